@@ -1,0 +1,74 @@
+# kgen - a deep-learning compiler in C11 + libc.
+# `make` builds ./kgen and libkgen.a; `make test` runs every test; see README.md.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -std=c11 -Wall -Wextra
+BUILD   ?= build
+SHELL   := /bin/bash
+
+LIB_SRC := $(sort $(wildcard ir/*.c schedule/*.c emit/*.c)) gen/lex.c gen/kg.c gen/pb.c gen/onnx.c gen/api.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
+HEADERS := $(wildcard ir/*.h schedule/*.h emit/*.h gen/*.h)
+TEMPLATES := $(sort $(wildcard templates/*.h))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test unit sanitize bench golden demo clean conformance
+
+all: kgen libkgen.a
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/embed: templates/embed.c
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) -O1 $< -o $@
+
+$(BUILD)/templates.c: $(BUILD)/embed $(TEMPLATES)
+	$(BUILD)/embed $(foreach t,$(TEMPLATES),$(notdir $(t))=$(t)) > $@
+
+$(BUILD)/templates.o: $(BUILD)/templates.c
+	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libkgen.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/kgen: $(BUILD)/gen/main.o $(BUILD)/libkgen.a
+	$(CC) $(CFLAGS) $^ -lm -o $@
+
+kgen: $(BUILD)/kgen
+	cp $< $@
+
+libkgen.a: $(BUILD)/libkgen.a
+	cp $< $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgen.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $< $(BUILD)/libkgen.a -lm -o $@
+
+unit: $(UNIT_BIN)
+
+# The whole suite; the last line is "N passed, N failed, N skipped".
+test: all unit
+	@KGEN=./kgen BUILD=$(BUILD) bash tests/run.sh
+
+# The same suite with kgen and the unit tests built under ASan and UBSan.
+sanitize:
+	$(MAKE) BUILD=build-san CC=clang CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" build-san/kgen unit
+	@KGEN=build-san/kgen BUILD=build-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run.sh
+
+# Regenerate the committed generated output and golden files on purpose.
+golden: kgen
+	bash tests/golden.sh --update
+
+bench: kgen
+	bash tests/bench.sh
+
+demo: kgen
+	bash tests/demo.sh
+
+clean:
+	rm -rf build build-san kgen libkgen.a

@@ -1,0 +1,1259 @@
+/* cprint.c - the one C-family printer: a Kernel of loop IR as a C function (and, through
+ * the Dialect table, as a CUDA, OpenCL or Metal kernel).
+ *
+ * requires: a lowered kernel (no E_ACCESS / E_REDUCE); breaks: nothing (reads only)
+ *
+ * The output is meant to be reviewed by a person: minimal parentheses (but never the
+ * ones gcc's -Wparentheses asks for), loop variables keep their IR names unless C scoping
+ * forces a suffix, constants are spelled the shortest way that round-trips. The same
+ * kernel always prints the same bytes: names depend only on the IR and its order.
+ */
+#include "cfamily.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- dialect: plain C */
+
+static const char *const c_f32_math[FN_COUNT] = {
+    [FN_EXP] = "expf",
+    [FN_LOG] = "logf",
+    [FN_SQRT] = "sqrtf",
+    [FN_RSQRT] = "kgen_rsqrtf",
+    [FN_TANH] = "tanhf",
+    [FN_SIGMOID] = "kgen_sigmoidf",
+    [FN_ERF] = "erff",
+    [FN_POW] = "powf",
+    [FN_ABS] = "fabsf",
+    [FN_FLOOR] = "floorf",
+    [FN_CEIL] = "ceilf",
+    /* ONNX Round rounds halves to even. rintf does, in the default rounding mode, which
+     * generated code never changes; roundf would round them away from zero. */
+    [FN_ROUND] = "rintf",
+    [FN_TRUNC] = "truncf",
+    [FN_SIN] = "sinf",
+    [FN_COS] = "cosf",
+    [FN_TAN] = "tanf",
+    [FN_ASIN] = "asinf",
+    [FN_ACOS] = "acosf",
+    [FN_ATAN] = "atanf",
+    [FN_SINH] = "sinhf",
+    [FN_COSH] = "coshf",
+    [FN_ASINH] = "asinhf",
+    [FN_ACOSH] = "acoshf",
+    [FN_ATANH] = "atanhf",
+    [FN_ISNAN] = "isnan",     /* type-generic macros in C99 */
+    [FN_ISINF] = "isinf",
+    [FN_FMA] = "fmaf",
+};
+
+/* f64 spellings. The Dialect has no f64 table yet; C's names serve CUDA too. */
+static const char *const c_f64_math[FN_COUNT] = {
+    [FN_EXP] = "exp",
+    [FN_LOG] = "log",
+    [FN_SQRT] = "sqrt",
+    [FN_RSQRT] = "kgen_rsqrt",
+    [FN_TANH] = "tanh",
+    [FN_SIGMOID] = "kgen_sigmoid",
+    [FN_ERF] = "erf",
+    [FN_POW] = "pow",
+    [FN_ABS] = "fabs",
+    [FN_FLOOR] = "floor",
+    [FN_CEIL] = "ceil",
+    [FN_ROUND] = "rint",
+    [FN_TRUNC] = "trunc",
+    [FN_SIN] = "sin",
+    [FN_COS] = "cos",
+    [FN_TAN] = "tan",
+    [FN_ASIN] = "asin",
+    [FN_ACOS] = "acos",
+    [FN_ATAN] = "atan",
+    [FN_SINH] = "sinh",
+    [FN_COSH] = "cosh",
+    [FN_ASINH] = "asinh",
+    [FN_ACOSH] = "acosh",
+    [FN_ATANH] = "atanh",
+    [FN_ISNAN] = "isnan",
+    [FN_ISINF] = "isinf",
+    [FN_FMA] = "fma",
+};
+
+const Dialect em_dialect_c = {
+    .name = "c",
+    .kernel_prefix = NULL,       /* a host function returning a status */
+    .restrict_kw = "restrict",
+    .global_qual = NULL,
+    .local_qual = NULL,
+    .barrier = NULL,
+    .f32_math = c_f32_math,
+    .has_openmp = 1,
+};
+
+/* A dialect without a kernel prefix prints a host C function: it returns a KGEN_ status
+ * and may use kgen_runtime.h's macros (KGEN_VECTORIZE, KGEN_ALIGN). */
+static int is_host(const Dialect *d) { return d->kernel_prefix == NULL; }
+
+/* ---------------------------------------------------------------- names */
+
+/* Words a generated name must not take: C and C++ keywords (the generated header is
+ * included from C++), OpenCL/Metal address spaces, and every library name the printer
+ * emits, which a local variable would shadow. */
+static const char *const reserved_words[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+    "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "catch", "char16_t",
+    "char32_t", "class", "compl", "constexpr", "const_cast", "decltype", "delete",
+    "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new",
+    "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+    "protected", "public", "reinterpret_cast", "static_assert", "static_cast", "template",
+    "this", "thread_local", "throw", "try", "typeid", "typename", "using", "virtual",
+    "wchar_t", "xor", "xor_eq",
+    "kernel", "global", "local", "constant", "device", "threadgroup", "thread", "half",
+    "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+    "size_t", "ptrdiff_t", "uintptr_t", "NULL", "INT64_C", "UINT64_C", "INFINITY", "NAN",
+    "fmod", "fmodf", "main", "min", "max", "abs", "workspace",
+};
+
+static int is_reserved(const char *s)
+{
+    if (strncmp(s, "kgen_", 5) == 0 || strncmp(s, "KGEN_", 5) == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof reserved_words / sizeof *reserved_words; i++)
+        if (strcmp(s, reserved_words[i]) == 0)
+            return 1;
+    for (int f = 0; f < FN_COUNT; f++)
+        if ((c_f32_math[f] && strcmp(s, c_f32_math[f]) == 0) ||
+            (c_f64_math[f] && strcmp(s, c_f64_math[f]) == 0))
+            return 1;
+    return 0;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        ir_die("out of memory");
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+
+/* Any string as a C identifier: other characters become '_' ("i.outer" -> "i_outer"), a
+ * leading digit gets "v_", and names C reserves for the implementation ("_X", "__x") a
+ * "v". ASCII tests, so the locale cannot change the result. */
+static char *sanitize(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    char *r = xmalloc(n + 3), *p = r;
+    if (n == 0) {
+        strcpy(r, "v");
+        return r;
+    }
+    if (is_digit(s[0])) {
+        *p++ = 'v';
+        *p++ = '_';
+    } else if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'))) {
+        *p++ = 'v';
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        *p++ = is_alpha(c) || is_digit(c) || c == '_' ? c : '_';
+    }
+    *p = 0;
+    return r;
+}
+
+char *em_c_func_name(const Kernel *k)
+{
+    char *s = sanitize(k->name);
+    if (is_reserved(s)) {
+        char *r = xmalloc(strlen(s) + 8);
+        strcpy(r, s);
+        strcat(r, "_kernel");
+        free(s);
+        return r;
+    }
+    return s;
+}
+
+/* The type a dtype is computed in: its storage type, except f16 (computed in float). */
+static const char *value_type(DType t)
+{
+    return t == DT_F16 ? "float" : ir_dtype_ctype(t);
+}
+
+/* ---------------------------------------------------------------- printer state */
+
+/* A C declaration: a Var (live while its IR scope lasts) or a Buffer (never looked up
+ * here; kept so that a second declaration in the same block is noticed). */
+typedef struct {
+    const void *key;
+    char *name;
+    int live;
+} Decl;
+
+typedef struct {
+    StrBuf *out;
+    const Dialect *d;
+    const Kernel *k;
+    char *fname;           /* the function's name */
+    Decl *bufs;            /* every buffer of the kernel, with its kernel-wide name */
+    int nbufs, capbufs;
+    Decl *decls;           /* declarations of the open C blocks, innermost last */
+    int ndecls, capdecls;
+    int depth;             /* indentation level */
+} Printer;
+
+static void push_decl(Decl **v, int *n, int *cap, const void *key, char *name, int live)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 32;
+        Decl *nv = realloc(*v, sizeof **v * (size_t)*cap);
+        if (!nv)
+            ir_die("out of memory");
+        *v = nv;
+    }
+    (*v)[*n].key = key;
+    (*v)[*n].name = name;
+    (*v)[(*n)++].live = live;
+}
+
+/* Leave C blocks down to `mark` declarations. */
+static void pop_decls(Printer *P, int mark)
+{
+    while (P->ndecls > mark)
+        free(P->decls[--P->ndecls].name);
+}
+
+static int name_taken(const Printer *P, const char *s)
+{
+    if (is_reserved(s) || (P->fname && strcmp(s, P->fname) == 0))
+        return 1;
+    for (int i = 0; i < P->nbufs; i++)
+        if (strcmp(P->bufs[i].name, s) == 0)
+            return 1;
+    for (int i = 0; i < P->ndecls; i++)
+        if (strcmp(P->decls[i].name, s) == 0)
+            return 1;
+    return 0;
+}
+
+/* The sanitized name, or with the first free suffix _1, _2, ... */
+static char *unique_name(const Printer *P, const char *raw)
+{
+    char *base = sanitize(raw);
+    if (!name_taken(P, base))
+        return base;
+    char *s = xmalloc(strlen(base) + 24);
+    for (long i = 1;; i++) {
+        sprintf(s, "%s_%ld", base, i);
+        if (!name_taken(P, s))
+            break;
+    }
+    free(base);
+    return s;
+}
+
+static void add_buffer(Printer *P, const Buffer *b)
+{
+    if (!b)
+        return;
+    for (int i = 0; i < P->nbufs; i++)
+        if (P->bufs[i].key == b)
+            return;
+    push_decl(&P->bufs, &P->nbufs, &P->capbufs, b, unique_name(P, b->name), 0);
+}
+
+static void collect_expr_buffers(Printer *P, const Expr *e)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case E_BIN:
+        collect_expr_buffers(P, e->u.bin.a);
+        collect_expr_buffers(P, e->u.bin.b);
+        break;
+    case E_UN: collect_expr_buffers(P, e->u.un.a); break;
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            collect_expr_buffers(P, e->u.call.args[i]);
+        break;
+    case E_CAST: collect_expr_buffers(P, e->u.cast.a); break;
+    case E_SELECT:
+        collect_expr_buffers(P, e->u.sel.cond);
+        collect_expr_buffers(P, e->u.sel.t);
+        collect_expr_buffers(P, e->u.sel.f);
+        break;
+    case E_LOAD:
+        add_buffer(P, e->u.load.buf);
+        collect_expr_buffers(P, e->u.load.index);
+        break;
+    default: break;
+    }
+}
+
+static void collect_buffers(Printer *P, const Stmt *s)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case S_FOR:
+        collect_expr_buffers(P, s->u.loop.min);
+        collect_expr_buffers(P, s->u.loop.extent);
+        collect_buffers(P, s->u.loop.body);
+        break;
+    case S_LET:
+        collect_expr_buffers(P, s->u.let.value);
+        collect_buffers(P, s->u.let.body);
+        break;
+    case S_IF:
+        collect_expr_buffers(P, s->u.cond.cond);
+        collect_buffers(P, s->u.cond.then);
+        collect_buffers(P, s->u.cond.els);
+        break;
+    case S_STORE:
+        add_buffer(P, s->u.store.buf);
+        collect_expr_buffers(P, s->u.store.index);
+        collect_expr_buffers(P, s->u.store.value);
+        break;
+    case S_ALLOC:
+        add_buffer(P, s->u.alloc.buf);
+        collect_buffers(P, s->u.alloc.body);
+        break;
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            collect_buffers(P, s->u.seq.items[i]);
+        break;
+    case S_COMMENT: break;
+    }
+}
+
+/* Names are fixed before anything is printed, in a deterministic order: the function,
+ * the parameters, then the other buffers as the body meets them. */
+static void printer_init(Printer *P, StrBuf *out, const Kernel *k, const Dialect *d, int body)
+{
+    memset(P, 0, sizeof *P);
+    P->out = out;
+    P->k = k;
+    P->d = d;
+    P->fname = em_c_func_name(k);
+    for (int i = 0; i < k->params.n; i++)
+        add_buffer(P, k->params.items[i]);
+    if (body) {
+        collect_buffers(P, k->body);
+        for (int i = 0; i < k->locals.n; i++)
+            add_buffer(P, k->locals.items[i]);
+    }
+}
+
+static void printer_free(Printer *P)
+{
+    pop_decls(P, 0);
+    for (int i = 0; i < P->nbufs; i++)
+        free(P->bufs[i].name);
+    free(P->bufs);
+    free(P->decls);
+    free(P->fname);
+}
+
+static const char *buf_name(const Printer *P, const Buffer *b)
+{
+    for (int i = 0; i < P->nbufs; i++)
+        if (P->bufs[i].key == b)
+            return P->bufs[i].name;
+    ir_die("cprint: buffer %s was not collected", b ? b->name : "(null)");
+    return NULL;
+}
+
+static const char *var_name(const Printer *P, const Var *v)
+{
+    for (int i = P->ndecls - 1; i >= 0; i--)
+        if (P->decls[i].key == v && P->decls[i].live)
+            return P->decls[i].name;
+    ir_die("cprint: variable %s used outside its loop or let", v ? v->name : "(null)");
+    return NULL;
+}
+
+/* Declare v in the current C block, not yet visible (its own initializer may refer to an
+ * outer binding of the same Var). Returns the index to make live. */
+static int declare_var(Printer *P, const Var *v)
+{
+    push_decl(&P->decls, &P->ndecls, &P->capdecls, v, unique_name(P, v->name), 0);
+    return P->ndecls - 1;
+}
+
+/* ---------------------------------------------------------------- uses */
+
+static int expr_refs(const Expr *e, const void *key)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case E_VAR: return e->u.var == key;
+    case E_BIN: return expr_refs(e->u.bin.a, key) || expr_refs(e->u.bin.b, key);
+    case E_UN: return expr_refs(e->u.un.a, key);
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            if (expr_refs(e->u.call.args[i], key))
+                return 1;
+        return 0;
+    case E_CAST: return expr_refs(e->u.cast.a, key);
+    case E_SELECT:
+        return expr_refs(e->u.sel.cond, key) || expr_refs(e->u.sel.t, key) ||
+               expr_refs(e->u.sel.f, key);
+    case E_LOAD: return e->u.load.buf == key || expr_refs(e->u.load.index, key);
+    default: return 0;
+    }
+}
+
+/* Does s mention the Var or Buffer `key`? (Decides the (void)x; lines that keep
+ * -Wunused quiet.) */
+static int stmt_refs(const Stmt *s, const void *key)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR:
+        return expr_refs(s->u.loop.min, key) || expr_refs(s->u.loop.extent, key) ||
+               stmt_refs(s->u.loop.body, key);
+    case S_LET: return expr_refs(s->u.let.value, key) || stmt_refs(s->u.let.body, key);
+    case S_IF:
+        return expr_refs(s->u.cond.cond, key) || stmt_refs(s->u.cond.then, key) ||
+               stmt_refs(s->u.cond.els, key);
+    case S_STORE:
+        return s->u.store.buf == key || expr_refs(s->u.store.index, key) ||
+               expr_refs(s->u.store.value, key);
+    case S_ALLOC: return stmt_refs(s->u.alloc.body, key);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (stmt_refs(s->u.seq.items[i], key))
+                return 1;
+        return 0;
+    case S_COMMENT: return 0;
+    }
+    return 0;
+}
+
+static int uses_workspace(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return uses_workspace(s->u.loop.body);
+    case S_LET: return uses_workspace(s->u.let.body);
+    case S_IF: return uses_workspace(s->u.cond.then) || uses_workspace(s->u.cond.els);
+    case S_ALLOC:
+        return s->u.alloc.buf->scope == SCOPE_WORKSPACE || uses_workspace(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (uses_workspace(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+/* C precedence levels, loosest first. */
+enum {
+    P_NONE = 0,
+    P_COND = 3,      /* ?: */
+    P_LOR,           /* || */
+    P_LAND,          /* && */
+    P_BOR,           /* | */
+    P_BXOR,          /* ^ */
+    P_BAND,          /* & */
+    P_EQ,            /* == != */
+    P_REL,           /* < <= > >= */
+    P_SHIFT,         /* << >> */
+    P_ADD,           /* + - */
+    P_MUL,           /* * / % */
+    P_UNARY = 15,    /* - ! ~ (cast) */
+    P_PRIMARY = 16   /* names, constants, calls, a[i], (...) */
+};
+
+static const struct {
+    const char *tok;
+    int prec;
+} binops[OP_COUNT] = {
+    [OP_ADD] = {"+", P_ADD},
+    [OP_SUB] = {"-", P_ADD},
+    [OP_MUL] = {"*", P_MUL},
+    [OP_DIV] = {"/", P_MUL},
+    [OP_MOD] = {"%", P_MUL},
+    [OP_FLOORDIV] = {"/", P_MUL},    /* unsigned operands; signed ones call the runtime */
+    [OP_FLOORMOD] = {"%", P_MUL},
+    [OP_EQ] = {"==", P_EQ},
+    [OP_NE] = {"!=", P_EQ},
+    [OP_LT] = {"<", P_REL},
+    [OP_LE] = {"<=", P_REL},
+    [OP_GT] = {">", P_REL},
+    [OP_GE] = {">=", P_REL},
+    [OP_AND] = {"&&", P_LAND},
+    [OP_OR] = {"||", P_LOR},
+    [OP_BITAND] = {"&", P_BAND},
+    [OP_BITOR] = {"|", P_BOR},
+    [OP_BITXOR] = {"^", P_BXOR},
+    [OP_SHL] = {"<<", P_SHIFT},
+    [OP_SHR] = {">>", P_SHIFT},
+};
+
+static void expr(Printer *P, const Expr *e, int prec);
+
+/* A one-element local buffer (an accumulator, a selected value) prints as a scalar. */
+static int is_scalar(const Buffer *b) { return b->scope == SCOPE_LOCAL && b->size == 1; }
+
+/* buf[index], or the bare name of a scalar */
+static void element(Printer *P, const Buffer *b, const Expr *index)
+{
+    sb_puts(P->out, buf_name(P, b));
+    if (is_scalar(b))
+        return;
+    sb_puts(P->out, "[");
+    expr(P, index, P_NONE);
+    sb_puts(P->out, "]");
+}
+
+static int is_unsigned_int(DType t)
+{
+    return t == DT_BOOL || t == DT_U8 || t == DT_U16 || t == DT_U32 || t == DT_U64;
+}
+
+/* The suffix of the runtime's kgen_min_* / kgen_max_*: narrow integers are promoted to
+ * int by C anyway. */
+static const char *minmax_suffix(DType t)
+{
+    switch (t) {
+    case DT_F16:
+    case DT_F32: return "f32";
+    case DT_F64: return "f64";
+    case DT_I64: return "i64";
+    case DT_U64: return "u64";
+    case DT_U32: return "u32";
+    default: return "i32";
+    }
+}
+
+static const char *math_name(const Printer *P, MathFn fn, DType t)
+{
+    if (t == DT_F64)
+        return c_f64_math[fn] ? c_f64_math[fn] : ir_mathfn_name(fn);
+    if (P->d->f32_math && P->d->f32_math[fn])
+        return P->d->f32_math[fn];
+    return NULL;     /* the caller appends "f" to ir_mathfn_name */
+}
+
+static void put_math_name(Printer *P, MathFn fn, DType t)
+{
+    const char *s = math_name(P, fn, t);
+    if (s)
+        sb_puts(P->out, s);
+    else
+        sb_printf(P->out, "%sf", ir_mathfn_name(fn));
+}
+
+/* Converting between these prints nothing: f16 values are computed in float. */
+static int noop_cast(DType from, DType to)
+{
+    return from == to || (from == DT_F16 && to == DT_F32);
+}
+
+/* An expression printed exactly as one of its operands. */
+static const Expr *transparent(const Expr *e)
+{
+    for (;;) {
+        if (e->kind == E_CAST && noop_cast(e->u.cast.a->dtype, e->dtype))
+            e = e->u.cast.a;
+        else if (e->kind == E_CALL && e->u.call.fn == FN_ABS &&
+                 is_unsigned_int(e->u.call.args[0]->dtype))
+            e = e->u.call.args[0];
+        else
+            return e;
+    }
+}
+
+/* How a binary expression is printed: as an infix operator (returns 1, with the token and
+ * precedence) or as a call. */
+static int bin_infix(const Expr *e, const char **tok, int *prec)
+{
+    BinOp op = e->u.bin.op;
+    DType t = e->u.bin.a->dtype;
+    int isf = ir_dtype_is_float(t);
+    switch (op) {
+    case OP_MIN:
+    case OP_MAX: return 0;
+    case OP_MOD:
+        if (isf)
+            return 0;
+        break;
+    case OP_FLOORDIV:
+    case OP_FLOORMOD:
+        if (isf || !is_unsigned_int(t))
+            return 0;
+        break;
+    default: break;
+    }
+    *tok = binops[op].tok;
+    *prec = binops[op].prec;
+    return 1;
+}
+
+static int is_negative_const(const Expr *e)
+{
+    if (e->kind == E_INT)
+        return !is_unsigned_int(e->dtype) && e->u.ival < 0 &&
+               !(e->u.ival == INT32_MIN && e->dtype != DT_I64) && e->u.ival != INT64_MIN;
+    if (e->kind == E_FLOAT)
+        return !isnan(e->u.fval) && signbit(e->u.fval);
+    return 0;
+}
+
+/* The precedence of e's printed form. */
+static int expr_prec(const Expr *e)
+{
+    const char *tok;
+    int prec;
+    e = transparent(e);
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT: return is_negative_const(e) ? P_UNARY : P_PRIMARY;
+    case E_BIN: return bin_infix(e, &tok, &prec) ? prec : P_PRIMARY;
+    case E_UN: return P_UNARY;
+    case E_CAST: return e->dtype == DT_BOOL || e->dtype == DT_F16 ? P_PRIMARY : P_UNARY;
+    default: return P_PRIMARY;
+    }
+}
+
+static void print_int(Printer *P, int64_t v, DType t)
+{
+    StrBuf *o = P->out;
+    switch (t) {
+    case DT_BOOL: sb_puts(o, v ? "1" : "0"); break;
+    case DT_U8:
+    case DT_U16: sb_printf(o, "%lld", (long long)v); break;
+    case DT_U32: sb_printf(o, "%lluu", (unsigned long long)(uint32_t)v); break;
+    case DT_U64: sb_printf(o, "UINT64_C(%llu)", (unsigned long long)(uint64_t)v); break;
+    case DT_I64:
+        if (v == INT64_MIN)
+            sb_puts(o, "(-INT64_C(9223372036854775807) - 1)");
+        else if (v < 0)
+            sb_printf(o, "-INT64_C(%lld)", -(long long)v);
+        else
+            sb_printf(o, "INT64_C(%lld)", (long long)v);
+        break;
+    default:
+        /* -2147483648 would be unary minus on a constant too large for int */
+        if (v == INT32_MIN)
+            sb_puts(o, "(-2147483647 - 1)");
+        else
+            sb_printf(o, "%lld", (long long)v);
+        break;
+    }
+}
+
+/* The shortest %g form that reads back as the same value, always with a '.' or an
+ * exponent so it stays a floating constant. */
+static void print_float(Printer *P, double v, DType t)
+{
+    char buf[64];
+    int f32 = t != DT_F64;
+    if (f32)
+        v = (float)v;
+    if (isnan(v)) {
+        sb_puts(P->out, "NAN");
+        return;
+    }
+    if (isinf(v)) {
+        sb_puts(P->out, v > 0 ? "INFINITY" : "-INFINITY");
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            break;
+    }
+    /* %g writes a short whole number like 100 as "1e+02": below 1e7 spell it out */
+    char *e = strchr(buf, 'e');
+    if (e && atoi(e + 1) >= 0 && atoi(e + 1) < 7)
+        snprintf(buf, sizeof buf, "%.*g", atoi(e + 1) + 1, v);
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
+    sb_puts(P->out, buf);
+    if (f32)
+        sb_puts(P->out, "f");
+}
+
+/* Print e, and wrap it in parentheses when its text would start with '-' (after a
+ * binary '-', a unary '-' or a cast, "- -x" and "(float)-x" read badly). */
+static void expr_nominus(Printer *P, const Expr *e, int prec)
+{
+    StrBuf tmp = {0}, *save = P->out;
+    P->out = &tmp;
+    expr(P, e, prec);
+    P->out = save;
+    if (tmp.len && tmp.data[0] == '-')
+        sb_printf(P->out, "(%s)", tmp.data);
+    else if (tmp.len)
+        sb_puts(P->out, tmp.data);
+    sb_free(&tmp);
+}
+
+/* The precedence an operand of infix `op` needs. Beyond C's rules, mixing comparison,
+ * logical and bitwise operators always gets parentheses (gcc's -Wparentheses asks for
+ * them, and readers do too): a < b == c, a && b || c, a & b + c, !a == b. */
+static int operand_prec(BinOp op, const Expr *child, int base)
+{
+    int kind = ir_binop_kind(op);
+    const Expr *c = transparent(child);
+    const char *tok;
+    int cprec;
+    if (kind == 'A')
+        return base;
+    if (c->kind == E_UN && c->u.un.op == UN_NOT && kind == 'C')
+        return P_PRIMARY;
+    if (c->kind != E_BIN || !bin_infix(c, &tok, &cprec))
+        return base;
+    int ckind = ir_binop_kind(c->u.bin.op);
+    switch (kind) {
+    case 'C': return ckind == 'A' ? base : P_PRIMARY;
+    case 'L': return ckind == 'C' || ckind == 'A' || c->u.bin.op == op ? base : P_PRIMARY;
+    default: return c->u.bin.op == op ? base : P_PRIMARY;   /* bitwise, shifts */
+    }
+}
+
+static void print_bin(Printer *P, const Expr *e)
+{
+    BinOp op = e->u.bin.op;
+    const Expr *a = e->u.bin.a, *b = e->u.bin.b;
+    DType t = a->dtype;
+    const char *tok;
+    int prec;
+    if (bin_infix(e, &tok, &prec)) {
+        expr(P, a, operand_prec(op, a, prec));
+        sb_printf(P->out, " %s ", tok);
+        if (op == OP_ADD || op == OP_SUB)
+            expr_nominus(P, b, operand_prec(op, b, prec + 1));
+        else
+            expr(P, b, operand_prec(op, b, prec + 1));
+        return;
+    }
+    int f64 = t == DT_F64;
+    switch (op) {
+    case OP_MIN:
+    case OP_MAX:
+        sb_printf(P->out, "kgen_%s_%s(", op == OP_MIN ? "min" : "max", minmax_suffix(t));
+        break;
+    case OP_MOD: sb_puts(P->out, f64 ? "fmod(" : "fmodf("); break;
+    case OP_FLOORDIV:
+        if (ir_dtype_is_float(t)) {       /* floor(a / b) */
+            put_math_name(P, FN_FLOOR, t);
+            sb_puts(P->out, "(");
+            expr(P, a, P_MUL);
+            sb_puts(P->out, " / ");
+            expr(P, b, P_MUL + 1);
+            sb_puts(P->out, ")");
+            return;
+        }
+        sb_printf(P->out, "kgen_floordiv_%s(", t == DT_I64 ? "i64" : "i32");
+        break;
+    case OP_FLOORMOD:
+        if (ir_dtype_is_float(t))
+            sb_puts(P->out, f64 ? "kgen_floormod(" : "kgen_floormodf(");
+        else
+            sb_printf(P->out, "kgen_floormod_%s(", t == DT_I64 ? "i64" : "i32");
+        break;
+    default: ir_die("cprint: binary operator %d", (int)op);
+    }
+    expr(P, a, P_NONE);
+    sb_puts(P->out, ", ");
+    expr(P, b, P_NONE);
+    sb_puts(P->out, ")");
+}
+
+static void print_call(Printer *P, const Expr *e)
+{
+    MathFn fn = e->u.call.fn;
+    const Expr *a0 = e->u.call.args[0];
+    DType t = a0->dtype;
+    if (!ir_dtype_is_float(t)) {
+        if (fn != FN_ABS)
+            ir_die("cprint: %s of an integer", ir_mathfn_name(fn));
+        sb_printf(P->out, "kgen_abs_%s(", t == DT_I64 ? "i64" : "i32");
+        expr(P, a0, P_NONE);
+        sb_puts(P->out, ")");
+        return;
+    }
+    int pred = fn == FN_ISNAN || fn == FN_ISINF;   /* nonzero int, not necessarily 1 */
+    if (pred)
+        sb_puts(P->out, "(");
+    put_math_name(P, fn, t);
+    sb_puts(P->out, "(");
+    for (int i = 0; i < KG_MAX_ARGS && e->u.call.args[i]; i++) {
+        if (i)
+            sb_puts(P->out, ", ");
+        expr(P, e->u.call.args[i], P_NONE);
+    }
+    sb_puts(P->out, pred ? ") != 0)" : ")");
+}
+
+static void print_cast(Printer *P, const Expr *e)
+{
+    const Expr *a = e->u.cast.a;
+    DType from = a->dtype, to = e->dtype;
+    if (to == DT_BOOL) {
+        sb_puts(P->out, "(");
+        expr(P, a, P_REL);
+        sb_puts(P->out, " != 0)");
+    } else if (to == DT_F16) {
+        /* a value cast to f16 takes f16's precision; it stays a float afterwards */
+        sb_puts(P->out, "kgen_f16_to_f32(kgen_f32_to_f16(");
+        if (from == DT_F32)
+            expr(P, a, P_NONE);
+        else {
+            sb_puts(P->out, "(float)");
+            expr_nominus(P, a, P_UNARY);
+        }
+        sb_puts(P->out, "))");
+    } else {
+        sb_printf(P->out, "(%s)", value_type(to));
+        expr_nominus(P, a, P_UNARY);
+    }
+}
+
+static void expr(Printer *P, const Expr *e, int prec)
+{
+    if (!e)
+        ir_die("cprint: missing expression");
+    e = transparent(e);
+    int paren = expr_prec(e) < prec;
+    StrBuf *o = P->out;
+    if (paren)
+        sb_puts(o, "(");
+    switch (e->kind) {
+    case E_INT:
+        if (ir_dtype_is_float(e->dtype))
+            print_float(P, (double)e->u.ival, e->dtype);
+        else
+            print_int(P, e->u.ival, e->dtype);
+        break;
+    case E_FLOAT:
+        if (ir_dtype_is_float(e->dtype))
+            print_float(P, e->u.fval, e->dtype);
+        else
+            print_int(P, (int64_t)e->u.fval, e->dtype);
+        break;
+    case E_VAR: sb_puts(o, var_name(P, e->u.var)); break;
+    case E_BIN: print_bin(P, e); break;
+    case E_UN:
+        sb_puts(o, e->u.un.op == UN_NEG ? "-" : e->u.un.op == UN_NOT ? "!" : "~");
+        expr_nominus(P, e->u.un.a, P_UNARY);
+        break;
+    case E_CALL: print_call(P, e); break;
+    case E_CAST: print_cast(P, e); break;
+    case E_SELECT:
+        sb_puts(o, "(");
+        expr(P, e->u.sel.cond, P_LOR);
+        sb_puts(o, " ? ");
+        expr(P, e->u.sel.t, P_NONE);
+        sb_puts(o, " : ");
+        expr(P, e->u.sel.f, P_COND);
+        sb_puts(o, ")");
+        break;
+    case E_LOAD:
+        if (e->u.load.buf->dtype == DT_F16)
+            sb_puts(o, "kgen_f16_to_f32(");
+        element(P, e->u.load.buf, e->u.load.index);
+        if (e->u.load.buf->dtype == DT_F16)
+            sb_puts(o, ")");
+        break;
+    case E_ACCESS:
+    case E_REDUCE: ir_die("cprint: tensor IR expression in a lowered kernel");
+    }
+    if (paren)
+        sb_puts(o, ")");
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static void line(Printer *P)
+{
+    sb_indent(P->out, P->depth);
+}
+
+void em_c_comment(StrBuf *o, const char *s)
+{
+    for (; s && *s; s++) {
+        if ((s[0] == '*' && s[1] == '/') || (s[0] == '/' && s[1] == '*'))
+            sb_printf(o, "%c ", s[0]);
+        else if (*s == '\n')
+            sb_puts(o, " ");
+        else
+            sb_printf(o, "%c", *s);
+    }
+}
+
+static void stmt(Printer *P, const Stmt *s);
+
+static int count_lines(const StrBuf *o, size_t from)
+{
+    int n = 0;
+    for (size_t i = from; i < o->len; i++)
+        n += o->data[i] == '\n';
+    return n;
+}
+
+/* Loops whose body runs longer than this many lines get their variable after the
+ * closing brace. */
+#define LONG_BODY 8
+
+static void print_for(Printer *P, const Stmt *s)
+{
+    const Dialect *d = P->d;
+    ForKind kind = s->u.loop.kind;
+    Var *v = s->u.loop.var;
+    const Expr *min = s->u.loop.min, *ext = s->u.loop.extent;
+    int64_t lo = 0, n = 0;
+    int lo_const = min->kind == E_INT, ext_const = ext->kind == E_INT;
+    if (lo_const)
+        lo = min->u.ival;
+    if (ext_const)
+        n = ext->u.ival;
+
+    if (kind == FOR_VECTORIZED && is_host(d)) {
+        line(P);
+        sb_puts(P->out, "KGEN_VECTORIZE\n");
+    } else if (kind == FOR_PARALLEL && d->has_openmp) {
+        line(P);
+        sb_puts(P->out, "KGEN_PARALLEL_FOR\n");
+    }
+
+    int mark = P->ndecls;
+    int di = declare_var(P, v);
+    const char *name = P->decls[di].name;
+    line(P);
+    sb_printf(P->out, "for (%s %s = ", value_type(v->dtype), name);
+    expr(P, min, P_NONE);
+    sb_printf(P->out, "; %s < ", name);
+    if (lo_const && lo == 0) {
+        expr(P, ext, P_REL + 1);
+    } else if (lo_const && ext_const) {
+        print_int(P, lo + n, v->dtype);
+    } else {
+        expr(P, min, P_ADD);
+        sb_puts(P->out, " + ");
+        expr_nominus(P, ext, P_ADD + 1);
+    }
+    sb_printf(P->out, "; ++%s) {", name);
+    P->decls[di].live = 1;
+
+    if (kind == FOR_UNROLLED)
+        sb_puts(P->out, " /* unrolled */");
+    else if (kind == FOR_BOUND) {
+        sb_puts(P->out, " /* ");
+        em_c_comment(P->out, s->u.loop.bind_tag ? s->u.loop.bind_tag : "bound");
+        sb_puts(P->out, " */");
+    } else if (kind == FOR_PARALLEL && !d->has_openmp)
+        sb_puts(P->out, " /* parallel */");
+    else if (kind == FOR_VECTORIZED && !is_host(d))
+        sb_puts(P->out, " /* vectorized */");
+    sb_puts(P->out, "\n");
+
+    size_t start = P->out->len;
+    P->depth++;
+    stmt(P, s->u.loop.body);
+    P->depth--;
+    int long_body = count_lines(P->out, start) > LONG_BODY;
+    line(P);
+    if (long_body)
+        sb_printf(P->out, "} /* %s */\n", P->decls[di].name);
+    else
+        sb_puts(P->out, "}\n");
+    pop_decls(P, mark);
+}
+
+static void print_block(Printer *P, const Stmt *s)
+{
+    int mark = P->ndecls;
+    P->depth++;
+    stmt(P, s);
+    P->depth--;
+    pop_decls(P, mark);
+}
+
+static void print_if(Printer *P, const Stmt *s)
+{
+    line(P);
+    for (;;) {
+        sb_puts(P->out, "if (");
+        expr(P, s->u.cond.cond, P_NONE);
+        sb_puts(P->out, ") {\n");
+        print_block(P, s->u.cond.then);
+        line(P);
+        const Stmt *els = s->u.cond.els;
+        if (!els) {
+            sb_puts(P->out, "}\n");
+            return;
+        }
+        if (els->kind == S_IF) {       /* else if chains stay flat */
+            sb_puts(P->out, "} else ");
+            s = els;
+            continue;
+        }
+        sb_puts(P->out, "} else {\n");
+        print_block(P, els);
+        line(P);
+        sb_puts(P->out, "}\n");
+        return;
+    }
+}
+
+static void print_alloc(Printer *P, const Stmt *s)
+{
+    const Buffer *b = s->u.alloc.buf;
+    const Dialect *d = P->d;
+    const char *name = buf_name(P, b);
+    const char *ty = ir_dtype_ctype(b->dtype);
+    int braces = 0;
+    /* the same buffer allocated twice in one C block needs a block of its own */
+    for (int i = 0; i < P->ndecls; i++)
+        if (P->decls[i].key == b)
+            braces = 1;
+    int mark = P->ndecls;
+    if (braces) {
+        line(P);
+        sb_puts(P->out, "{\n");
+        P->depth++;
+    }
+    push_decl(&P->decls, &P->ndecls, &P->capdecls, b, xstrdup(name), 0);
+
+    line(P);
+    switch (b->scope) {
+    case SCOPE_WORKSPACE: {
+        const char *q = d->global_qual ? d->global_qual : "";
+        const char *sp = d->global_qual ? " " : "";
+        const char *rk = d->restrict_kw ? d->restrict_kw : "";
+        sb_printf(P->out, "%s%s%s *%s%s%s = ", q, sp, ty, rk, d->restrict_kw ? " " : "", name);
+        if (b->ws_offset == 0)
+            sb_printf(P->out, "(%s%s%s *)workspace;\n", q, sp, ty);
+        else
+            sb_printf(P->out, "(%s%s%s *)((%s%sunsigned char *)workspace + %lld);\n", q, sp, ty, q,
+                      sp, (long long)b->ws_offset);
+        break;
+    }
+    case SCOPE_LOCAL:
+    case SCOPE_SHARED: {
+        long long size = b->size > 0 ? (long long)b->size : 1;
+        if (b->scope == SCOPE_SHARED && d->local_qual)
+            sb_printf(P->out, "%s %s %s[%lld];\n", d->local_qual, ty, name, size);
+        else if (is_scalar(b))
+            sb_printf(P->out, "%s %s;\n", ty, name);
+        else if (is_host(d))
+            sb_printf(P->out, "KGEN_ALIGN(64) %s %s[%lld];\n", ty, name, size);
+        else
+            sb_printf(P->out, "%s %s[%lld];\n", ty, name, size);
+        break;
+    }
+    case SCOPE_PARAM: ir_die("cprint: allocation of parameter %s", b->name);
+    }
+    if (!stmt_refs(s->u.alloc.body, b)) {
+        line(P);
+        sb_printf(P->out, "(void)%s;\n", name);
+    }
+    stmt(P, s->u.alloc.body);
+    if (braces) {
+        pop_decls(P, mark);
+        P->depth--;
+        line(P);
+        sb_puts(P->out, "}\n");
+    }
+}
+
+static void stmt(Printer *P, const Stmt *s)
+{
+    if (!s)
+        return;
+    StrBuf *o = P->out;
+    switch (s->kind) {
+    case S_FOR: print_for(P, s); break;
+    case S_LET: {
+        Var *v = s->u.let.var;
+        int di = declare_var(P, v);
+        line(P);
+        sb_printf(o, "const %s %s = ", value_type(v->dtype), P->decls[di].name);
+        expr(P, s->u.let.value, P_NONE);
+        sb_puts(o, ";\n");
+        P->decls[di].live = 1;
+        if (!stmt_refs(s->u.let.body, v)) {
+            line(P);
+            sb_printf(o, "(void)%s;\n", P->decls[di].name);
+        }
+        stmt(P, s->u.let.body);
+        P->decls[di].live = 0;    /* its C name stays taken until the block closes */
+        break;
+    }
+    case S_IF: print_if(P, s); break;
+    case S_STORE: {
+        const Buffer *b = s->u.store.buf;
+        line(P);
+        element(P, b, s->u.store.index);
+        sb_puts(o, " = ");
+        const Expr *v = transparent(s->u.store.value);
+        if (b->dtype == DT_F16 && v->kind == E_LOAD && v->u.load.buf->dtype == DT_F16) {
+            /* an f16 copy moves the bits */
+            element(P, v->u.load.buf, v->u.load.index);
+            sb_puts(o, ";\n");
+        } else if (b->dtype == DT_F16) {
+            /* a cast to f16 right before the store is the store's own rounding */
+            if (v->kind == E_CAST && v->dtype == DT_F16)
+                v = v->u.cast.a;
+            sb_puts(o, "kgen_f32_to_f16(");
+            if (v->dtype != DT_F32 && v->dtype != DT_F16) {
+                sb_puts(o, "(float)");
+                expr_nominus(P, v, P_UNARY);
+            } else {
+                expr(P, v, P_NONE);
+            }
+            sb_puts(o, ");\n");
+        } else {
+            expr(P, s->u.store.value, P_NONE);
+            sb_puts(o, ";\n");
+        }
+        break;
+    }
+    case S_ALLOC: print_alloc(P, s); break;
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            stmt(P, s->u.seq.items[i]);
+        break;
+    case S_COMMENT: {
+        const char *t = s->u.comment ? s->u.comment : "";
+        line(P);
+        sb_puts(o, "/* ");
+        em_c_comment(o, t);
+        sb_puts(o, " */\n");
+        break;
+    }
+    }
+}
+
+/* ---------------------------------------------------------------- functions */
+
+/* Parameters on one line while the prototype fits in this many columns, else one a line. */
+#define PROTO_WIDTH 120
+
+static void print_proto(Printer *P)
+{
+    const Kernel *k = P->k;
+    const Dialect *d = P->d;
+    const char *rk = d->restrict_kw;
+    char **items = xmalloc(sizeof *items * (size_t)(k->params.n + 1));
+    int n = 0;
+    size_t total = 0;
+
+    for (int i = 0; i <= k->params.n; i++) {
+        StrBuf p = {0};
+        if (d->global_qual)
+            sb_printf(&p, "%s ", d->global_qual);
+        if (i < k->params.n) {
+            const Buffer *b = k->params.items[i];
+            sb_printf(&p, "%s%s *", b->is_input ? "const " : "", ir_dtype_ctype(b->dtype));
+            if (rk)
+                sb_printf(&p, "%s ", rk);
+            sb_puts(&p, buf_name(P, b));
+        } else {
+            sb_puts(&p, "void *");
+            if (rk)
+                sb_printf(&p, "%s ", rk);
+            sb_puts(&p, "workspace");
+        }
+        items[n++] = p.data;
+        total += p.len + 2;
+    }
+
+    StrBuf *o = P->out;
+    if (d->kernel_prefix)
+        sb_printf(o, "%s ", d->kernel_prefix);
+    sb_printf(o, "%s %s(", is_host(d) ? "int" : "void", P->fname);
+    size_t col = o->len;
+    while (col > 0 && o->data[col - 1] != '\n')
+        col--;
+    int wrap = o->len - col + total > PROTO_WIDTH;
+    for (int i = 0; i < n; i++) {
+        if (wrap)
+            sb_puts(o, "\n    ");
+        else if (i)
+            sb_puts(o, ", ");
+        sb_puts(o, items[i]);
+        if (wrap && i + 1 < n)
+            sb_puts(o, ",");
+        free(items[i]);
+    }
+    sb_puts(o, ")");
+    free(items);
+}
+
+void em_print_prototype(StrBuf *out, const Kernel *k, const Dialect *d)
+{
+    Printer P;
+    StrBuf text = {0};
+    printer_init(&P, &text, k, d, 0);
+    print_proto(&P);
+    if (text.len)
+        sb_puts(out, text.data);
+    sb_free(&text);
+    printer_free(&P);
+}
+
+void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
+{
+    Printer P;
+    StrBuf text = {0};
+    printer_init(&P, &text, k, d, 1);
+
+    /* the header comment: the kernel's name, then its notes a line each */
+    sb_puts(&text, "/* ");
+    em_c_comment(&text, k->name);
+    for (int i = 0; i < k->notes.n; i++) {
+        const char *note = k->notes.items[i];
+        sb_puts(&text, note && note[0] ? "\n * " : "\n *");
+        em_c_comment(&text, note);
+    }
+    sb_puts(&text, k->notes.n ? "\n */\n" : " */\n");
+    print_proto(&P);
+    sb_puts(&text, "\n{\n");
+
+    P.depth = 1;
+    if (!uses_workspace(k->body)) {
+        line(&P);
+        sb_puts(&text, "(void)workspace;\n");
+    }
+    for (int i = 0; i < k->params.n; i++) {
+        const Buffer *b = k->params.items[i];
+        if (!stmt_refs(k->body, b)) {
+            line(&P);
+            sb_printf(&text, "(void)%s;\n", buf_name(&P, b));
+        }
+    }
+    stmt(&P, k->body);
+    if (is_host(d)) {
+        line(&P);
+        sb_puts(&text, "return KGEN_OK;\n");
+    }
+    sb_puts(&text, "}\n");
+
+    if (text.len)
+        sb_puts(out, text.data);
+    sb_free(&text);
+    printer_free(&P);
+}

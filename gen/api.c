@@ -1,0 +1,132 @@
+/* api.c - the driver behind the command line and libkgen: read, parse, schedule, lower,
+ * emit. Everything is built in one arena that goes at once. */
+#include "gen.h"
+#include "../emit/emit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gen_read_file(const char *path, char **text, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ir_fail("%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        ir_die("out of memory");
+    for (;;) {
+        if (cap - n < 4096) {
+            if (cap >= GEN_MAX_FILE_BYTES) {
+                free(buf);
+                fclose(f);
+                return ir_fail("%s: larger than the limit of %zu bytes", path, GEN_MAX_FILE_BYTES);
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (!nb)
+                ir_die("out of memory");
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return ir_fail("%s: read error", path);
+    }
+    buf[n] = 0;
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+const char *gen_name_from_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    char *name = ir_alloc(n + 3);
+    size_t k = 0;
+    if (n == 0 || isdigit((unsigned char)base[0]))
+        name[k++] = 'k', name[k++] = '_';
+    for (size_t i = 0; i < n; i++)
+        name[k++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
+    name[k] = 0;
+    return name;
+}
+
+static int valid_name(const char *s)
+{
+    if (!s[0] || isdigit((unsigned char)s[0]))
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+int gen_compile(const GenOptions *opt)
+{
+    if (strcmp(opt->target, "c"))
+        return ir_fail("target '%s' is not supported yet (supported: c)", opt->target);
+    char *text;
+    size_t len;
+    if (gen_read_file(opt->input, &text, &len))
+        return -1;
+    Arena *arena = ir_arena_new();
+    ir_arena_set(arena);
+    int rc = -1;
+    KgModule mod = {0};
+    Define defs[GEN_MAX_DEFINES];
+    memcpy(defs, opt->defines, sizeof defs[0] * (size_t)opt->ndefines);
+    if (strlen(text) != len) {
+        ir_fail("%s: contains a NUL byte", opt->input);
+        goto done;
+    }
+    if (gen_parse_kg(opt->input, text, defs, opt->ndefines, opt->no_schedule ? "none" : opt->target, &mod))
+        goto done;
+    const char *name = opt->name ? opt->name : mod.kernel_name ? mod.kernel_name : gen_name_from_path(opt->input);
+    if (!valid_name(name)) {
+        ir_fail("kernel name '%s' is not a C identifier", name);
+        goto done;
+    }
+    FILE *dump = opt->dump_out ? opt->dump_out : stdout;
+    if (opt->dump && !strcmp(opt->dump, "tir"))
+        ir_print_program(dump, mod.prog);
+    if (opt->dump && !strcmp(opt->dump, "schedule"))
+        sch_print(dump, mod.sched);
+    Kernel *k = ir_lower(mod.sched, name);
+    if (!k) {
+        ir_fail("%s: cannot lower the schedule: %s", opt->input, ir_errmsg());
+        goto done;
+    }
+    if (!mod.scheduled)
+        ir_vec_push(&k->notes, opt->no_schedule ? "schedule: none (--no-schedule)" : ir_fmt("schedule: none for target %s", opt->target), 1 << 20, "notes");
+    for (int i = 0; i < mod.schedule_lines.n; i++)
+        ir_vec_push(&k->notes, ir_fmt("  %s", (char *)mod.schedule_lines.items[i]), 1 << 20, "notes");
+    if (opt->dump && !strcmp(opt->dump, "lower"))
+        ir_print_kernel(dump, k);
+    if (opt->outdir) {
+        OutSet o = {0};
+        const char *src = gen_name_from_path(opt->input);
+        const char *slash = strrchr(opt->input, '/');
+        src = slash ? slash + 1 : opt->input;
+        if (em_c_kernel_files(&o, k, name, src) || em_outset_write(&o, opt->outdir)) {
+            em_outset_free(&o);
+            goto done;
+        }
+        em_outset_free(&o);
+    }
+    rc = 0;
+done:
+    free(text);
+    ir_arena_free(arena);
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* main.c - the kgen command line. */
+#include "gen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KGEN_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+    fputs("usage: kgen FILE.kg --target c -o DIR [options]\n"
+          "\n"
+          "Generates readable C for the tensor program in FILE.kg.\n"
+          "\n"
+          "options:\n"
+          "  --target T      target language: c (default c)\n"
+          "  -o DIR          write NAME.c, NAME.h and kgen_runtime.h into DIR\n"
+          "  --name N        kernel and file name (default: `kernel` in the file, else its name)\n"
+          "  -DNAME=VALUE    override a `param` of the file\n"
+          "  --no-schedule   ignore the file's schedule sections (plain loop nests)\n"
+          "  --dump=PASS     print an IR to stdout: tir (tensor IR), schedule, lower (loop IR)\n"
+          "  --help          this text\n"
+          "  --version       the version\n",
+          f);
+}
+
+static int parse_define(const char *arg, Define *d)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return -1;
+    char *end;
+    long long v = strtoll(eq + 1, &end, 0);
+    if (*end || end == eq + 1)
+        return -1;
+    size_t n = (size_t)(eq - arg);
+    char *name = malloc(n + 1);
+    if (!name)
+        return -1;
+    memcpy(name, arg, n);
+    name[n] = 0;
+    d->name = name;
+    d->value = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    GenOptions opt = {0};
+    opt.target = "c";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("kgen %s\n", KGEN_VERSION);
+            return 0;
+        } else if (!strcmp(a, "--target") || !strcmp(a, "-o") || !strcmp(a, "--name")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kgen: error: %s needs a value\n", a);
+                return 1;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--target"))
+                opt.target = v;
+            else if (!strcmp(a, "-o"))
+                opt.outdir = v;
+            else
+                opt.name = v;
+        } else if (!strncmp(a, "--target=", 9)) {
+            opt.target = a + 9;
+        } else if (!strncmp(a, "--name=", 7)) {
+            opt.name = a + 7;
+        } else if (!strncmp(a, "--dump=", 7)) {
+            opt.dump = a + 7;
+            if (strcmp(opt.dump, "tir") && strcmp(opt.dump, "schedule") && strcmp(opt.dump, "lower")) {
+                fprintf(stderr, "kgen: error: unknown pass '%s' for --dump (use tir, schedule or lower)\n", opt.dump);
+                return 1;
+            }
+        } else if (!strcmp(a, "--no-schedule")) {
+            opt.no_schedule = 1;
+        } else if (!strncmp(a, "-D", 2)) {
+            const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
+            if (opt.ndefines == GEN_MAX_DEFINES || parse_define(d, &opt.defines[opt.ndefines])) {
+                fprintf(stderr, "kgen: error: bad define '%s' (expected -DNAME=INTEGER)\n", d);
+                return 1;
+            }
+            opt.ndefines++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "kgen: error: unknown option '%s' (see kgen --help)\n", a);
+            return 1;
+        } else if (opt.input) {
+            fprintf(stderr, "kgen: error: more than one input file ('%s' and '%s')\n", opt.input, a);
+            return 1;
+        } else {
+            opt.input = a;
+        }
+    }
+    if (!opt.input) {
+        usage(stderr);
+        return 1;
+    }
+    if (!opt.outdir && !opt.dump) {
+        fprintf(stderr, "kgen: error: nothing to do: give -o DIR or --dump=PASS\n");
+        return 1;
+    }
+    int rc = gen_compile(&opt);
+    for (int i = 0; i < opt.ndefines; i++)
+        free((char *)opt.defines[i].name);
+    if (rc) {
+        const char *msg = ir_errmsg();
+        fprintf(stderr, "%s%s\n", strstr(msg, "error:") ? "" : "kgen: error: ", msg);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,459 @@
+/* ir.h - kgen's tensor IR and loop (statement) IR.
+ *
+ * Two levels live here:
+ *   - the tensor IR: placeholders, computes (index formulas with reductions) and scans,
+ *     built by the .kg frontend, the ONNX frontend or the C API;
+ *   - the loop IR: statements (for/let/if/store/allocate/seq) over flat buffers, produced
+ *     by lowering (ir/lower.c) and printed by emit/.
+ * Nodes are allocated from the current arena and never freed one by one; they are
+ * immutable once built (passes build new nodes).
+ */
+#ifndef KGEN_IR_H
+#define KGEN_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KG_MAX_DIMS 8       /* rank limit for every tensor and buffer */
+#define KG_MAX_ARGS 3       /* most arguments of a math call (fma) */
+
+/* ---------------------------------------------------------------- util.c */
+
+typedef struct Arena Arena;
+
+Arena *ir_arena_new(void);
+void ir_arena_free(Arena *a);
+void ir_arena_set(Arena *a);          /* the arena that ir_alloc uses from now on */
+void *ir_alloc(size_t size);           /* zeroed; never fails (dies on OOM) */
+char *ir_strdup(const char *s);
+char *ir_fmt(const char *fmt, ...);    /* printf into an arena string */
+
+/* A user error: set the message, return -1 (or NULL through the caller). The frontend
+ * prepends the source position. Internal faults use ir_die(), which aborts. */
+int ir_fail(const char *fmt, ...);
+const char *ir_errmsg(void);
+void ir_clear_error(void);
+#define ir_die(...) ir_die_at(__FILE__, __LINE__, __VA_ARGS__)
+void ir_die_at(const char *file, int line, const char *fmt, ...);
+
+/* A growable string on the heap (the emitters build whole files in memory, so nothing
+ * is written when a later step fails). */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} StrBuf;
+void sb_printf(StrBuf *b, const char *fmt, ...);
+void sb_puts(StrBuf *b, const char *s);
+void sb_indent(StrBuf *b, int levels);     /* four spaces a level */
+void sb_free(StrBuf *b);
+
+/* growable vector of pointers: a limit and a name for its error message */
+typedef struct {
+    void **items;
+    int n, cap;
+} PtrVec;
+void ir_vec_push(PtrVec *v, void *item, int limit, const char *what);
+
+/* ---------------------------------------------------------------- dtypes */
+
+/* X(enum, name, C type, bytes, is_float, is_signed) */
+#define IR_DTYPES(X)                                 \
+    X(DT_BOOL, "bool", "uint8_t", 1, 0, 0)          \
+    X(DT_I8, "i8", "int8_t", 1, 0, 1)               \
+    X(DT_U8, "u8", "uint8_t", 1, 0, 0)              \
+    X(DT_I16, "i16", "int16_t", 2, 0, 1)            \
+    X(DT_U16, "u16", "uint16_t", 2, 0, 0)           \
+    X(DT_I32, "i32", "int32_t", 4, 0, 1)            \
+    X(DT_U32, "u32", "uint32_t", 4, 0, 0)           \
+    X(DT_I64, "i64", "int64_t", 8, 0, 1)            \
+    X(DT_U64, "u64", "uint64_t", 8, 0, 0)           \
+    X(DT_F16, "f16", "uint16_t", 2, 1, 1)           \
+    X(DT_F32, "f32", "float", 4, 1, 1)              \
+    X(DT_F64, "f64", "double", 8, 1, 1)
+
+typedef enum {
+#define X(e, n, c, b, f, s) e,
+    IR_DTYPES(X)
+#undef X
+    DT_COUNT
+} DType;
+
+const char *ir_dtype_name(DType t);      /* "f32" */
+const char *ir_dtype_ctype(DType t);     /* storage type in C: "float", "uint16_t" for f16 */
+int ir_dtype_bytes(DType t);
+int ir_dtype_is_float(DType t);
+int ir_dtype_is_signed(DType t);
+int ir_dtype_parse(const char *name, DType *out);   /* 0 on success */
+
+/* ---------------------------------------------------------------- expressions */
+
+/* Binary operators. X(enum, text, kind) with kind: A arithmetic, C comparison (result
+ * bool), L logical (bool operands), B bitwise (integer operands). DIV and MOD on integers
+ * truncate like C; FLOORDIV/FLOORMOD round towards minus infinity (index arithmetic). */
+#define IR_BINOPS(X)             \
+    X(OP_ADD, "+", 'A')          \
+    X(OP_SUB, "-", 'A')          \
+    X(OP_MUL, "*", 'A')          \
+    X(OP_DIV, "/", 'A')          \
+    X(OP_MOD, "%", 'A')          \
+    X(OP_FLOORDIV, "//", 'A')    \
+    X(OP_FLOORMOD, "%%", 'A')    \
+    X(OP_MIN, "min", 'A')        \
+    X(OP_MAX, "max", 'A')        \
+    X(OP_EQ, "==", 'C')          \
+    X(OP_NE, "!=", 'C')          \
+    X(OP_LT, "<", 'C')           \
+    X(OP_LE, "<=", 'C')          \
+    X(OP_GT, ">", 'C')           \
+    X(OP_GE, ">=", 'C')          \
+    X(OP_AND, "&&", 'L')         \
+    X(OP_OR, "||", 'L')          \
+    X(OP_BITAND, "&", 'B')       \
+    X(OP_BITOR, "|", 'B')        \
+    X(OP_BITXOR, "^", 'B')       \
+    X(OP_SHL, "<<", 'B')         \
+    X(OP_SHR, ">>", 'B')
+
+typedef enum {
+#define X(e, t, k) e,
+    IR_BINOPS(X)
+#undef X
+    OP_COUNT
+} BinOp;
+
+const char *ir_binop_text(BinOp op);
+int ir_binop_kind(BinOp op);
+
+typedef enum { UN_NEG, UN_NOT, UN_BITNOT } UnOp;
+
+/* Math functions. X(enum, name, arity, float_only). float_only: only for float operands;
+ * otherwise integer operands are allowed (abs, min-like helpers). The printer's dialect
+ * table maps each to the target's spelling. */
+#define IR_MATHFNS(X)              \
+    X(FN_EXP, "exp", 1, 1)         \
+    X(FN_LOG, "log", 1, 1)         \
+    X(FN_SQRT, "sqrt", 1, 1)       \
+    X(FN_RSQRT, "rsqrt", 1, 1)     \
+    X(FN_TANH, "tanh", 1, 1)       \
+    X(FN_SIGMOID, "sigmoid", 1, 1) \
+    X(FN_ERF, "erf", 1, 1)         \
+    X(FN_POW, "pow", 2, 1)         \
+    X(FN_ABS, "abs", 1, 0)         \
+    X(FN_FLOOR, "floor", 1, 1)     \
+    X(FN_CEIL, "ceil", 1, 1)       \
+    X(FN_ROUND, "round", 1, 1)     \
+    X(FN_TRUNC, "trunc", 1, 1)     \
+    X(FN_SIN, "sin", 1, 1)         \
+    X(FN_COS, "cos", 1, 1)         \
+    X(FN_TAN, "tan", 1, 1)         \
+    X(FN_ASIN, "asin", 1, 1)       \
+    X(FN_ACOS, "acos", 1, 1)       \
+    X(FN_ATAN, "atan", 1, 1)       \
+    X(FN_SINH, "sinh", 1, 1)       \
+    X(FN_COSH, "cosh", 1, 1)       \
+    X(FN_ASINH, "asinh", 1, 1)     \
+    X(FN_ACOSH, "acosh", 1, 1)     \
+    X(FN_ATANH, "atanh", 1, 1)     \
+    X(FN_ISNAN, "isnan", 1, 1)     \
+    X(FN_ISINF, "isinf", 1, 1)     \
+    X(FN_FMA, "fma", 3, 1)
+
+typedef enum {
+#define X(e, n, a, f) e,
+    IR_MATHFNS(X)
+#undef X
+    FN_COUNT
+} MathFn;
+
+const char *ir_mathfn_name(MathFn fn);
+int ir_mathfn_arity(MathFn fn);
+int ir_mathfn_parse(const char *name, MathFn *out);   /* 0 on success */
+
+/* Reductions: X(enum, name). The identity depends on the dtype (see ir_reduce_identity). */
+#define IR_REDUCEOPS(X) \
+    X(RED_SUM, "sum")   \
+    X(RED_PROD, "prod") \
+    X(RED_MAX, "max")   \
+    X(RED_MIN, "min")
+
+typedef enum {
+#define X(e, n) e,
+    IR_REDUCEOPS(X)
+#undef X
+    RED_COUNT
+} ReduceOp;
+
+const char *ir_reduceop_name(ReduceOp op);
+
+typedef struct Var Var;
+typedef struct IterVar IterVar;
+typedef struct Expr Expr;
+typedef struct Tensor Tensor;
+typedef struct Buffer Buffer;
+
+/* A scalar variable: a loop variable or an axis. Identity is the pointer; id orders
+ * variables deterministically. */
+struct Var {
+    const char *name;
+    DType dtype;
+    int id;
+};
+
+Var *ir_var_new(const char *name, DType dtype);
+
+typedef enum {
+    E_INT,      /* ival: integer or bool constant of dtype */
+    E_FLOAT,    /* fval: float constant of dtype */
+    E_VAR,      /* var */
+    E_BIN,      /* bin.op, bin.a, bin.b */
+    E_UN,       /* un.op, un.a */
+    E_CALL,     /* call.fn, call.args[0..arity) */
+    E_CAST,     /* cast.a converted to dtype */
+    E_SELECT,   /* sel.cond ? sel.t : sel.f; only the chosen side is evaluated */
+    E_ACCESS,   /* access.t[access.idx...]: a tensor element (tensor IR only) */
+    E_LOAD,     /* load.buf[load.index]: a flat buffer element (loop IR only) */
+    E_REDUCE    /* reduce.op over reduce.axes of reduce.body (tensor IR only) */
+} ExprKind;
+
+struct Expr {
+    ExprKind kind;
+    DType dtype;
+    union {
+        int64_t ival;
+        double fval;
+        Var *var;
+        struct { BinOp op; Expr *a, *b; } bin;
+        struct { UnOp op; Expr *a; } un;
+        struct { MathFn fn; Expr *args[KG_MAX_ARGS]; } call;
+        struct { Expr *a; } cast;
+        struct { Expr *cond, *t, *f; } sel;
+        struct { Tensor *t; Expr **idx; int n; } access;
+        struct { Buffer *buf; Expr *index; } load;
+        struct { ReduceOp op; Expr *body; IterVar **axes; int naxes; } reduce;
+    } u;
+};
+
+/* Constructors. The plain ones trust their operands (the lowering uses them); the
+ * checked ir_binary/ir_unary/ir_mathcall unify literal types and return NULL with
+ * ir_fail() on a type error. */
+Expr *ir_int(int64_t v, DType t);
+Expr *ir_float(double v, DType t);
+Expr *ir_bool(int v);
+Expr *ir_idx(int64_t v);               /* an index constant (DT_I32... see ir_index_dtype) */
+Expr *ir_varref(Var *v);
+Expr *ir_bin(BinOp op, Expr *a, Expr *b);
+Expr *ir_un(UnOp op, Expr *a);
+Expr *ir_call(MathFn fn, Expr **args);
+Expr *ir_cast(DType t, Expr *a);
+Expr *ir_select(Expr *cond, Expr *t, Expr *f);
+Expr *ir_access(Tensor *t, Expr **idx, int n);
+Expr *ir_load(Buffer *b, Expr *index);
+Expr *ir_reduce(ReduceOp op, Expr *body, IterVar **axes, int naxes);
+
+Expr *ir_binary(BinOp op, Expr *a, Expr *b);
+Expr *ir_unary(UnOp op, Expr *a);
+Expr *ir_mathcall(MathFn fn, Expr **args, int nargs);
+
+/* The dtype of loop variables and index arithmetic. */
+#define DT_INDEX DT_I32
+
+Expr *ir_reduce_identity(ReduceOp op, DType t);
+int ir_expr_equal(const Expr *a, const Expr *b);      /* structural */
+int ir_expr_is_const(const Expr *e, int64_t *v);       /* integer constant? */
+int ir_expr_uses_var(const Expr *e, const Var *v);
+
+/* Substitution: replace each vars[i] by values[i]. */
+Expr *ir_subst(Expr *e, Var **vars, Expr **values, int n);
+
+void ir_print_expr(FILE *f, const Expr *e);
+
+/* ---------------------------------------------------------------- tensors (tensor.c) */
+
+typedef enum { IV_SPATIAL, IV_REDUCE } IterKind;
+
+/* Loop annotations set by schedule primitives. */
+typedef enum {
+    ANN_NONE,
+    ANN_UNROLL,
+    ANN_VECTORIZE,
+    ANN_PARALLEL,
+    ANN_BIND          /* GPU: bound to bind_tag ("blockIdx.x", "threadIdx.y", ...) */
+} Annotation;
+
+/* An iteration axis. Root axes belong to a compute (spatial) or to a reduction; split and
+ * fuse create derived ones. extent is known for root axes; for derived axes it is
+ * recomputed by the lowering from the root extents in force (compute_at narrows them). */
+struct IterVar {
+    Var *var;
+    int64_t extent;
+    IterKind kind;
+    Annotation ann;
+    const char *bind_tag;
+};
+
+IterVar *ir_itervar_new(const char *name, int64_t extent, IterKind kind);
+
+typedef enum {
+    T_PLACEHOLDER,  /* an input: name, dtype, shape */
+    T_COMPUTE,      /* axes[ndim] spatial axes; body (a top-level E_REDUCE is the stage's reduction) */
+    T_SCAN          /* axes[0] is the time axis; init for t < init_steps, update for the rest;
+                       update reads the tensor itself only at earlier time steps */
+} TensorKind;
+
+/* A source position for messages (frontends fill it; 0 = unknown). */
+typedef struct {
+    const char *file;
+    int line, col;
+} SrcPos;
+
+struct Tensor {
+    const char *name;
+    TensorKind kind;
+    DType dtype;
+    int ndim;
+    int64_t shape[KG_MAX_DIMS];
+    IterVar *axes[KG_MAX_DIMS];   /* compute and scan */
+    Expr *body;                   /* compute */
+    Expr *init, *update;          /* scan */
+    int64_t init_steps;           /* scan */
+    int is_output;
+    int id;                       /* definition order within its program */
+    SrcPos pos;
+    const char *comment;          /* optional: e.g. the ONNX nodes a compute came from */
+};
+
+Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *shape);
+/* axes: ndim fresh spatial axes whose extents equal the shape; body uses their vars. */
+Tensor *ir_compute(const char *name, int ndim, IterVar **axes, Expr *body);
+/* A scan is built in two steps, since init and update read the tensor itself. */
+Tensor *ir_scan_begin(const char *name, DType dtype, int ndim, IterVar **axes);
+int ir_scan_finish(Tensor *t, int64_t init_steps, Expr *init, Expr *update);
+
+int64_t ir_tensor_numel(const Tensor *t);
+
+/* A program: tensors in definition order (every tensor after the ones it reads). */
+typedef struct {
+    const char *name;
+    PtrVec tensors;              /* Tensor* */
+} Program;
+
+Program *ir_program_new(const char *name);
+int ir_program_add(Program *p, Tensor *t);        /* fails on a duplicate name */
+Tensor *ir_program_find(Program *p, const char *name);
+/* Check the whole program: accesses have the right rank and constant-in-range or
+ * affine indices, every read tensor is defined, outputs exist. */
+int ir_program_verify(Program *p);
+void ir_print_program(FILE *f, Program *p);
+/* Collect the distinct tensors that e reads, in first-read order. */
+void ir_expr_tensors(const Expr *e, PtrVec *out);
+
+/* ---------------------------------------------------------------- loop IR (stmt.c) */
+
+typedef enum {
+    SCOPE_PARAM,       /* a kernel argument (input or output) */
+    SCOPE_WORKSPACE,   /* an intermediate in the caller's workspace, at ws_offset */
+    SCOPE_LOCAL,       /* a per-thread array allocated in the kernel (stack/registers) */
+    SCOPE_SHARED       /* GPU shared / OpenCL local / Metal threadgroup memory */
+} Scope;
+
+/* A flat buffer: element (i0..in) is at sum(i_k * strides[k]). */
+struct Buffer {
+    const char *name;
+    DType dtype;
+    int ndim;
+    int64_t shape[KG_MAX_DIMS];
+    int64_t strides[KG_MAX_DIMS];
+    int64_t size;          /* elements allocated (>= the extent covered by the strides) */
+    Scope scope;
+    int64_t ws_offset;     /* SCOPE_WORKSPACE: byte offset in the workspace */
+    int is_input;          /* SCOPE_PARAM: read only */
+};
+
+Buffer *ir_buffer_new(const char *name, DType dtype, int ndim, const int64_t *shape, Scope scope);
+
+typedef enum {
+    FOR_SERIAL,
+    FOR_PARALLEL,     /* iterations may run on different threads */
+    FOR_VECTORIZED,   /* constant extent, SIMD-friendly */
+    FOR_UNROLLED,     /* kept for the record: the lowering replicates the body */
+    FOR_BOUND         /* GPU: bound to a thread index (bind_tag); no loop is printed */
+} ForKind;
+
+typedef enum { S_FOR, S_LET, S_IF, S_STORE, S_ALLOC, S_SEQ, S_COMMENT } StmtKind;
+
+typedef struct Stmt Stmt;
+struct Stmt {
+    StmtKind kind;
+    union {
+        struct { Var *var; Expr *min, *extent; ForKind kind; const char *bind_tag; Stmt *body; } loop;
+        struct { Var *var; Expr *value; Stmt *body; } let;
+        struct { Expr *cond; Stmt *then, *els; } cond;    /* els may be NULL */
+        struct { Buffer *buf; Expr *index; Expr *value; } store;
+        struct { Buffer *buf; Stmt *body; } alloc;
+        struct { Stmt **items; int n; } seq;
+        const char *comment;
+    } u;
+};
+
+Stmt *ir_for(Var *v, Expr *min, Expr *extent, ForKind kind, Stmt *body);
+Stmt *ir_let(Var *v, Expr *value, Stmt *body);
+Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els);
+Stmt *ir_store(Buffer *b, Expr *index, Expr *value);
+Stmt *ir_allocate(Buffer *b, Stmt *body);
+Stmt *ir_seq(Stmt **items, int n);              /* flattens nested seqs, drops NULLs */
+Stmt *ir_seq2(Stmt *a, Stmt *b);
+Stmt *ir_comment(const char *text);
+Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
+
+void ir_print_stmt(FILE *f, const Stmt *s, int indent);
+
+/* A lowered kernel: one function. */
+typedef struct {
+    const char *name;
+    PtrVec params;              /* Buffer*: inputs in program order, then outputs */
+    PtrVec locals;              /* Buffer*: workspace and local buffers, for the record */
+    int64_t workspace_bytes;
+    Stmt *body;
+    PtrVec notes;               /* char*: header comment lines (schedule, fused nodes) */
+} Kernel;
+
+void ir_print_kernel(FILE *f, const Kernel *k);
+
+/* ---------------------------------------------------------------- simplify.c */
+
+/* Known ranges of integer variables: [lo, hi] inclusive. */
+typedef struct {
+    Var *var;
+    int64_t lo, hi;
+} VarRange;
+
+typedef struct {
+    VarRange *items;
+    int n, cap;
+} RangeMap;
+
+void ir_range_push(RangeMap *m, Var *v, int64_t lo, int64_t hi);
+void ir_range_pop(RangeMap *m);
+/* Bounds of an integer expression under m; returns 0 if unbounded. */
+int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi);
+
+/* Constant folding, canonical affine forms, div/mod rules using variable ranges,
+ * min/max and comparison folding when the ranges decide them. */
+Expr *ir_simplify(Expr *e, const RangeMap *m);
+/* The same over statements: loop ranges are pushed while their bodies are simplified,
+ * unit loops vanish, constant conditions are decided, empty loops removed. */
+Stmt *ir_simplify_stmt(Stmt *s);
+
+/* Symbolic interval of an index expression when the variables in `inner` range over
+ * [0, extent) and the others stay fixed. Returns 0 when the expression is not affine in
+ * the inner variables. */
+int ir_affine_interval(Expr *e, Var **inner, const int64_t *extents, int ninner, const RangeMap *m,
+                       Expr **lo, Expr **hi);
+
+/* Linear form helpers used by the simplifier and the bound inference. */
+Expr *ir_add(Expr *a, Expr *b);   /* simplifying + on indices */
+Expr *ir_mul(Expr *a, Expr *b);
+Expr *ir_sub(Expr *a, Expr *b);
+
+#endif

@@ -1,0 +1,895 @@
+/* lower.c - from a scheduled tensor program to one kernel of loop IR.
+ * requires: a verified program and a schedule whose primitives succeeded;
+ * produces: a simplified, unrolled loop nest over flat buffers.
+ *
+ * Each stage becomes a loop nest over its leaf axes; root axis values are rebuilt from
+ * the leaves through the split/fuse relations; non-divisible splits get guards placed at
+ * the shallowest loop that defines them; stages attached with compute_at are computed
+ * inside their consumer's loop over the region the consumer reads there (found by
+ * affine interval analysis of its accesses), into a local buffer of constant size.
+ */
+#include "../schedule/schedule.h"
+
+#include <string.h>
+
+#define MAX_IV 256
+#define ALIGN_BYTES 64
+
+typedef struct {
+    Buffer *buf;                  /* NULL for inlined stages */
+    Expr *rmin[KG_MAX_DIMS];      /* region origin of the buffer (NULL: 0) */
+} StageInfo;
+
+typedef struct {
+    Schedule *s;
+    Kernel *k;
+    StageInfo *info;              /* indexed like s->stages */
+    int ntmp;                     /* counter for temporary names */
+    int failed;
+} Lower;
+
+/* Pending work produced while lowering an expression: statements to run before the use
+ * and buffers to allocate around it. */
+typedef struct {
+    PtrVec pre;
+    PtrVec allocs;
+} Pending;
+
+static int stage_idx(Lower *L, const Tensor *t)
+{
+    if (t->id < 0 || t->id >= L->s->stages.n || ((Stage *)L->s->stages.items[t->id])->t != t)
+        ir_die("stage numbering out of sync for %s", t->name);
+    return t->id;
+}
+
+static Stage *stage_of(Lower *L, const Tensor *t) { return L->s->stages.items[stage_idx(L, t)]; }
+
+static Stmt *wrap_pending(Pending *p, Stmt *s)
+{
+    Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)(p->pre.n + 1));
+    for (int i = 0; i < p->pre.n; i++)
+        items[i] = p->pre.items[i];
+    items[p->pre.n] = s;
+    s = ir_seq(items, p->pre.n + 1);
+    for (int i = p->allocs.n - 1; i >= 0; i--)
+        s = ir_allocate(p->allocs.items[i], s);
+    return s;
+}
+
+static Buffer *make_buffer(const char *name, DType t, int ndim, const int64_t *shape, Scope scope, const Stage *st)
+{
+    Buffer *b = ir_buffer_new(name, t, ndim, shape, scope);
+    if (st && st->align_factor > 0 && st->align_axis >= 0 && st->align_axis < ndim - 1) {
+        int a = st->align_axis;
+        int64_t stride = b->strides[a];
+        while (stride % st->align_factor != st->align_offset)
+            stride++;
+        b->strides[a] = stride;
+        for (int d = a - 1; d >= 0; d--)
+            b->strides[d] = b->strides[d + 1] * b->shape[d + 1];
+        b->size = b->strides[0] * b->shape[0];
+    }
+    return b;
+}
+
+static const char *tmp_name(Lower *L, const char *base)
+{
+    int n = L->ntmp++;
+    return n ? ir_fmt("%s%d", base, n) : base;
+}
+
+/* ---------------------------------------------------------------- inlining */
+
+/* Substitute inlined tensors into e (recursively), so accesses name only real buffers. */
+static Expr *inline_expr(Lower *L, Expr *e)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return e;
+    case E_BIN: return ir_bin(e->u.bin.op, inline_expr(L, e->u.bin.a), inline_expr(L, e->u.bin.b));
+    case E_UN: return ir_un(e->u.un.op, inline_expr(L, e->u.un.a));
+    case E_CAST: return ir_cast(e->dtype, inline_expr(L, e->u.cast.a));
+    case E_CALL: {
+        Expr *args[KG_MAX_ARGS] = {0};
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            args[i] = inline_expr(L, e->u.call.args[i]);
+        return ir_call(e->u.call.fn, args);
+    }
+    case E_SELECT:
+        return ir_select(inline_expr(L, e->u.sel.cond), inline_expr(L, e->u.sel.t), inline_expr(L, e->u.sel.f));
+    case E_REDUCE:
+        return ir_reduce(e->u.reduce.op, inline_expr(L, e->u.reduce.body), e->u.reduce.axes, e->u.reduce.naxes);
+    case E_ACCESS: {
+        Expr *idx[KG_MAX_DIMS];
+        for (int i = 0; i < e->u.access.n; i++)
+            idx[i] = inline_expr(L, e->u.access.idx[i]);
+        Tensor *t = e->u.access.t;
+        if (t->kind == T_COMPUTE && stage_of(L, t)->attach == ATTACH_INLINE) {
+            Var *vars[KG_MAX_DIMS];
+            for (int d = 0; d < t->ndim; d++)
+                vars[d] = t->axes[d]->var;
+            return inline_expr(L, ir_subst(t->body, vars, idx, t->ndim));
+        }
+        return ir_access(t, idx, e->u.access.n);
+    }
+    }
+    return e;
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+static Expr *flat_index(Buffer *b, Expr **idx, Expr **rmin)
+{
+    Expr *sum = ir_idx(0);
+    for (int d = 0; d < b->ndim; d++) {
+        Expr *i = idx[d];
+        if (i->dtype != DT_INDEX)
+            i = ir_cast(DT_INDEX, i);
+        if (rmin && rmin[d])
+            i = ir_bin(OP_SUB, i, rmin[d]);
+        sum = ir_bin(OP_ADD, sum, ir_bin(OP_MUL, i, ir_idx(b->strides[d])));
+    }
+    return ir_simplify(sum, NULL);
+}
+
+static Expr *combine(ReduceOp op, Expr *acc, Expr *x)
+{
+    switch (op) {
+    case RED_SUM: return ir_bin(OP_ADD, acc, x);
+    case RED_PROD: return ir_bin(OP_MUL, acc, x);
+    case RED_MAX: return ir_bin(OP_MAX, acc, x);
+    case RED_MIN: return ir_bin(OP_MIN, acc, x);
+    default: break;
+    }
+    ir_die("bad reduce op");
+    return NULL;
+}
+
+static Stmt *reduce_loops(IterVar **axes, int n, Stmt *body)
+{
+    for (int i = n - 1; i >= 0; i--)
+        body = ir_for(axes[i]->var, ir_idx(0), ir_idx(axes[i]->extent), FOR_SERIAL, body);
+    return body;
+}
+
+static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return e;
+    case E_BIN: {
+        Expr *a = lower_expr(L, e->u.bin.a, p);
+        Expr *b = lower_expr(L, e->u.bin.b, p);
+        return ir_bin(e->u.bin.op, a, b);
+    }
+    case E_UN: return ir_un(e->u.un.op, lower_expr(L, e->u.un.a, p));
+    case E_CAST: return ir_cast(e->dtype, lower_expr(L, e->u.cast.a, p));
+    case E_CALL: {
+        Expr *args[KG_MAX_ARGS] = {0};
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            args[i] = lower_expr(L, e->u.call.args[i], p);
+        return ir_call(e->u.call.fn, args);
+    }
+    case E_SELECT: {
+        Expr *c = lower_expr(L, e->u.sel.cond, p);
+        Pending pt = {0}, pf = {0};
+        Expr *t = lower_expr(L, e->u.sel.t, &pt);
+        Expr *f = lower_expr(L, e->u.sel.f, &pf);
+        if (!pt.pre.n && !pt.allocs.n && !pf.pre.n && !pf.allocs.n)
+            return ir_select(c, t, f);
+        /* a side needs statements: evaluate only the chosen one, as select promises */
+        int64_t one = 1;
+        Buffer *tmp = ir_buffer_new(tmp_name(L, "sel"), e->dtype, 1, &one, SCOPE_LOCAL);
+        Stmt *st = wrap_pending(&pt, ir_store(tmp, ir_idx(0), t));
+        Stmt *sf = wrap_pending(&pf, ir_store(tmp, ir_idx(0), f));
+        ir_vec_push(&p->allocs, tmp, 1 << 20, "temporaries");
+        ir_vec_push(&p->pre, ir_if(c, st, sf), 1 << 20, "statements");
+        return ir_load(tmp, ir_idx(0));
+    }
+    case E_REDUCE: {
+        /* a reduction inside an expression: an accumulator and its own loops */
+        int64_t one = 1;
+        Buffer *acc = ir_buffer_new(tmp_name(L, "acc"), e->dtype, 1, &one, SCOPE_LOCAL);
+        Pending inner = {0};
+        Expr *body = lower_expr(L, e->u.reduce.body, &inner);
+        Stmt *upd = wrap_pending(&inner, ir_store(acc, ir_idx(0), combine(e->u.reduce.op, ir_load(acc, ir_idx(0)), body)));
+        ir_vec_push(&p->allocs, acc, 1 << 20, "temporaries");
+        ir_vec_push(&p->pre, ir_store(acc, ir_idx(0), ir_reduce_identity(e->u.reduce.op, e->dtype)), 1 << 20,
+                    "statements");
+        ir_vec_push(&p->pre, reduce_loops(e->u.reduce.axes, e->u.reduce.naxes, upd), 1 << 20, "statements");
+        return ir_load(acc, ir_idx(0));
+    }
+    case E_ACCESS: {
+        Expr *idx[KG_MAX_DIMS];
+        for (int i = 0; i < e->u.access.n; i++)
+            idx[i] = lower_expr(L, e->u.access.idx[i], p);
+        Tensor *t = e->u.access.t;
+        StageInfo *si = &L->info[stage_idx(L, t)];
+        if (!si->buf)
+            ir_die("no buffer for %s", t->name);
+        return ir_load(si->buf, flat_index(si->buf, idx, si->rmin));
+    }
+    }
+    return e;
+}
+
+/* ---------------------------------------------------------------- stages */
+
+typedef struct {
+    IterVar *iv;
+    int64_t ext;
+    Expr *value;     /* in terms of leaf loop variables */
+} IvInfo;
+
+typedef struct {
+    IvInfo items[MAX_IV];
+    int n;
+} IvMap;
+
+static IvInfo *ivm(IvMap *m, IterVar *iv, int create)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->items[i].iv == iv)
+            return &m->items[i];
+    if (!create)
+        return NULL;
+    if (m->n == MAX_IV)
+        ir_die("too many axes");
+    m->items[m->n] = (IvInfo){iv, 0, NULL};
+    return &m->items[m->n++];
+}
+
+static ForKind for_kind(const IterVar *iv)
+{
+    switch (iv->ann) {
+    case ANN_UNROLL: return FOR_UNROLLED;
+    case ANN_VECTORIZE: return FOR_VECTORIZED;
+    case ANN_PARALLEL: return FOR_PARALLEL;
+    case ANN_BIND: return FOR_BOUND;
+    default: return FOR_SERIAL;
+    }
+}
+
+static int leaf_of_var(Stage *st, const Expr *e)
+{
+    int deepest = -1;
+    for (int i = 0; i < st->leaf.n; i++)
+        if (ir_expr_uses_var(e, ((IterVar *)st->leaf.items[i])->var))
+            deepest = i;
+    return deepest;
+}
+
+static void collect_reduce_axes(const Expr *e, IterVar **out, int *n)
+{
+    switch (e->kind) {
+    case E_REDUCE:
+        for (int i = 0; i < e->u.reduce.naxes && *n < MAX_IV; i++)
+            out[(*n)++] = e->u.reduce.axes[i];
+        collect_reduce_axes(e->u.reduce.body, out, n);
+        return;
+    case E_BIN:
+        collect_reduce_axes(e->u.bin.a, out, n);
+        collect_reduce_axes(e->u.bin.b, out, n);
+        return;
+    case E_UN: collect_reduce_axes(e->u.un.a, out, n); return;
+    case E_CAST: collect_reduce_axes(e->u.cast.a, out, n); return;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            collect_reduce_axes(e->u.call.args[i], out, n);
+        return;
+    case E_SELECT:
+        collect_reduce_axes(e->u.sel.cond, out, n);
+        collect_reduce_axes(e->u.sel.t, out, n);
+        collect_reduce_axes(e->u.sel.f, out, n);
+        return;
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            collect_reduce_axes(e->u.access.idx[i], out, n);
+        return;
+    default: return;
+    }
+}
+
+static void collect_accesses(const Expr *e, const Tensor *t, PtrVec *out)
+{
+    switch (e->kind) {
+    case E_REDUCE: collect_accesses(e->u.reduce.body, t, out); return;
+    case E_BIN:
+        collect_accesses(e->u.bin.a, t, out);
+        collect_accesses(e->u.bin.b, t, out);
+        return;
+    case E_UN: collect_accesses(e->u.un.a, t, out); return;
+    case E_CAST: collect_accesses(e->u.cast.a, t, out); return;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            collect_accesses(e->u.call.args[i], t, out);
+        return;
+    case E_SELECT:
+        collect_accesses(e->u.sel.cond, t, out);
+        collect_accesses(e->u.sel.t, t, out);
+        collect_accesses(e->u.sel.f, t, out);
+        return;
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            collect_accesses(e->u.access.idx[i], t, out);
+        if (e->u.access.t == t)
+            ir_vec_push(out, (void *)e, 1 << 20, "accesses");
+        return;
+    default: return;
+    }
+}
+
+static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, Expr *body, RangeMap *outer);
+
+/* The region of producer P that consumer expression `cexpr` (in leaf variables of the
+ * consumer) reads inside loop position p, then P's nest over it. */
+/* The region of producer P computed at loop position p of st: the union of what st reads
+ * below that loop and what the stages attached to st after P (already placed, in
+ * `later`) read over their own regions. Sets P's buffer and region origin. */
+static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, IvMap *ivs, RangeMap *outer,
+                           PtrVec *later, RangeMap *mout)
+{
+    Tensor *t = P->t;
+    PtrVec acc = {0};
+    collect_accesses(cexpr, t, &acc);
+    Var *inner[MAX_IV];
+    int64_t exts[MAX_IV];
+    int ninner = 0;
+    for (int i = 0; i < later->n; i++) {
+        Stage *R = later->items[i];
+        StageInfo *ri = &L->info[stage_idx(L, R->t)];
+        Var *rv[KG_MAX_DIMS];
+        Expr *rval[KG_MAX_DIMS];
+        for (int d = 0; d < R->t->ndim; d++) {
+            rv[d] = R->t->axes[d]->var;
+            rval[d] = ir_bin(OP_ADD, ri->rmin[d], ir_varref(rv[d]));
+        }
+        Expr *re = inline_expr(L, ir_subst(R->t->body, rv, rval, R->t->ndim));
+        int before = acc.n;
+        collect_accesses(re, t, &acc);
+        if (acc.n == before)
+            continue;
+        for (int d = 0; d < R->t->ndim && ninner < MAX_IV; d++) {
+            inner[ninner] = rv[d];
+            exts[ninner++] = ri->buf->shape[d];
+        }
+        IterVar *rr[MAX_IV];
+        int nrr = 0;
+        collect_reduce_axes(re, rr, &nrr);
+        for (int k = 0; k < nrr && ninner < MAX_IV; k++) {
+            inner[ninner] = rr[k]->var;
+            exts[ninner++] = rr[k]->extent;
+        }
+    }
+    if (!acc.n) {
+        L->failed = ir_fail("compute_at(%s, %s, %s): %s does not read %s", t->name, st->t->name,
+                            P->attach_iv->var->name, st->t->name, t->name);
+        return -1;
+    }
+    for (int i = p + 1; i < st->leaf.n; i++) {
+        IterVar *iv = st->leaf.items[i];
+        inner[ninner] = iv->var;
+        exts[ninner++] = ivm(ivs, iv, 0)->ext;
+    }
+    IterVar *raxes[MAX_IV];
+    int nr = 0;
+    collect_reduce_axes(cexpr, raxes, &nr);
+    for (int i = 0; i < nr && ninner < MAX_IV; i++) {
+        inner[ninner] = raxes[i]->var;
+        exts[ninner++] = raxes[i]->extent;
+    }
+    RangeMap m = {0};
+    for (int i = 0; i < outer->n; i++)
+        ir_range_push(&m, outer->items[i].var, outer->items[i].lo, outer->items[i].hi);
+    for (int i = 0; i <= p; i++) {
+        IterVar *iv = st->leaf.items[i];
+        ir_range_push(&m, iv->var, 0, ivm(ivs, iv, 0)->ext - 1);
+    }
+    *mout = m;
+    Expr *rmin[KG_MAX_DIMS];
+    int64_t ext[KG_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) {
+        Expr *lo = NULL, *hi = NULL;
+        int ok = 1;
+        for (int a = 0; a < acc.n && ok; a++) {
+            Expr *ix = ((Expr *)acc.items[a])->u.access.idx[d], *l, *h;
+            if (!ir_affine_interval(ix, inner, exts, ninner, &m, &l, &h)) {
+                ok = 0;
+                break;
+            }
+            lo = lo ? ir_simplify(ir_bin(OP_MIN, lo, l), &m) : l;
+            hi = hi ? ir_simplify(ir_bin(OP_MAX, hi, h), &m) : h;
+        }
+        int64_t e = 0, llo, lhi;
+        if (ok) {
+            Expr *x = ir_simplify(ir_bin(OP_ADD, ir_bin(OP_SUB, hi, lo), ir_idx(1)), &m);
+            ok = ir_expr_is_const(x, &e) && e >= 1;
+        }
+        if (ok && e > t->shape[d] && ir_const_bounds(lo, &m, &llo, &lhi) && llo >= 0)
+            e = t->shape[d];
+        if (!ok || e > t->shape[d] * 2 + 64) {
+            rmin[d] = ir_idx(0);   /* not affine: compute the whole dimension */
+            ext[d] = t->shape[d];
+        } else {
+            rmin[d] = lo;
+            ext[d] = e;
+        }
+    }
+    StageInfo *si = &L->info[stage_idx(L, t)];
+    si->buf = make_buffer(t->name, t->dtype, t->ndim, ext, P->scope == SCOPE_WORKSPACE ? SCOPE_LOCAL : P->scope, P);
+    for (int d = 0; d < t->ndim; d++)
+        si->rmin[d] = rmin[d];
+    ir_vec_push(&L->k->locals, si->buf, 1 << 20, "buffers");
+    return 0;
+}
+
+/* Lower stage st with spatial root axis d over [rmin[d], rmin[d] + rext[d]); body is the
+ * value to compute (a top-level reduction is the stage's own). */
+static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, Expr *body, RangeMap *outer)
+{
+    Tensor *t = st->t;
+    IvMap ivs = {{{0}}, 0};
+    int nspatial = t->ndim;
+    for (int i = 0; i < st->root.n; i++) {
+        IterVar *iv = st->root.items[i];
+        ivm(&ivs, iv, 1)->ext = i < nspatial ? rext[i] : iv->extent;
+    }
+    /* extents forward through the relations */
+    for (int r = 0; r < st->nrels; r++) {
+        Relation *rel = &st->rels[r];
+        if (rel->kind == REL_SPLIT) {
+            int64_t pe = ivm(&ivs, rel->parent, 0)->ext;
+            int64_t in = rel->factor < pe ? rel->factor : pe;
+            ivm(&ivs, rel->inner, 1)->ext = in;
+            ivm(&ivs, rel->outer, 1)->ext = (pe + rel->factor - 1) / rel->factor;
+        } else {
+            ivm(&ivs, rel->fused, 1)->ext = ivm(&ivs, rel->outer, 0)->ext * ivm(&ivs, rel->inner, 0)->ext;
+        }
+    }
+    /* unroll and vectorize limits apply to the extents in force here (compute_at narrows) */
+    for (int i = 0; i < st->leaf.n; i++) {
+        IterVar *iv = st->leaf.items[i];
+        int64_t e = ivm(&ivs, iv, 0)->ext;
+        if ((iv->ann == ANN_UNROLL && e > SCH_MAX_UNROLL) || (iv->ann == ANN_VECTORIZE && e > SCH_MAX_VECTOR)) {
+            L->failed = ir_fail("%s: axis %s of %s has extent %lld, above the limit of %d (split it first)",
+                                iv->ann == ANN_UNROLL ? "unroll" : "vectorize", iv->var->name, t->name, (long long)e,
+                                iv->ann == ANN_UNROLL ? SCH_MAX_UNROLL : SCH_MAX_VECTOR);
+            return NULL;
+        }
+    }
+    /* values backward from the leaves */
+    for (int i = 0; i < st->leaf.n; i++) {
+        IterVar *iv = st->leaf.items[i];
+        ivm(&ivs, iv, 1)->value = ir_varref(iv->var);
+    }
+    PtrVec guards = {0}, rguards = {0};   /* spatial guards, reduce guards */
+    for (int r = st->nrels - 1; r >= 0; r--) {
+        Relation *rel = &st->rels[r];
+        if (rel->kind == REL_SPLIT) {
+            IvInfo *pi = ivm(&ivs, rel->parent, 0);
+            Expr *o = ivm(&ivs, rel->outer, 0)->value, *in = ivm(&ivs, rel->inner, 0)->value;
+            pi->value = ir_bin(OP_ADD, ir_bin(OP_MUL, o, ir_idx(rel->factor)), in);
+            int64_t oe = ivm(&ivs, rel->outer, 0)->ext;
+            if (oe > 1 && oe * rel->factor != pi->ext)
+                ir_vec_push(rel->parent->kind == IV_REDUCE ? &rguards : &guards,
+                            ir_bin(OP_LT, pi->value, ir_idx(pi->ext)), 1 << 20, "guards");
+        } else {
+            Expr *f = ivm(&ivs, rel->fused, 0)->value;
+            int64_t ie = ivm(&ivs, rel->inner, 0)->ext;
+            ivm(&ivs, rel->outer, 0)->value = ir_bin(OP_FLOORDIV, f, ir_idx(ie));
+            ivm(&ivs, rel->inner, 0)->value = ir_bin(OP_FLOORMOD, f, ir_idx(ie));
+        }
+    }
+    /* substitute root axis variables in the body */
+    Var *vars[MAX_IV];
+    Expr *vals[MAX_IV];
+    int nv = 0;
+    for (int i = 0; i < st->root.n; i++) {
+        IterVar *iv = st->root.items[i];
+        Expr *v = ivm(&ivs, iv, 0)->value;
+        if (!v)
+            ir_die("axis %s has no value", iv->var->name);
+        if (i < nspatial && rmin[i]) {
+            v = ir_bin(OP_ADD, rmin[i], v);
+            /* a region may reach past the tensor (tails, halos): guard it */
+            ir_vec_push(&guards, ir_bin(OP_AND, ir_bin(OP_GE, v, ir_idx(0)), ir_bin(OP_LT, v, ir_idx(t->shape[i]))),
+                        1 << 20, "guards");
+        }
+        vars[nv] = iv->var;
+        vals[nv++] = v;
+    }
+    int is_reduce = body->kind == E_REDUCE;
+    Expr *value = inline_expr(L, ir_subst(is_reduce ? body->u.reduce.body : body, vars, vals, nv));
+    StageInfo *si = &L->info[stage_idx(L, t)];
+    Expr *idx[KG_MAX_DIMS];
+    for (int d = 0; d < nspatial; d++) {
+        idx[d] = ivm(&ivs, st->root.items[d], 0)->value;
+        if (rmin[d])
+            idx[d] = ir_bin(OP_ADD, rmin[d], idx[d]);
+    }
+    Expr *findex = flat_index(si->buf, idx, si->rmin);
+
+    /* simplify guards under the loop ranges; drop the ones that always hold */
+    RangeMap m = {0};
+    for (int i = 0; i < outer->n; i++)
+        ir_range_push(&m, outer->items[i].var, outer->items[i].lo, outer->items[i].hi);
+    for (int i = 0; i < st->leaf.n; i++) {
+        IterVar *iv = st->leaf.items[i];
+        ir_range_push(&m, iv->var, 0, ivm(&ivs, iv, 0)->ext - 1);
+    }
+    PtrVec *gl[2] = {&guards, &rguards};
+    for (int g = 0; g < 2; g++) {
+        int n = 0;
+        for (int i = 0; i < gl[g]->n; i++) {
+            Expr *c = ir_simplify(gl[g]->items[i], &m);
+            int64_t v;
+            if (ir_expr_is_const(c, &v) && v)
+                continue;
+            int dup = 0;
+            for (int h = 0; h <= g && !dup; h++)
+                for (int q = 0; q < (h == g ? n : gl[h]->n) && !dup; q++)
+                    dup = ir_expr_equal(gl[h]->items[q], c);
+            if (!dup)
+                gl[g]->items[n++] = c;
+        }
+        gl[g]->n = n;
+    }
+
+    /* stages computed at one of this stage's loops: their regions and buffers first, since
+     * this stage's loads from them depend on the region origins */
+    PtrVec att[MAX_IV], later = {0};
+    memset(att, 0, sizeof att);
+    RangeMap amaps[MAX_IV];
+    int apos[MAX_IV], natt = 0;
+    Stage *astages[MAX_IV];
+    Expr *cexpr = NULL;
+    for (int j = L->s->stages.n - 1; j >= 0 && natt < MAX_IV; j--) {
+        Stage *P = L->s->stages.items[j];
+        if (P->attach != ATTACH_AT || P->attach_stage != st)
+            continue;
+        int pos = -1;
+        for (int i = 0; i < st->leaf.n; i++)
+            if (st->leaf.items[i] == P->attach_iv)
+                pos = i;
+        if (pos < 0)
+            ir_die("attach axis vanished");
+        if (!cexpr)
+            cexpr = inline_expr(L, ir_subst(body, vars, vals, nv));
+        if (attached_region(L, P, st, pos, cexpr, &ivs, outer, &later, &amaps[natt]))
+            return NULL;
+        ir_vec_push(&later, P, 1 << 20, "stages");
+        astages[natt] = P;
+        apos[natt++] = pos;
+    }
+    for (int a = natt - 1; a >= 0; a--) {
+        Stage *P = astages[a];
+        StageInfo *pi = &L->info[stage_idx(L, P->t)];
+        Stmt *ps = lower_stage(L, P, pi->rmin, pi->buf->shape, P->t->body, &amaps[a]);
+        if (L->failed)
+            return NULL;
+        ir_vec_push(&att[apos[a]], P, 1 << 20, "stages");
+        ir_vec_push(&att[apos[a]], ps, 1 << 20, "stages");
+    }
+
+    /* the innermost statement */
+    Pending pend = {0};
+    Expr *rhs = lower_expr(L, value, &pend);
+    if (L->failed)
+        return NULL;
+    Stmt *inner;
+    if (is_reduce)
+        inner = ir_store(si->buf, findex, combine(body->u.reduce.op, ir_load(si->buf, findex), rhs));
+    else
+        inner = ir_store(si->buf, findex, rhs);
+    inner = wrap_pending(&pend, inner);
+
+    int first_red = -1;
+    if (is_reduce)
+        for (int i = 0; i < st->leaf.n && first_red < 0; i++)
+            if (((IterVar *)st->leaf.items[i])->kind == IV_REDUCE)
+                first_red = i;
+
+    /* inside out */
+    Stmt *cur = inner;
+    for (int p = st->leaf.n; p >= 0; p--) {
+        /* guards whose deepest variable is at p-1 wrap the body of loop p-1 */
+        {
+            for (int g = 0; g < 2; g++)
+                for (int i = 0; i < gl[g]->n; i++) {
+                    Expr *c = gl[g]->items[i];
+                    if (leaf_of_var(st, c) == p - 1)
+                        cur = ir_if(c, cur, NULL);
+                }
+        }
+        if (p == 0)
+            break;
+        IterVar *iv = st->leaf.items[p - 1];
+        /* stages computed at this loop come first in its body */
+        for (int j = att[p - 1].n - 2; j >= 0; j -= 2) {
+            Stage *P = att[p - 1].items[j];
+            cur = ir_allocate(L->info[stage_idx(L, P->t)].buf, ir_seq2(att[p - 1].items[j + 1], cur));
+        }
+        /* the reduction's initial value, before its first reduce loop */
+        if (is_reduce && p - 1 == first_red) {
+            Stmt *init = ir_store(si->buf, findex, ir_reduce_identity(body->u.reduce.op, t->dtype));
+            for (int i = 0; i < guards.n; i++)
+                init = ir_if(guards.items[i], init, NULL);
+            for (int i = st->leaf.n - 1; i > first_red; i--) {
+                IterVar *jv = st->leaf.items[i];
+                if (jv->kind == IV_REDUCE)
+                    continue;
+                init = ir_for(jv->var, ir_idx(0), ir_idx(ivm(&ivs, jv, 0)->ext),
+                              jv->ann == ANN_VECTORIZE ? FOR_VECTORIZED : FOR_SERIAL, init);
+            }
+            Stmt *loop = ir_for(iv->var, ir_idx(0), ir_idx(ivm(&ivs, iv, 0)->ext), for_kind(iv), cur);
+            if (iv->bind_tag)
+                loop->u.loop.bind_tag = iv->bind_tag;
+            cur = ir_seq2(init, loop);
+            continue;
+        }
+        Stmt *loop = ir_for(iv->var, ir_idx(0), ir_idx(ivm(&ivs, iv, 0)->ext), for_kind(iv), cur);
+        if (iv->bind_tag)
+            loop->u.loop.bind_tag = iv->bind_tag;
+        cur = loop;
+    }
+    if (is_reduce && first_red < 0) {
+        /* no reduce loops at all (every reduce axis had extent 1 is impossible; keep safe) */
+        Stmt *init = ir_store(si->buf, findex, ir_reduce_identity(body->u.reduce.op, t->dtype));
+        cur = ir_seq2(init, cur);
+    }
+    return cur;
+}
+
+/* ---------------------------------------------------------------- post passes */
+
+static Stmt *unroll(Stmt *s)
+{
+    if (!s)
+        return NULL;
+    switch (s->kind) {
+    case S_FOR: {
+        Stmt *body = unroll(s->u.loop.body);
+        int64_t lo, ext;
+        if (s->u.loop.kind == FOR_UNROLLED && ir_expr_is_const(s->u.loop.min, &lo) &&
+            ir_expr_is_const(s->u.loop.extent, &ext) && ext <= SCH_MAX_UNROLL) {
+            Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)(ext ? ext : 1));
+            Var *v = s->u.loop.var;
+            for (int64_t i = 0; i < ext; i++) {
+                Expr *val = ir_idx(lo + i);
+                items[i] = ir_stmt_subst(body, &v, &val, 1);
+            }
+            return ir_seq(items, (int)ext);
+        }
+        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent,
+                         s->u.loop.kind == FOR_UNROLLED ? FOR_SERIAL : s->u.loop.kind, body);
+        r->u.loop.bind_tag = s->u.loop.bind_tag;
+        return r;
+    }
+    case S_LET: return ir_let(s->u.let.var, s->u.let.value, unroll(s->u.let.body));
+    case S_IF: return ir_if(s->u.cond.cond, unroll(s->u.cond.then), unroll(s->u.cond.els));
+    case S_ALLOC: return ir_allocate(s->u.alloc.buf, unroll(s->u.alloc.body));
+    case S_SEQ: {
+        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
+        for (int i = 0; i < s->u.seq.n; i++)
+            items[i] = unroll(s->u.seq.items[i]);
+        return ir_seq(items, s->u.seq.n);
+    }
+    default: return s;
+    }
+}
+
+static int check_loops(const Stmt *s, int in_parallel, int in_vector)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: {
+        int64_t e;
+        if (s->u.loop.kind == FOR_VECTORIZED && !ir_expr_is_const(s->u.loop.extent, &e))
+            return ir_fail("vectorize: loop %s has a non-constant extent", s->u.loop.var->name);
+        if (s->u.loop.kind == FOR_PARALLEL && in_parallel)
+            return ir_fail("parallel: loop %s is nested inside another parallel loop", s->u.loop.var->name);
+        if (s->u.loop.kind == FOR_PARALLEL && in_vector)
+            return ir_fail("parallel: loop %s is inside a vectorized loop", s->u.loop.var->name);
+        return check_loops(s->u.loop.body, in_parallel || s->u.loop.kind == FOR_PARALLEL,
+                           in_vector || s->u.loop.kind == FOR_VECTORIZED);
+    }
+    case S_LET: return check_loops(s->u.let.body, in_parallel, in_vector);
+    case S_IF: return check_loops(s->u.cond.then, in_parallel, in_vector) || check_loops(s->u.cond.els, in_parallel, in_vector);
+    case S_ALLOC: return check_loops(s->u.alloc.body, in_parallel, in_vector);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (check_loops(s->u.seq.items[i], in_parallel, in_vector))
+                return -1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* ---------------------------------------------------------------- the kernel */
+
+static void note_stage(Kernel *k, Stage *st)
+{
+    static const char *ann[] = {"", " (unrolled)", " (vectorized)", " (parallel)", " (bound)"};
+    StrBuf b = {0};
+    sb_printf(&b, "%s", st->t->name);
+    if (st->origin)
+        sb_printf(&b, " = %s", st->origin);
+    if (st->attach == ATTACH_INLINE)
+        sb_puts(&b, ": inlined");
+    else {
+        if (st->attach == ATTACH_AT)
+            sb_printf(&b, ": computed at %s.%s", st->attach_stage->t->name, st->attach_iv->var->name);
+        else
+            sb_puts(&b, ": root");
+        sb_puts(&b, "; loops");
+        for (int i = 0; i < st->leaf.n; i++) {
+            IterVar *iv = st->leaf.items[i];
+            sb_printf(&b, "%s %s%s", i ? "," : "", iv->var->name, iv->bind_tag ? "" : ann[iv->ann]);
+            if (iv->bind_tag)
+                sb_printf(&b, " (%s)", iv->bind_tag);
+        }
+    }
+    ir_vec_push(&k->notes, ir_strdup(b.data), 1 << 20, "notes");
+    sb_free(&b);
+}
+
+Kernel *ir_lower(Schedule *s, const char *name)
+{
+    Lower L = {0};
+    L.s = s;
+    L.k = ir_alloc(sizeof *L.k);
+    L.k->name = ir_strdup(name);
+    L.info = ir_alloc(sizeof *L.info * (size_t)(s->stages.n ? s->stages.n : 1));
+    Program *p = s->prog;
+
+    /* consistency of the schedule as a whole */
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        if (st->attach != ATTACH_AT)
+            continue;
+        Stage *root = st;
+        for (int depth = 0; root->attach == ATTACH_AT; depth++) {
+            if (depth > s->stages.n) {
+                ir_fail("compute_at: %s is attached in a cycle", st->t->name);
+                return NULL;
+            }
+            root = root->attach_stage;
+        }
+        if (root->attach == ATTACH_INLINE) {
+            ir_fail("compute_at: %s is computed inside %s, which is inlined", st->t->name, root->t->name);
+            return NULL;
+        }
+        for (int j = 0; j < s->stages.n; j++) {
+            Stage *r = s->stages.items[j];
+            if (r == st->attach_stage || r->attach == ATTACH_INLINE || r->t->kind == T_PLACEHOLDER)
+                continue;
+            if (r->attach == ATTACH_AT && r->attach_stage == st->attach_stage) {
+                /* a sibling computed in the same loop nest, at the same loop or deeper */
+                int ps = -1, pr = -1;
+                for (int q = 0; q < st->attach_stage->leaf.n; q++) {
+                    if (st->attach_stage->leaf.items[q] == st->attach_iv)
+                        ps = q;
+                    if (st->attach_stage->leaf.items[q] == r->attach_iv)
+                        pr = q;
+                }
+                if (pr >= ps)
+                    continue;
+            }
+            Expr *e = r->t->kind == T_COMPUTE ? r->t->body : r->t->update;
+            PtrVec rd = {0};
+            L.info[j].buf = NULL;
+            ir_expr_tensors(inline_expr(&L, e), &rd);
+            if (r->t->kind == T_SCAN)
+                ir_expr_tensors(inline_expr(&L, r->t->init), &rd);
+            for (int q = 0; q < rd.n; q++)
+                if (rd.items[q] == st->t) {
+                    ir_fail("compute_at(%s, %s, %s): %s is also read by %s", st->t->name, st->attach_stage->t->name,
+                            st->attach_iv->var->name, st->t->name, r->t->name);
+                    return NULL;
+                }
+        }
+        if (leaf_of_var(st->attach_stage, ir_varref(st->attach_iv->var)) < 0) {
+            ir_fail("compute_at(%s, %s, %s): %s is no longer a loop of %s (it was split or fused later)", st->t->name,
+                    st->attach_stage->t->name, st->attach_iv->var->name, st->attach_iv->var->name,
+                    st->attach_stage->t->name);
+            return NULL;
+        }
+    }
+
+    /* index arithmetic is 32-bit: every tensor must be addressable with it */
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        int64_t n = 1;
+        for (int d = 0; d < t->ndim; d++) {
+            if (n > INT32_MAX / t->shape[d]) {
+                ir_fail("tensor %s is too large: kgen's index arithmetic is 32-bit (at most %d elements)", t->name,
+                        INT32_MAX);
+                return NULL;
+            }
+            n *= t->shape[d];
+        }
+    }
+
+    /* parameters: inputs, then outputs */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < p->tensors.n; i++) {
+            Tensor *t = p->tensors.items[i];
+            if (pass == 0 ? t->kind != T_PLACEHOLDER : !t->is_output)
+                continue;
+            Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
+            b->is_input = pass == 0;
+            L.info[stage_idx(&L, t)].buf = b;
+            ir_vec_push(&L.k->params, b, 1 << 20, "parameters");
+        }
+    /* root intermediates: the workspace, or a local array when asked */
+    PtrVec roots = {0};
+    int64_t off = 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (t->kind == T_PLACEHOLDER || t->is_output || st->attach != ATTACH_ROOT)
+            continue;
+        Scope sc = st->scope == SCOPE_LOCAL ? SCOPE_LOCAL : SCOPE_WORKSPACE;
+        Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
+        if (sc == SCOPE_WORKSPACE) {
+            b->ws_offset = off;
+            off += (b->size * ir_dtype_bytes(t->dtype) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+        }
+        L.info[i].buf = b;
+        ir_vec_push(&roots, b, 1 << 20, "buffers");
+        ir_vec_push(&L.k->locals, b, 1 << 20, "buffers");
+    }
+    L.k->workspace_bytes = off;
+
+    PtrVec body = {0};
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (t->kind == T_PLACEHOLDER)
+            continue;
+        note_stage(L.k, st);
+        if (st->attach != ATTACH_ROOT)
+            continue;
+        Expr *rmin[KG_MAX_DIMS] = {0};
+        int64_t rext[KG_MAX_DIMS];
+        for (int d = 0; d < t->ndim; d++)
+            rext[d] = t->shape[d];
+        RangeMap none = {0};
+        if (t->kind == T_COMPUTE) {
+            Stmt *nest = lower_stage(&L, st, rmin, rext, t->body, &none);
+            if (L.failed)
+                return NULL;
+            ir_vec_push(&body, nest, 1 << 20, "statements");
+        } else {
+            Expr *zero = ir_idx(0);
+            rmin[0] = zero;
+            rext[0] = t->init_steps;
+            Stmt *init = lower_stage(&L, st, rmin, rext, t->init, &none);
+            if (L.failed)
+                return NULL;
+            ir_vec_push(&body, init, 1 << 20, "statements");
+            if (t->shape[0] > t->init_steps) {
+                rmin[0] = ir_idx(t->init_steps);
+                rext[0] = t->shape[0] - t->init_steps;
+                Stmt *upd = lower_stage(&L, st, rmin, rext, t->update, &none);
+                if (L.failed)
+                    return NULL;
+                ir_vec_push(&body, upd, 1 << 20, "statements");
+            }
+        }
+    }
+    Stmt *b = ir_seq((Stmt **)body.items, body.n);
+    for (int i = roots.n - 1; i >= 0; i--)
+        b = ir_allocate(roots.items[i], b);
+    b = ir_simplify_stmt(b);
+    b = ir_simplify_stmt(unroll(b));
+    if (check_loops(b, 0, 0))
+        return NULL;
+    L.k->body = b;
+    return L.k;
+}

@@ -1,0 +1,346 @@
+/* tensor.c - tensors (placeholders, computes, scans), programs and their verifier. */
+#include "ir.h"
+
+#include <string.h>
+
+#define MAX_TENSORS 100000
+
+IterVar *ir_itervar_new(const char *name, int64_t extent, IterKind kind)
+{
+    IterVar *iv = ir_alloc(sizeof *iv);
+    iv->var = ir_var_new(name, DT_INDEX);
+    iv->extent = extent;
+    iv->kind = kind;
+    return iv;
+}
+
+static Tensor *tensor_new(const char *name, TensorKind kind, DType dtype, int ndim)
+{
+    Tensor *t = ir_alloc(sizeof *t);
+    t->name = ir_strdup(name);
+    t->kind = kind;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    return t;
+}
+
+Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *shape)
+{
+    if (ndim < 0 || ndim > KG_MAX_DIMS) {
+        ir_fail("'%s': rank %d is outside 0..%d", name, ndim, KG_MAX_DIMS);
+        return NULL;
+    }
+    Tensor *t = tensor_new(name, T_PLACEHOLDER, dtype, ndim);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 1) {
+            ir_fail("'%s': dimension %d is %lld; dimensions must be at least 1", name, i, (long long)shape[i]);
+            return NULL;
+        }
+        t->shape[i] = shape[i];
+    }
+    return t;
+}
+
+static int set_axes(Tensor *t, int ndim, IterVar **axes)
+{
+    if (ndim < 0 || ndim > KG_MAX_DIMS)
+        return ir_fail("'%s': rank %d is outside 0..%d", t->name, ndim, KG_MAX_DIMS);
+    for (int i = 0; i < ndim; i++) {
+        if (axes[i]->kind != IV_SPATIAL)
+            return ir_fail("'%s': axis %s is a reduce axis", t->name, axes[i]->var->name);
+        if (axes[i]->extent < 1)
+            return ir_fail("'%s': axis %s has extent %lld; extents must be at least 1", t->name,
+                           axes[i]->var->name, (long long)axes[i]->extent);
+        t->axes[i] = axes[i];
+        t->shape[i] = axes[i]->extent;
+    }
+    return 0;
+}
+
+Tensor *ir_compute(const char *name, int ndim, IterVar **axes, Expr *body)
+{
+    if (!body)
+        return NULL;
+    Tensor *t = tensor_new(name, T_COMPUTE, body->dtype, ndim);
+    if (set_axes(t, ndim, axes))
+        return NULL;
+    t->body = body;
+    return t;
+}
+
+Tensor *ir_scan_begin(const char *name, DType dtype, int ndim, IterVar **axes)
+{
+    if (ndim < 1) {
+        ir_fail("scan '%s' needs a time axis", name);
+        return NULL;
+    }
+    Tensor *t = tensor_new(name, T_SCAN, dtype, ndim);
+    if (set_axes(t, ndim, axes))
+        return NULL;
+    return t;
+}
+
+/* Does e read t at a time index that is not provably earlier than `time`? */
+static int reads_current(const Expr *e, const Tensor *t, const Var *time);
+
+int ir_scan_finish(Tensor *t, int64_t init_steps, Expr *init, Expr *update)
+{
+    if (!init || !update)
+        return -1;
+    if (init_steps < 1 || init_steps > t->shape[0])
+        return ir_fail("scan '%s': init steps %lld must be within 1..%lld", t->name, (long long)init_steps,
+                       (long long)t->shape[0]);
+    if (init->dtype != t->dtype && !(init = ir_cast(t->dtype, init)))
+        return -1;
+    if (update->dtype != t->dtype)
+        return ir_fail("scan '%s': update has type %s but init has %s", t->name, ir_dtype_name(update->dtype),
+                       ir_dtype_name(t->dtype));
+    PtrVec reads = {0};
+    ir_expr_tensors(init, &reads);
+    for (int i = 0; i < reads.n; i++)
+        if (reads.items[i] == t)
+            return ir_fail("scan '%s': init may not read '%s' itself", t->name, t->name);
+    if (reads_current(update, t, t->axes[0]->var))
+        return ir_fail("scan update may read '%s' only at earlier time steps (index %s - k with k >= 1)",
+                       t->name, t->axes[0]->var->name);
+    t->init_steps = init_steps;
+    t->init = init;
+    t->update = update;
+    return 0;
+}
+
+static int reads_current(const Expr *e, const Tensor *t, const Var *time)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return 0;
+    case E_BIN: return reads_current(e->u.bin.a, t, time) || reads_current(e->u.bin.b, t, time);
+    case E_UN: return reads_current(e->u.un.a, t, time);
+    case E_CAST: return reads_current(e->u.cast.a, t, time);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (reads_current(e->u.call.args[i], t, time))
+                return 1;
+        return 0;
+    case E_SELECT:
+        return reads_current(e->u.sel.cond, t, time) || reads_current(e->u.sel.t, t, time) ||
+               reads_current(e->u.sel.f, t, time);
+    case E_REDUCE: return reads_current(e->u.reduce.body, t, time);
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            if (reads_current(e->u.access.idx[i], t, time))
+                return 1;
+        if (e->u.access.t != t)
+            return 0;
+        {
+            /* the time index must be `time - k`, k >= 1 */
+            Expr *d = ir_simplify(ir_bin(OP_SUB, ir_varref((Var *)time), e->u.access.idx[0]), NULL);
+            int64_t k;
+            return !ir_expr_is_const(d, &k) || k < 1;
+        }
+    }
+    return 1;
+}
+
+int64_t ir_tensor_numel(const Tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+/* ---------------------------------------------------------------- programs */
+
+Program *ir_program_new(const char *name)
+{
+    Program *p = ir_alloc(sizeof *p);
+    p->name = ir_strdup(name);
+    return p;
+}
+
+Tensor *ir_program_find(Program *p, const char *name)
+{
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        if (!strcmp(t->name, name))
+            return t;
+    }
+    return NULL;
+}
+
+int ir_program_add(Program *p, Tensor *t)
+{
+    if (!t)
+        return -1;
+    if (ir_program_find(p, t->name))
+        return ir_fail("tensor '%s' is defined twice", t->name);
+    t->id = p->tensors.n;
+    ir_vec_push(&p->tensors, t, MAX_TENSORS, "tensors");
+    return 0;
+}
+
+void ir_expr_tensors(const Expr *e, PtrVec *out)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return;
+    case E_BIN:
+        ir_expr_tensors(e->u.bin.a, out);
+        ir_expr_tensors(e->u.bin.b, out);
+        return;
+    case E_UN: ir_expr_tensors(e->u.un.a, out); return;
+    case E_CAST: ir_expr_tensors(e->u.cast.a, out); return;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            ir_expr_tensors(e->u.call.args[i], out);
+        return;
+    case E_SELECT:
+        ir_expr_tensors(e->u.sel.cond, out);
+        ir_expr_tensors(e->u.sel.t, out);
+        ir_expr_tensors(e->u.sel.f, out);
+        return;
+    case E_REDUCE: ir_expr_tensors(e->u.reduce.body, out); return;
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            ir_expr_tensors(e->u.access.idx[i], out);
+        for (int i = 0; i < out->n; i++)
+            if (out->items[i] == e->u.access.t)
+                return;
+        ir_vec_push(out, e->u.access.t, MAX_TENSORS, "tensors read by one expression");
+        return;
+    }
+}
+
+/* Check accesses: rank, and index ranges outside any select (a select guards its sides). */
+static int verify_expr(Program *p, Tensor *owner, const Expr *e, RangeMap *m, int guarded)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR: return 0;
+    case E_LOAD: return ir_fail("'%s': a flat buffer load in the tensor IR", owner->name);
+    case E_BIN:
+        return verify_expr(p, owner, e->u.bin.a, m, guarded) || verify_expr(p, owner, e->u.bin.b, m, guarded);
+    case E_UN: return verify_expr(p, owner, e->u.un.a, m, guarded);
+    case E_CAST: return verify_expr(p, owner, e->u.cast.a, m, guarded);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (verify_expr(p, owner, e->u.call.args[i], m, guarded))
+                return -1;
+        return 0;
+    case E_SELECT:
+        return verify_expr(p, owner, e->u.sel.cond, m, guarded) || verify_expr(p, owner, e->u.sel.t, m, 1) ||
+               verify_expr(p, owner, e->u.sel.f, m, 1);
+    case E_REDUCE: {
+        for (int i = 0; i < e->u.reduce.naxes; i++)
+            if (e->u.reduce.axes[i]->extent < 1 || e->u.reduce.axes[i]->extent > INT32_MAX)
+                return ir_fail("'%s': reduce axis %s has extent %lld, outside 1..%d", owner->name,
+                               e->u.reduce.axes[i]->var->name, (long long)e->u.reduce.axes[i]->extent, INT32_MAX);
+        for (int i = 0; i < e->u.reduce.naxes; i++)
+            ir_range_push(m, e->u.reduce.axes[i]->var, 0, e->u.reduce.axes[i]->extent - 1);
+        int r = verify_expr(p, owner, e->u.reduce.body, m, guarded);
+        for (int i = 0; i < e->u.reduce.naxes; i++)
+            ir_range_pop(m);
+        return r;
+    }
+    case E_ACCESS: {
+        Tensor *t = e->u.access.t;
+        if (t != owner && (t->id >= p->tensors.n || p->tensors.items[t->id] != t))
+            return ir_fail("'%s' reads '%s', which is not defined before it", owner->name, t->name);
+        if (t == owner && owner->kind != T_SCAN)
+            return ir_fail("'%s' reads itself", owner->name);
+        if (e->u.access.n != t->ndim)
+            return ir_fail("'%s' has %d dimension%s, indexed with %d", t->name, t->ndim, t->ndim == 1 ? "" : "s",
+                           e->u.access.n);
+        for (int i = 0; i < e->u.access.n; i++) {
+            const Expr *ix = e->u.access.idx[i];
+            if (ir_dtype_is_float(ix->dtype) || ix->dtype == DT_BOOL)
+                return ir_fail("index %d of '%s' has type %s; indices are integers", i, t->name,
+                               ir_dtype_name(ix->dtype));
+            if (verify_expr(p, owner, ix, m, guarded))
+                return -1;
+            int64_t lo, hi;
+            if (!guarded && ir_const_bounds(ix, m, &lo, &hi) && (lo < 0 || hi >= t->shape[i]))
+                return ir_fail("index %d of '%s' ranges over %lld..%lld, outside 0..%lld (guard it with select)", i,
+                               t->name, (long long)lo, (long long)hi, (long long)(t->shape[i] - 1));
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+int ir_program_verify(Program *p)
+{
+    int outputs = 0;
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        outputs += t->is_output;
+        if (t->kind == T_PLACEHOLDER)
+            continue;
+        RangeMap m = {0};
+        for (int d = 0; d < t->ndim; d++)
+            ir_range_push(&m, t->axes[d]->var, 0, t->axes[d]->extent - 1);
+        int r = 0;
+        if (t->kind == T_COMPUTE)
+            r = verify_expr(p, t, t->body, &m, 0);
+        else if (!t->update)
+            r = ir_fail("scan '%s' has no update", t->name);
+        else {
+            m.items[0].hi = t->init_steps - 1;
+            r = verify_expr(p, t, t->init, &m, 0);
+            m.items[0].lo = t->init_steps;
+            m.items[0].hi = t->shape[0] - 1;
+            if (!r)
+                r = verify_expr(p, t, t->update, &m, 0);
+        }
+        if (r)
+            return -1;
+        if (t->kind == T_COMPUTE) {
+            /* a reduction below the top must not reuse an axis of an enclosing one */
+        }
+        if (t->is_output && t->kind == T_PLACEHOLDER)
+            return ir_fail("output '%s' is an input", t->name);
+    }
+    if (!outputs)
+        return ir_fail("the program has no output (mark one with 'output')");
+    return 0;
+}
+
+void ir_print_program(FILE *f, Program *p)
+{
+    fprintf(f, "program %s\n", p->name);
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        switch (t->kind) {
+        case T_PLACEHOLDER:
+            fprintf(f, "  input %s : %s[", t->name, ir_dtype_name(t->dtype));
+            for (int d = 0; d < t->ndim; d++)
+                fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+            fputs("]\n", f);
+            break;
+        case T_COMPUTE:
+        case T_SCAN:
+            fprintf(f, "  %s%s%s[", t->is_output ? "output " : "", t->kind == T_SCAN ? "scan " : "", t->name);
+            for (int d = 0; d < t->ndim; d++)
+                fprintf(f, "%s%s < %lld", d ? ", " : "", t->axes[d]->var->name, (long long)t->shape[d]);
+            fprintf(f, "] : %s", ir_dtype_name(t->dtype));
+            if (t->kind == T_COMPUTE) {
+                fputs(" = ", f);
+                ir_print_expr(f, t->body);
+            } else {
+                fprintf(f, "\n    init(%lld) = ", (long long)t->init_steps);
+                ir_print_expr(f, t->init);
+                fputs("\n    update = ", f);
+                ir_print_expr(f, t->update);
+            }
+            fputc('\n', f);
+            break;
+        }
+    }
+}

@@ -1,0 +1,355 @@
+/* kgen_runtime.h - the small header-only runtime that kgen copies next to every
+ * generated C file.
+ *
+ * Why header-only: a generated kernel must build with nothing but a C99 compiler and
+ * libc (firmware, WASM, a plain `cc kernel.c`), so there is no library to link. Every
+ * helper is static inline (KGEN_INLINE), which costs nothing when unused and keeps each
+ * kernel file self-contained. Only <stdint.h>, <stddef.h> and <math.h> are included, so
+ * freestanding toolchains with a small libm still work.
+ *
+ * Everything here is prefixed kgen_ / KGEN_ so it cannot clash with user code. The
+ * header compiles warning-free as C99 (-Wall -Wextra -pedantic) and as C++.
+ */
+#ifndef KGEN_RUNTIME_H
+#define KGEN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+
+/* ---------------------------------------------------------------- portability */
+
+/* Generated prototypes use C99 `restrict`; C++ has no such keyword but every major
+ * compiler spells it __restrict, so C++ code can include the generated headers. */
+#if defined(__cplusplus) && !defined(restrict)
+#define restrict __restrict
+#endif
+
+/* Placed on the line before a loop the schedule marked `vectorize`: it tells the
+ * compiler the iterations are independent (the schedule checked that), which lets it
+ * vectorize without runtime alias checks. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KGEN_VECTORIZE _Pragma("GCC ivdep")
+#else
+/* clang vectorizes these loops on its own at -O2 (the pointers are restrict), and its
+ * loop pragmas turn a loop it cannot vectorize into a warning */
+#define KGEN_VECTORIZE
+#endif
+
+/* Placed on the line before a loop the schedule marked `parallel`. Without -fopenmp the
+ * loop simply runs serially, so the same file builds everywhere. */
+#if defined(_OPENMP)
+#define KGEN_PARALLEL_FOR _Pragma("omp parallel for")
+#else
+#define KGEN_PARALLEL_FOR
+#endif
+
+/* Every helper is KGEN_INLINE: static (private to each including file) and inline. The
+ * unused attribute keeps clang quiet when this header is compiled on its own. */
+#if defined(__GNUC__)
+#define KGEN_INLINE static inline __attribute__((unused))
+#else
+#define KGEN_INLINE static inline
+#endif
+
+/* Local arrays are aligned to a cache line so vector loads on them never split lines. */
+#if defined(__GNUC__)
+#define KGEN_ALIGN(n) __attribute__((aligned(n)))
+#else
+#define KGEN_ALIGN(n)
+#endif
+
+/* ---------------------------------------------------------------- tensors (DLPack ABI) */
+
+/* The descriptor the NAME_tensors() entry points take. Its layout is field for field the
+ * one of DLPack's DLTensor (dlpack.h, v0.x and v1.x): a framework that already hands out
+ * DLTensor pointers (PyTorch, TVM, JAX, ...) can pass them straight through, with a cast
+ * if dlpack.h was included too. The codes below are DLPack's values. */
+#define KGEN_DEVICE_CPU 1
+#define KGEN_DEVICE_CUDA 2
+#define KGEN_DEVICE_CUDA_HOST 3
+#define KGEN_DEVICE_OPENCL 4
+#define KGEN_DEVICE_METAL 8
+#define KGEN_DEVICE_CUDA_MANAGED 13
+
+#define KGEN_DTYPE_INT 0
+#define KGEN_DTYPE_UINT 1
+#define KGEN_DTYPE_FLOAT 2
+#define KGEN_DTYPE_BFLOAT 4
+#define KGEN_DTYPE_BOOL 6
+
+typedef struct {
+    int32_t device_type;    /* KGEN_DEVICE_*; DLPack's enum has the size of an int32 */
+    int32_t device_id;
+} kgen_device;
+
+typedef struct {
+    uint8_t code;           /* KGEN_DTYPE_* */
+    uint8_t bits;           /* 8, 16, 32, 64 */
+    uint16_t lanes;         /* 1 for every tensor kgen reads or writes */
+} kgen_dtype;
+
+typedef struct {
+    void *data;             /* the allocation; elements start at data + byte_offset */
+    kgen_device device;
+    int32_t ndim;
+    kgen_dtype dtype;
+    int64_t *shape;         /* ndim extents */
+    int64_t *strides;       /* ndim strides in elements, or NULL for compact row-major */
+    uint64_t byte_offset;
+} kgen_tensor;
+
+/* Name the struct DLTensor too, unless dlpack.h got there first (include dlpack.h BEFORE
+ * this header to use its own type; the two layouts are identical, so a cast suffices). */
+#if !defined(DLPACK_VERSION) && !defined(DLPACK_EXTERN_C) && !defined(DLPACK_MAJOR_VERSION)
+typedef kgen_tensor DLTensor;
+#endif
+
+/* ---------------------------------------------------------------- status codes */
+
+/* Every generated function returns one of these: a kernel cannot print or abort on a
+ * microcontroller, so a bad call is reported to the caller instead. */
+#define KGEN_OK 0
+#define KGEN_ERR_NARGS 1      /* wrong number of tensors */
+#define KGEN_ERR_DTYPE 2      /* dtype code, bits or lanes differ */
+#define KGEN_ERR_NDIM 3       /* rank differs */
+#define KGEN_ERR_SHAPE 4      /* an extent differs */
+#define KGEN_ERR_STRIDES 5    /* not the compact row-major layout the kernel assumes */
+#define KGEN_ERR_ALIGN 6      /* data not aligned to its element size */
+#define KGEN_ERR_NULL 7       /* a NULL tensor, data or shape pointer */
+#define KGEN_ERR_DEVICE 8     /* memory the kernel cannot address (e.g. GPU for C) */
+
+KGEN_INLINE const char *kgen_status_str(int status)
+{
+    switch (status) {
+    case KGEN_OK: return "ok";
+    case KGEN_ERR_NARGS: return "wrong number of tensors";
+    case KGEN_ERR_DTYPE: return "wrong dtype";
+    case KGEN_ERR_NDIM: return "wrong number of dimensions";
+    case KGEN_ERR_SHAPE: return "wrong shape";
+    case KGEN_ERR_STRIDES: return "strides are not compact row-major";
+    case KGEN_ERR_ALIGN: return "data is misaligned";
+    case KGEN_ERR_NULL: return "NULL pointer";
+    case KGEN_ERR_DEVICE: return "tensor is on the wrong device";
+    default: return "unknown status";
+    }
+}
+
+/* Check one tensor against what a kernel parameter expects. Strides of extent-1
+ * dimensions are ignored: they never move the address, and frameworks fill them with
+ * arbitrary values. */
+KGEN_INLINE int kgen_check_tensor(const kgen_tensor *t, int32_t device_type, uint8_t code,
+                                    uint8_t bits, int32_t ndim, const int64_t *shape,
+                                    const int64_t *strides)
+{
+    int32_t i;
+    if (!t)
+        return KGEN_ERR_NULL;
+    if (t->device.device_type != device_type &&
+        !(device_type == KGEN_DEVICE_CPU && (t->device.device_type == KGEN_DEVICE_CUDA_HOST ||
+                                             t->device.device_type == KGEN_DEVICE_CUDA_MANAGED)))
+        return KGEN_ERR_DEVICE;
+    if (t->dtype.code != code || t->dtype.bits != bits || t->dtype.lanes != 1)
+        return KGEN_ERR_DTYPE;
+    if (t->ndim != ndim)
+        return KGEN_ERR_NDIM;
+    if (ndim > 0 && !t->shape)
+        return KGEN_ERR_NULL;
+    for (i = 0; i < ndim; i++)
+        if (t->shape[i] != shape[i])
+            return KGEN_ERR_SHAPE;
+    if (t->strides)
+        for (i = 0; i < ndim; i++)
+            if (shape[i] != 1 && t->strides[i] != strides[i])
+                return KGEN_ERR_STRIDES;
+    if (!t->data)
+        return KGEN_ERR_NULL;
+    if (bits >= 8 && ((uintptr_t)t->data + (uintptr_t)t->byte_offset) % (uintptr_t)(bits / 8) != 0)
+        return KGEN_ERR_ALIGN;
+    return KGEN_OK;
+}
+
+/* ---------------------------------------------------------------- arena */
+
+/* Callers without malloc (firmware) carve the workspace and tensors out of one static
+ * block. kgen_arena_alloc returns NULL when the block is full instead of failing hard. */
+typedef struct {
+    unsigned char *base;
+    size_t size, used;
+} kgen_arena;
+
+/* Round x up to a multiple of a (a power of two). */
+#define KGEN_ALIGN_UP(x, a) (((x) + ((size_t)(a) - 1)) & ~((size_t)(a) - 1))
+
+KGEN_INLINE void kgen_arena_init(kgen_arena *a, void *base, size_t size)
+{
+    a->base = (unsigned char *)base;
+    a->size = base ? size : 0;
+    a->used = 0;
+}
+
+/* align: a power of two (0 means 1). The address, not just the offset, is aligned, so
+ * the block itself may have any alignment. */
+KGEN_INLINE void *kgen_arena_alloc(kgen_arena *a, size_t bytes, size_t align)
+{
+    uintptr_t start, aligned;
+    size_t pad;
+    if (align == 0)
+        align = 1;
+    if (!a->base || (align & (align - 1)) != 0)
+        return NULL;
+    start = (uintptr_t)(a->base + a->used);
+    aligned = (start + (uintptr_t)(align - 1)) & ~(uintptr_t)(align - 1);
+    pad = (size_t)(aligned - start);
+    if (pad > a->size - a->used || bytes > a->size - a->used - pad)
+        return NULL;
+    a->used += pad + bytes;
+    return a->base + (a->used - bytes);
+}
+
+/* ---------------------------------------------------------------- half precision */
+
+/* f16 tensors are stored as uint16_t bit patterns and computed in float: C99 has no half
+ * type, and integer code gives the same bits on every target. Both conversions are exact
+ * IEEE binary16: round to nearest even, subnormals, infinities and NaNs (kept quiet). */
+KGEN_INLINE uint32_t kgen_f32_bits(float f)
+{
+    union { float f; uint32_t u; } v;
+    v.f = f;
+    return v.u;
+}
+
+KGEN_INLINE float kgen_bits_f32(uint32_t u)
+{
+    union { float f; uint32_t u; } v;
+    v.u = u;
+    return v.f;
+}
+
+KGEN_INLINE float kgen_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
+    uint32_t exp = ((uint32_t)h >> 10) & 0x1fu;
+    uint32_t man = (uint32_t)h & 0x3ffu;
+    uint32_t e;
+    if (exp == 0x1fu)                       /* inf, nan */
+        return kgen_bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp != 0)                           /* normal: rebias 15 -> 127 */
+        return kgen_bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+    if (man == 0)                           /* signed zero */
+        return kgen_bits_f32(sign);
+    e = 113u;                               /* subnormal: normalize the mantissa */
+    while (!(man & 0x400u)) {
+        man <<= 1;
+        e--;
+    }
+    return kgen_bits_f32(sign | (e << 23) | ((man & 0x3ffu) << 13));
+}
+
+KGEN_INLINE uint16_t kgen_f32_to_f16(float f)
+{
+    uint32_t x = kgen_f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t exp = (x >> 23) & 0xffu;
+    uint32_t man = x & 0x7fffffu;
+    int32_t e = (int32_t)exp - 112;         /* the half exponent field */
+    uint32_t h, rem, half;
+    int shift;
+    if (exp == 0xffu)                       /* inf stays inf; nan stays a (quiet) nan */
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
+    if (e >= 31)                            /* too large: overflows to inf */
+        return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {                           /* a half subnormal, or zero */
+        if (e < -10)                        /* below half the smallest subnormal */
+            return (uint16_t)sign;
+        man |= 0x800000u;
+        shift = 14 - e;                     /* 14..24 */
+        h = man >> shift;
+        rem = man & ((1u << shift) - 1u);
+        half = 1u << (shift - 1);
+    } else {
+        h = ((uint32_t)e << 10) | (man >> 13);
+        rem = man & 0x1fffu;
+        half = 0x1000u;
+    }
+    if (rem > half || (rem == half && (h & 1u)))
+        h++;                                /* a carry into the exponent is still right */
+    return (uint16_t)(sign | h);
+}
+
+/* ---------------------------------------------------------------- math helpers */
+
+/* Functions that libm lacks, spelled once here so the printer emits one readable call. */
+KGEN_INLINE float kgen_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+KGEN_INLINE double kgen_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+KGEN_INLINE float kgen_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+KGEN_INLINE double kgen_rsqrt(double x) { return 1.0 / sqrt(x); }
+
+/* Floor modulo for floats (ONNX Mod with fmod=0, Python %): the sign follows b. */
+KGEN_INLINE float kgen_floormodf(float a, float b)
+{
+    float r = fmodf(a, b);
+    return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+}
+
+KGEN_INLINE double kgen_floormod(double a, double b)
+{
+    double r = fmod(a, b);
+    return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
+}
+
+/* Float min/max propagate NaN (ONNX Min/Max, numpy): fminf would drop it. */
+KGEN_INLINE float kgen_min_f32(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+KGEN_INLINE float kgen_max_f32(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+KGEN_INLINE double kgen_min_f64(double a, double b)
+{
+    return a != a ? a : b != b ? b : a < b ? a : b;
+}
+KGEN_INLINE double kgen_max_f64(double a, double b)
+{
+    return a != a ? a : b != b ? b : a > b ? a : b;
+}
+
+/* Integer min/max: smaller types are promoted to int and use the i32 ones. */
+KGEN_INLINE int32_t kgen_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+KGEN_INLINE int32_t kgen_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+KGEN_INLINE int64_t kgen_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+KGEN_INLINE int64_t kgen_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+KGEN_INLINE uint32_t kgen_min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+KGEN_INLINE uint32_t kgen_max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+KGEN_INLINE uint64_t kgen_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+KGEN_INLINE uint64_t kgen_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* Index arithmetic rounds towards minus infinity (split/fuse of negative offsets, ONNX
+ * Mod on ints), while C's / and % truncate towards zero: correct the truncated result
+ * when the signs differ and the division is inexact. */
+KGEN_INLINE int32_t kgen_floordiv_i32(int32_t a, int32_t b)
+{
+    int32_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+KGEN_INLINE int32_t kgen_floormod_i32(int32_t a, int32_t b)
+{
+    int32_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+KGEN_INLINE int64_t kgen_floordiv_i64(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+KGEN_INLINE int64_t kgen_floormod_i64(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+/* Integer abs through unsigned arithmetic: abs(INT_MIN) wraps to INT_MIN instead of
+ * being undefined behaviour (the result is converted back like a two's complement cast). */
+KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uint32_t)x) : x; }
+KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
+
+#endif /* KGEN_RUNTIME_H */

@@ -1,0 +1,149 @@
+/* test_ir.c - IR construction, type checking, the simplifier and interval analysis. */
+#include "../../ir/ir.h"
+#include "test.h"
+
+#include <stdlib.h>
+
+/* render an expression with the dump printer */
+static const char *show(const Expr *e)
+{
+    static char buf[4096];
+    FILE *f = tmpfile();
+    if (!f)
+        return "(tmpfile failed)";
+    ir_print_expr(f, e);
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static Expr *v(Var *x) { return ir_varref(x); }
+static Expr *c(int64_t k) { return ir_idx(k); }
+static Expr *B(BinOp op, Expr *a, Expr *b) { return ir_bin(op, a, b); }
+
+int main(void)
+{
+    Arena *a = ir_arena_new();
+    ir_arena_set(a);
+    Var *x = ir_var_new("x", DT_INDEX), *y = ir_var_new("y", DT_INDEX), *io = ir_var_new("io", DT_INDEX),
+        *ii = ir_var_new("ii", DT_INDEX);
+    RangeMap m = {0};
+    ir_range_push(&m, ii, 0, 15);
+    ir_range_push(&m, io, 0, 9);
+
+    /* constant folding */
+    CHECK_STR("7", show(ir_simplify(B(OP_ADD, c(3), c(4)), NULL)));
+    CHECK_STR("-2", show(ir_simplify(B(OP_FLOORDIV, c(-7), c(4)), NULL)));
+    CHECK_STR("1", show(ir_simplify(B(OP_FLOORMOD, c(-7), c(4)), NULL)));
+    CHECK_STR("-1", show(ir_simplify(B(OP_DIV, c(-7), c(4)), NULL)));
+    CHECK_STR("5.0", show(ir_simplify(B(OP_MUL, ir_float(2.5, DT_F32), ir_float(2, DT_F32)), NULL)));
+    /* canonical affine forms */
+    CHECK_STR("(x * 2)", show(ir_simplify(B(OP_ADD, v(x), v(x)), NULL)));
+    CHECK_STR("0", show(ir_simplify(B(OP_SUB, B(OP_ADD, v(x), v(y)), B(OP_ADD, v(y), v(x))), NULL)));
+    CHECK_STR("((x * 3) + 3)", show(ir_simplify(B(OP_MUL, B(OP_ADD, v(x), c(1)), c(3)), NULL)) );
+    CHECK_STR("(y - x)", show(ir_simplify(B(OP_ADD, B(OP_MUL, v(x), c(-1)), v(y)), NULL)));
+    CHECK_STR("-x", show(ir_simplify(B(OP_SUB, c(0), v(x)), NULL)));
+    /* div/mod after split: (io*16 + ii) / 16 = io, % 16 = ii when 0 <= ii < 16 */
+    Expr *fused = B(OP_ADD, B(OP_MUL, v(io), c(16)), v(ii));
+    CHECK_STR("io", show(ir_simplify(B(OP_FLOORDIV, fused, c(16)), &m)));
+    CHECK_STR("ii", show(ir_simplify(B(OP_FLOORMOD, fused, c(16)), &m)));
+    CHECK_STR("(io * 2)", show(ir_simplify(B(OP_FLOORDIV, B(OP_MUL, v(io), c(32)), c(16)), &m)));
+    CHECK_STR("((io * 2) + (ii / 8))", show(ir_simplify(B(OP_FLOORDIV, fused, c(8)), &m)));
+    CHECK_STR("(ii % 8)", show(ir_simplify(B(OP_FLOORMOD, fused, c(8)), &m)));
+    CHECK_STR("((x // 4) // 2)" , show(B(OP_FLOORDIV, B(OP_FLOORDIV, v(x), c(4)), c(2))));
+    CHECK_STR("(x // 8)", show(ir_simplify(B(OP_FLOORDIV, B(OP_FLOORDIV, v(x), c(4)), c(2)), NULL)));
+    CHECK_STR("(x %% 4)", show(ir_simplify(B(OP_FLOORMOD, B(OP_FLOORMOD, v(x), c(8)), c(4)), NULL)));
+    /* unknown sign keeps the floor forms; a known one turns into C's / and % */
+    CHECK_STR("(x // 4)", show(ir_simplify(B(OP_FLOORDIV, v(x), c(4)), NULL)));
+    CHECK_STR("(ii / 4)", show(ir_simplify(B(OP_FLOORDIV, v(ii), c(4)), &m)));
+    /* comparisons decided by ranges: guards of divisible splits vanish */
+    CHECK_STR("true", show(ir_simplify(B(OP_LT, fused, c(160)), &m)));
+    CHECK_STR("((io * 16) + ii) < 150", "((io * 16) + ii) < 150");
+    CHECK_STR("(((io * 16) + ii) < 150)", show(ir_simplify(B(OP_LT, fused, c(150)), &m)));
+    CHECK_STR("false", show(ir_simplify(B(OP_GE, v(ii), c(16)), &m)));
+    CHECK_STR("ii", show(ir_simplify(B(OP_MIN, v(ii), c(20)), &m)));
+    CHECK_STR("x", show(ir_simplify(B(OP_MAX, v(x), B(OP_SUB, v(x), c(1))), NULL)));
+    /* logic and select */
+    CHECK_STR("(x < 3)", show(ir_simplify(B(OP_AND, ir_bool(1), B(OP_LT, v(x), c(3))), NULL)));
+    Expr *f1 = ir_float(1, DT_F32), *f2 = ir_float(2, DT_F32);
+    CHECK_STR("2.0", show(ir_simplify(ir_select(B(OP_LT, v(ii), c(0)), f1, f2), &m)));
+    /* overflow is never folded into a wrong constant */
+    Expr *big = ir_int(INT64_MAX, DT_I64);
+    CHECK_STR("(i64(9223372036854775807) + i64(1))", show(ir_simplify(B(OP_ADD, big, ir_int(1, DT_I64)), NULL)));
+    Expr *i32max = ir_int(INT32_MAX, DT_I32);
+    CHECK(ir_simplify(B(OP_ADD, i32max, c(1)), NULL)->kind == E_BIN);
+
+    /* bounds */
+    int64_t lo, hi;
+    CHECK(ir_const_bounds(fused, &m, &lo, &hi));
+    CHECK_EQ(0, lo);
+    CHECK_EQ(159, hi);
+    CHECK(!ir_const_bounds(v(x), &m, &lo, &hi));
+    CHECK(ir_const_bounds(B(OP_FLOORMOD, v(x), c(7)), &m, &lo, &hi));
+    CHECK_EQ(6, hi);
+
+    /* interval of an access index over inner loops: conv input rows y*2 + ry - 1 */
+    Var *oy = ir_var_new("oy", DT_INDEX), *ry = ir_var_new("ry", DT_INDEX);
+    Var *inner[1] = {ry};
+    int64_t ext[1] = {3};
+    Expr *elo, *ehi;
+    CHECK(ir_affine_interval(B(OP_SUB, B(OP_ADD, B(OP_MUL, v(oy), c(2)), v(ry)), c(1)), inner, ext, 1, NULL, &elo, &ehi));
+    CHECK_STR("((oy * 2) - 1)", show(elo));
+    CHECK_STR("((oy * 2) + 1)", show(ehi));
+    CHECK(!ir_affine_interval(B(OP_MUL, v(oy), v(ry)), inner, ext, 1, NULL, &elo, &ehi));
+
+    /* type checking */
+    Expr *fx = ir_cast(DT_F32, v(x));
+    CHECK(ir_binary(OP_ADD, fx, ir_int(1, DT_I32)) != NULL);   /* literal adapts */
+    CHECK(ir_binary(OP_ADD, v(x), fx) == NULL);
+    CHECK_HAS(ir_errmsg(), "type mismatch in '+': i32 and f32");
+    CHECK(ir_binary(OP_ADD, v(x), ir_float(0.5, DT_F32)) == NULL);
+    CHECK(ir_binary(OP_AND, v(x), v(y)) == NULL);
+    CHECK_HAS(ir_errmsg(), "needs bool operands");
+    Expr *args[1] = {v(x)};
+    CHECK(ir_mathcall(FN_EXP, args, 1) == NULL);
+    CHECK_HAS(ir_errmsg(), "exp() needs a float argument");
+    CHECK(ir_mathcall(FN_POW, args, 1) == NULL);
+    CHECK_HAS(ir_errmsg(), "pow() takes 2 arguments, got 1");
+    CHECK(ir_binary(OP_BITAND, fx, fx) == NULL);
+
+    /* tensors and the verifier */
+    Program *p = ir_program_new("t");
+    int64_t shape[2] = {4, 5};
+    Tensor *A = ir_placeholder("A", DT_F32, 2, shape);
+    CHECK_EQ(0, ir_program_add(p, A));
+    CHECK_EQ(-1, ir_program_add(p, ir_placeholder("A", DT_F32, 2, shape)));
+    CHECK_HAS(ir_errmsg(), "defined twice");
+    int64_t bad[1] = {0};
+    CHECK(ir_placeholder("Z", DT_F32, 1, bad) == NULL);
+    IterVar *ax[2] = {ir_itervar_new("i", 4, IV_SPATIAL), ir_itervar_new("j", 5, IV_SPATIAL)};
+    Expr *idx[2] = {v(ax[0]->var), B(OP_ADD, v(ax[1]->var), c(1))};
+    Tensor *Bt = ir_compute("B", 2, ax, ir_access(A, idx, 2));
+    Bt->is_output = 1;
+    ir_program_add(p, Bt);
+    CHECK_EQ(-1, ir_program_verify(p));
+    CHECK_HAS(ir_errmsg(), "index 1 of 'A' ranges over 1..5, outside 0..4");
+    Expr *idx1[1] = {v(ax[0]->var)};
+    IterVar *ax2[2] = {ir_itervar_new("i", 4, IV_SPATIAL), ir_itervar_new("j", 5, IV_SPATIAL)};
+    Tensor *Ct = ir_compute("C", 2, ax2, ir_access(A, idx1, 1));
+    Program *p2 = ir_program_new("t2");
+    ir_program_add(p2, A);
+    ir_program_add(p2, Ct);
+    Ct->is_output = 1;
+    CHECK_EQ(-1, ir_program_verify(p2));
+    CHECK_HAS(ir_errmsg(), "'A' has 2 dimensions, indexed with 1");
+
+    /* scans may read themselves only at earlier steps */
+    IterVar *sx[2] = {ir_itervar_new("t", 6, IV_SPATIAL), ir_itervar_new("i", 3, IV_SPATIAL)};
+    Tensor *S = ir_scan_begin("S", DT_F32, 2, sx);
+    Expr *now[2] = {v(sx[0]->var), v(sx[1]->var)};
+    Expr *prev[2] = {B(OP_SUB, v(sx[0]->var), c(1)), v(sx[1]->var)};
+    CHECK_EQ(-1, ir_scan_finish(S, 1, ir_float(0, DT_F32), ir_access(S, now, 2)));
+    CHECK_HAS(ir_errmsg(), "only at earlier time steps");
+    CHECK_EQ(0, ir_scan_finish(S, 1, ir_float(0, DT_F32), ir_access(S, prev, 2)));
+
+    ir_arena_free(a);
+    return test_done("ir");
+}
