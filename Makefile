@@ -58,7 +58,7 @@ test: all unit
 # The same suite with kgen and the unit tests built under ASan and UBSan.
 sanitize:
 	$(MAKE) BUILD=build-san CC=clang CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" build-san/kgen unit
-	@KGEN=build-san/kgen BUILD=build-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run.sh
+	@KGEN=build-san/kgen BUILD=build-san KGEN_API_CC="clang -fsanitize=address,undefined" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run.sh
 
 # Regenerate the committed generated output and golden files on purpose.
 golden: kgen

@@ -6,6 +6,41 @@
 #include "../ir/ir.h"
 #include "../schedule/schedule.h"
 
+/* ---------------------------------------------------------------- lex.c */
+
+typedef enum {
+    GT_EOF,       /* placed just after the last token */
+    GT_NEWLINE,   /* ends a line (none after an operator: continues()), placed after its last token */
+    GT_NAME,
+    GT_INT,       /* ival */
+    GT_FLOAT,     /* fval */
+    GT_PUNCT      /* an operator or punctuator: text s[0..len) */
+} GenTokKind;
+
+typedef struct {
+    GenTokKind kind;
+    const char *s;     /* the token's text inside the source, not NUL-terminated */
+    int len;
+    int line, col;     /* 1-based; col counts bytes */
+    union {
+        int64_t ival;  /* GT_INT */
+        double fval;   /* GT_FLOAT */
+    };
+} GenTok;
+
+#define GEN_MAX_NAME 255          /* bytes in a name or a number */
+#define GEN_MAX_SOURCE (256 << 20) /* bytes in a .kg source */
+#define GEN_MAX_TOKENS (4 << 20)  /* tokens in a .kg source */
+
+/* Tokenize text into a heap array (free() it) that ends with a GT_EOF token.
+ * 0, or -1 with the message in ir_errmsg(). */
+int gen_lex(const char *path, const char *text, GenTok **toks, int *ntoks);
+/* Set "path:line:col: error: MESSAGE", the source line and a caret line under col with
+ * ir_fail(); line 0 gives "path: error: MESSAGE". Returns -1. */
+int gen_src_error(const char *path, const char *text, int line, int col, const char *fmt, ...);
+
+/* ---------------------------------------------------------------- kg.c */
+
 /* -DNAME=VALUE on the command line: overrides a `param` of the .kg file. */
 typedef struct {
     const char *name;

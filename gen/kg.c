@@ -7,9 +7,7 @@
  * Literals are weakly typed: a literal (or an expression of literals and params, folded
  * here with overflow checks) takes the type of the other operand; alone it defaults to i32
  * or f32 (i64 or f64 when too large). The language reference is docs/kg-language.md. */
-#define GEN_LEX_DECLS_ONLY
-#include "lex.c"
-#undef GEN_LEX_DECLS_ONLY
+#include "gen.h"
 
 #include <float.h>
 #include <limits.h>

@@ -129,8 +129,8 @@ int sch_split(Stage *st, IterVar *parent, int64_t factor, IterVar **outer, IterV
                        parent->var->name);
     if (st->t->kind == T_SCAN && parent == st->t->axes[0])
         return ir_fail("split: the time axis %s of scan %s cannot be split", parent->var->name, st->t->name);
-    if (st->nrels >= MAX_RELS)
-        return ir_fail("split: too many splits and fuses on %s (limit %d)", st->t->name, MAX_RELS);
+    if (st->nrels >= MAX_RELS || st->leaf.n >= MAX_LEAF)
+        return ir_fail("split: too many loops on %s (limit %d)", st->t->name, MAX_LEAF);
     int64_t in = factor < parent->extent ? factor : parent->extent;
     IterVar *o = ir_itervar_new(ir_fmt("%s_outer", parent->var->name), (parent->extent + factor - 1) / factor,
                                 parent->kind);
@@ -324,7 +324,6 @@ int sch_compute_at(Schedule *s, Stage *st, Stage *parent, IterVar *iv)
     st->attach = ATTACH_AT;
     st->attach_stage = parent;
     st->attach_iv = iv;
-    st->scope = SCOPE_LOCAL;
     return 0;
 }
 
@@ -374,7 +373,6 @@ int sch_compute_root(Stage *st)
     st->attach = ATTACH_ROOT;
     st->attach_stage = NULL;
     st->attach_iv = NULL;
-    st->scope = SCOPE_WORKSPACE;
     return 0;
 }
 

@@ -75,7 +75,7 @@ done
 # the C API: a generator program linked with libkgen builds the same kind of kernel
 d=$work/api
 mkdir -p $d
-if ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I. examples/api/matmul_api.c $BUILD/libkgen.a -lm -o $d/gen >$d.log 2>&1 &&
+if ${KGEN_API_CC:-${CC:-cc}} -std=c11 -Wall -Wextra -Werror -I. examples/api/matmul_api.c $BUILD/libkgen.a -lm -o $d/gen >$d.log 2>&1 &&
    $d/gen $d/out >>$d.log 2>&1 &&
    printf '#include "matmul_api.h"\n#define matmul matmul_api\n#define MATMUL_WORKSPACE_BYTES MATMUL_API_WORKSPACE_BYTES\n' \
        > $d/out/matmul.h &&

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# errors.sh - the error corpus: every file under tests/error/kg/ must make kgen fail
+# with exit status 1 (not a crash), print the message its first line names
+# ("# expect: TEXT"; "# args: ..." adds options), and leave no output behind.
+set -u
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+work=$BUILD/errors
+rm -rf $work; mkdir -p $work
+pass=0 fail=0
+for f in tests/error/kg/*.kg; do
+  name=$(basename $f .kg)
+  expect=$(head -c 4096 "$f" | tr -d '\000' | sed -n 's/^# expect: \{0,1\}//p' | head -1)
+  args=$(head -c 4096 "$f" | tr -d '\000' | sed -n 's/^# args: //p' | head -1)
+  out=$work/$name.out
+  $KGEN "$f" --target c -o $out $args >$work/$name.stdout 2>$work/$name.stderr
+  rc=$?
+  why=""
+  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
+  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
+  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
+  [ -z "$why" ] && [ ! -s $work/$name.stderr ] && why="no message"
+  if [ -z "$why" ]; then pass=$((pass + 1)); else
+    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+done
+echo "errors: $pass passed, $fail failed"
