@@ -64,6 +64,53 @@ typedef struct {
 int gen_parse_kg(const char *path, const char *text, Define *defs, int ndefs, const char *target,
                  KgModule *out);
 
+/* ---------------------------------------------------------------- onnx_import.c */
+
+struct OnnxModel_;
+/* Data for a graph input, used only if an operator needs the input's value when
+ * compiling (a shape, axes): that input is then frozen into a constant. */
+typedef struct {
+    const char *name;
+    int dtype;                 /* OnnxDType */
+    int ndim;
+    int64_t dims[KG_MAX_DIMS];
+    const void *data;          /* little-endian, packed */
+} GenBinding;
+
+/* Per graph input or output: the ONNX name and the tensor. */
+typedef struct {
+    const char *onnx_name;
+    Tensor *t;
+    int frozen;                /* an input turned into a constant */
+} GenValue;
+
+typedef struct {
+    Program *prog;
+    GenValue *inputs;          /* graph inputs (not initializers), in graph order */
+    int ninputs;
+    GenValue *outputs;
+    int noutputs;
+    int64_t opset;
+    int nnodes;                /* ONNX nodes imported */
+    int nfolded;               /* nodes folded into constants */
+} GenImport;
+
+#define GEN_MAX_FOLD_ELEMS ((int64_t)1 << 24)   /* largest tensor folded at compile time */
+
+/* Build the program of an ONNX model (already read with onnx_load_*). Returns 0, or -1
+ * with "node 'NAME' (OP): problem" in ir_errmsg(). */
+int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenImport *out);
+/* A C identifier from any ONNX name ("conv1/W:0" -> "conv1_W_0"). */
+const char *gen_c_name(const char *onnx_name);
+
+/* ---------------------------------------------------------------- check.c */
+
+/* Run an ONNX node-test directory (model.onnx, test_data_set_0/input_N.pb and
+ * output_N.pb) through the importer and the loop-IR interpreter, and compare with the
+ * expected outputs (rtol 1e-3, atol 1e-5; integers exactly). Returns 0 on a match, 1 on
+ * a mismatch (described in ir_errmsg()), -1 when the model cannot be compiled. */
+int gen_check_onnx_dir(const char *dir);
+
 /* ---------------------------------------------------------------- api.c (the driver) */
 
 #define GEN_MAX_FILE_BYTES ((size_t)1 << 30)   /* largest input file read */

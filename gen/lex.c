@@ -3,8 +3,6 @@
  */
 #include "gen.h"
 
-
-
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

@@ -78,6 +78,22 @@ int main(int argc, char **argv)
                 fprintf(stderr, "kgen: error: unknown pass '%s' for --dump (use tir, schedule or lower)\n", opt.dump);
                 return 1;
             }
+        } else if (!strcmp(a, "--check-onnx")) {
+            /* developer aid: kgen --check-onnx DIR... runs node tests in the interpreter */
+            int bad = 0, pass = 0;
+            for (int j = i + 1; j < argc; j++) {
+                Arena *ar = ir_arena_new();
+                ir_arena_set(ar);
+                ir_clear_error();
+                int rc = gen_check_onnx_dir(argv[j]);
+                printf("%s %s%s%s\n", rc == 0 ? "PASS" : rc == 1 ? "FAIL" : "ERROR", argv[j], rc ? ": " : "",
+                       rc ? ir_errmsg() : "");
+                pass += rc == 0;
+                bad += rc != 0;
+                ir_arena_free(ar);
+            }
+            printf("check: %d passed, %d failed\n", pass, bad);
+            return bad != 0;
         } else if (!strcmp(a, "--no-schedule")) {
             opt.no_schedule = 1;
         } else if (!strncmp(a, "-D", 2)) {

@@ -296,6 +296,8 @@ IterVar *ir_itervar_new(const char *name, int64_t extent, IterKind kind);
 
 typedef enum {
     T_PLACEHOLDER,  /* an input: name, dtype, shape */
+    T_CONSTANT,     /* a tensor whose value is known when compiling: data (weights,
+                       folded constants); printed as a static const array */
     T_COMPUTE,      /* axes[ndim] spatial axes; body (a top-level E_REDUCE is the stage's reduction) */
     T_SCAN          /* axes[0] is the time axis; init for t < init_steps, update for the rest;
                        update reads the tensor itself only at earlier time steps */
@@ -321,9 +323,15 @@ struct Tensor {
     int id;                       /* definition order within its program */
     SrcPos pos;
     const char *comment;          /* optional: e.g. the ONNX nodes a compute came from */
+    const void *data;             /* T_CONSTANT: numel elements of dtype, little-endian;
+                                     T_PLACEHOLDER: optional data to freeze it with when an
+                                     operator needs its value at compile time */
+    int frozen;                   /* a placeholder turned into a constant from its data */
 };
 
 Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *shape);
+/* A constant: the data is copied into the arena. */
+Tensor *ir_constant(const char *name, DType dtype, int ndim, const int64_t *shape, const void *data);
 /* axes: ndim fresh spatial axes whose extents equal the shape; body uses their vars. */
 Tensor *ir_compute(const char *name, int ndim, IterVar **axes, Expr *body);
 /* A scan is built in two steps, since init and update read the tensor itself. */
@@ -331,6 +339,8 @@ Tensor *ir_scan_begin(const char *name, DType dtype, int ndim, IterVar **axes);
 int ir_scan_finish(Tensor *t, int64_t init_steps, Expr *init, Expr *update);
 
 int64_t ir_tensor_numel(const Tensor *t);
+/* A tensor with no computation of its own: a placeholder or a constant. */
+int ir_tensor_is_leaf(const Tensor *t);
 
 /* A program: tensors in definition order (every tensor after the ones it reads). */
 typedef struct {
@@ -340,6 +350,8 @@ typedef struct {
 
 Program *ir_program_new(const char *name);
 int ir_program_add(Program *p, Tensor *t);        /* fails on a duplicate name */
+/* Tensor ids follow positions again after tensors were removed or shared. */
+void ir_program_renumber(Program *p);
 Tensor *ir_program_find(Program *p, const char *name);
 /* Check the whole program: accesses have the right rank and constant-in-range or
  * affine indices, every read tensor is defined, outputs exist. */
@@ -368,6 +380,7 @@ struct Buffer {
     Scope scope;
     int64_t ws_offset;     /* SCOPE_WORKSPACE: byte offset in the workspace */
     int is_input;          /* SCOPE_PARAM: read only */
+    const Tensor *constant;/* SCOPE_PARAM: the constant tensor it holds (weights), or NULL */
 };
 
 Buffer *ir_buffer_new(const char *name, DType dtype, int ndim, const int64_t *shape, Scope scope);
@@ -419,6 +432,14 @@ typedef struct {
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);
+
+/* ---------------------------------------------------------------- interp.c */
+
+/* Run a kernel on the host (constant folding, tests): params[i] points to the data of
+ * k->params[i] (constants included), workspace to k->workspace_bytes bytes. Float math
+ * is done in the element type (f32 in float, f16 through float). Returns 0, or -1 with
+ * ir_fail() (an out-of-bounds access, a division by zero). */
+int ir_interp(const Kernel *k, void **params, void *workspace);
 
 /* ---------------------------------------------------------------- simplify.c */
 

@@ -766,7 +766,7 @@ Kernel *ir_lower(Schedule *s, const char *name)
         }
         for (int j = 0; j < s->stages.n; j++) {
             Stage *r = s->stages.items[j];
-            if (r == st->attach_stage || r->attach == ATTACH_INLINE || r->t->kind == T_PLACEHOLDER)
+            if (r == st->attach_stage || r->attach == ATTACH_INLINE || ir_tensor_is_leaf(r->t))
                 continue;
             if (r->attach == ATTACH_AT && r->attach_stage == st->attach_stage) {
                 /* a sibling computed in the same loop nest, at the same loop or deeper */
@@ -816,13 +816,14 @@ Kernel *ir_lower(Schedule *s, const char *name)
     }
 
     /* parameters: inputs, then outputs */
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < p->tensors.n; i++) {
             Tensor *t = p->tensors.items[i];
-            if (pass == 0 ? t->kind != T_PLACEHOLDER : !t->is_output)
+            if (pass == 0 ? t->kind != T_PLACEHOLDER : pass == 1 ? t->kind != T_CONSTANT : !t->is_output)
                 continue;
             Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
-            b->is_input = pass == 0;
+            b->is_input = pass < 2;
+            b->constant = pass == 1 ? t : NULL;
             L.info[stage_idx(&L, t)].buf = b;
             ir_vec_push(&L.k->params, b, 1 << 20, "parameters");
         }
@@ -832,7 +833,7 @@ Kernel *ir_lower(Schedule *s, const char *name)
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
-        if (t->kind == T_PLACEHOLDER || t->is_output || st->attach != ATTACH_ROOT)
+        if (ir_tensor_is_leaf(t) || t->is_output || st->attach != ATTACH_ROOT)
             continue;
         Scope sc = st->scope == SCOPE_LOCAL ? SCOPE_LOCAL : SCOPE_WORKSPACE;
         Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
@@ -850,7 +851,7 @@ Kernel *ir_lower(Schedule *s, const char *name)
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
-        if (t->kind == T_PLACEHOLDER)
+        if (ir_tensor_is_leaf(t))
             continue;
         note_stage(L.k, st);
         if (st->attach != ATTACH_ROOT)

@@ -41,6 +41,20 @@ Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *s
     return t;
 }
 
+Tensor *ir_constant(const char *name, DType dtype, int ndim, const int64_t *shape, const void *data)
+{
+    Tensor *t = ir_placeholder(name, dtype, ndim, shape);
+    if (!t)
+        return NULL;
+    t->kind = T_CONSTANT;
+    size_t bytes = (size_t)ir_tensor_numel(t) * (size_t)ir_dtype_bytes(dtype);
+    void *copy = ir_alloc(bytes ? bytes : 1);
+    if (bytes)
+        memcpy(copy, data, bytes);
+    t->data = copy;
+    return t;
+}
+
 static int set_axes(Tensor *t, int ndim, IterVar **axes)
 {
     if (ndim < 0 || ndim > KG_MAX_DIMS)
@@ -144,6 +158,8 @@ static int reads_current(const Expr *e, const Tensor *t, const Var *time)
     return 1;
 }
 
+int ir_tensor_is_leaf(const Tensor *t) { return t->kind == T_PLACEHOLDER || t->kind == T_CONSTANT; }
+
 int64_t ir_tensor_numel(const Tensor *t)
 {
     int64_t n = 1;
@@ -180,6 +196,12 @@ int ir_program_add(Program *p, Tensor *t)
     t->id = p->tensors.n;
     ir_vec_push(&p->tensors, t, MAX_TENSORS, "tensors");
     return 0;
+}
+
+void ir_program_renumber(Program *p)
+{
+    for (int i = 0; i < p->tensors.n; i++)
+        ((Tensor *)p->tensors.items[i])->id = i;
 }
 
 void ir_expr_tensors(const Expr *e, PtrVec *out)
@@ -281,7 +303,7 @@ int ir_program_verify(Program *p)
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
         outputs += t->is_output;
-        if (t->kind == T_PLACEHOLDER)
+        if (ir_tensor_is_leaf(t))
             continue;
         RangeMap m = {0};
         for (int d = 0; d < t->ndim; d++)
@@ -304,7 +326,7 @@ int ir_program_verify(Program *p)
         if (t->kind == T_COMPUTE) {
             /* a reduction below the top must not reuse an axis of an enclosing one */
         }
-        if (t->is_output && t->kind == T_PLACEHOLDER)
+        if (t->is_output && ir_tensor_is_leaf(t))
             return ir_fail("output '%s' is an input", t->name);
     }
     if (!outputs)
@@ -319,7 +341,8 @@ void ir_print_program(FILE *f, Program *p)
         Tensor *t = p->tensors.items[i];
         switch (t->kind) {
         case T_PLACEHOLDER:
-            fprintf(f, "  input %s : %s[", t->name, ir_dtype_name(t->dtype));
+        case T_CONSTANT:
+            fprintf(f, "  %s %s : %s[", t->kind == T_CONSTANT ? "const" : "input", t->name, ir_dtype_name(t->dtype));
             for (int d = 0; d < t->ndim; d++)
                 fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
             fputs("]\n", f);

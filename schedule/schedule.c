@@ -14,7 +14,7 @@ static Stage *stage_new(Tensor *t)
     st->t = t;
     st->scope = SCOPE_WORKSPACE;
     st->align_axis = -1;
-    if (t->kind == T_PLACEHOLDER)
+    if (ir_tensor_is_leaf(t))
         return st;
     for (int d = 0; d < t->ndim; d++)
         ir_vec_push(&st->root, t->axes[d], MAX_LEAF, "axes");
@@ -100,7 +100,7 @@ static int need_leaf(Stage *st, IterVar *iv, const char *prim)
 
 static int need_loops(Stage *st, const char *prim)
 {
-    if (st->t->kind == T_PLACEHOLDER)
+    if (ir_tensor_is_leaf(st->t))
         return ir_fail("%s: %s is an input and has no loops", prim, st->t->name);
     if (st->attach == ATTACH_INLINE)
         return ir_fail("%s: %s is inlined and has no loops of its own", prim, st->t->name);
@@ -299,7 +299,7 @@ static int tensor_reads(const Tensor *r, const Tensor *t)
 
 static int check_intermediate(Stage *st, const char *prim)
 {
-    if (st->t->kind == T_PLACEHOLDER)
+    if (ir_tensor_is_leaf(st->t))
         return ir_fail("%s: %s is an input", prim, st->t->name);
     if (st->t->is_output)
         return ir_fail("%s: %s is an output; it is stored in the caller's buffer", prim, st->t->name);
@@ -368,7 +368,7 @@ int sch_compute_inline(Schedule *s, Stage *st)
 
 int sch_compute_root(Stage *st)
 {
-    if (st->t->kind == T_PLACEHOLDER)
+    if (ir_tensor_is_leaf(st->t))
         return ir_fail("compute_root: %s is an input", st->t->name);
     st->attach = ATTACH_ROOT;
     st->attach_stage = NULL;
@@ -447,7 +447,7 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
         return NULL;
     }
     for (int i = 0; i < nreaders; i++) {
-        if (readers[i]->t->kind == T_PLACEHOLDER || !tensor_reads(readers[i]->t, t)) {
+        if (ir_tensor_is_leaf(readers[i]->t) || !tensor_reads(readers[i]->t, t)) {
             ir_fail("cache_read: %s does not read %s", readers[i]->t->name, t->name);
             return NULL;
         }
@@ -455,7 +455,7 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
     IterVar *axes[KG_MAX_DIMS];
     Expr *idx[KG_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) {
-        axes[d] = ir_itervar_new(t->kind == T_PLACEHOLDER ? ir_fmt("ax%d", d) : t->axes[d]->var->name, t->shape[d],
+        axes[d] = ir_itervar_new(ir_tensor_is_leaf(t) ? ir_fmt("ax%d", d) : t->axes[d]->var->name, t->shape[d],
                                  IV_SPATIAL);
         idx[d] = ir_varref(axes[d]->var);
     }
@@ -587,7 +587,7 @@ void sch_print(FILE *f, Schedule *s)
     static const char *ann[] = {"", " unroll", " vectorize", " parallel", " bind"};
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
-        if (st->t->kind == T_PLACEHOLDER)
+        if (ir_tensor_is_leaf(st->t))
             continue;
         fprintf(f, "stage %s: %s", st->t->name, attach[st->attach]);
         if (st->attach == ATTACH_AT)

@@ -1,0 +1,150 @@
+/* check.c - runs an ONNX node test through the importer and the loop-IR interpreter
+ * (no C compiler involved): the quick way to check an operator's semantics. */
+#include "gen.h"
+#include "../ir/ops/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double get_f(const void *p, DType t, int64_t k)
+{
+    const unsigned char *q = (const unsigned char *)p + k * ir_dtype_bytes(t);
+    switch (t) {
+    case DT_F32: { float v; memcpy(&v, q, 4); return v; }
+    case DT_F64: { double v; memcpy(&v, q, 8); return v; }
+    default: return 0;
+    }
+}
+
+static int64_t get_i(const void *p, DType t, int64_t k)
+{
+    const unsigned char *q = (const unsigned char *)p + k * ir_dtype_bytes(t);
+    switch (t) {
+    case DT_BOOL:
+    case DT_U8: return *q;
+    case DT_I8: return (int8_t)*q;
+    case DT_I16: { int16_t v; memcpy(&v, q, 2); return v; }
+    case DT_U16: { uint16_t v; memcpy(&v, q, 2); return v; }
+    case DT_I32: { int32_t v; memcpy(&v, q, 4); return v; }
+    case DT_U32: { uint32_t v; memcpy(&v, q, 4); return v; }
+    default: { int64_t v; memcpy(&v, q, 8); return v; }
+    }
+}
+
+/* The node tests' rule: shape and type equal; floats within atol + rtol*|expected| (NaN
+ * meets NaN, infinities exactly); integers exactly. */
+static int compare(const char *what, const Tensor *t, const void *got, const OnnxTensor *want)
+{
+    DType wt;
+    if (op_dtype_from_onnx(want->dtype, &wt))
+        return ir_fail("%s: expected type %s is not supported", what, onnx_dtype_name(want->dtype));
+    if (wt != t->dtype)
+        return ir_fail("%s: type %s, expected %s", what, ir_dtype_name(t->dtype), ir_dtype_name(wt));
+    int same = want->ndim == t->ndim;
+    for (int d = 0; same && d < t->ndim; d++)
+        same = want->dims[d] == t->shape[d];
+    if (!same)
+        return ir_fail("%s: shape differs from the expected one", what);
+    int64_t n = ir_tensor_numel(t);
+    for (int64_t k = 0; k < n; k++) {
+        if (ir_dtype_is_float(t->dtype) && t->dtype != DT_F16) {
+            double g = get_f(got, t->dtype, k), w = get_f(want->data, t->dtype, k);
+            int ok = (isnan(w) && isnan(g)) || (isinf(w) ? g == w : fabs(g - w) <= 1e-5 + 1e-3 * fabs(w));
+            if (!ok)
+                return ir_fail("%s[%lld]: got %.9g, expected %.9g", what, (long long)k, g, w);
+        } else if (t->dtype == DT_F16) {
+            uint16_t a, b;
+            memcpy(&a, (const char *)got + 2 * k, 2);
+            memcpy(&b, (const char *)want->data + 2 * k, 2);
+            if (a != b)
+                return ir_fail("%s[%lld]: f16 bits %04x, expected %04x", what, (long long)k, a, b);
+        } else if (get_i(got, t->dtype, k) != get_i(want->data, t->dtype, k)) {
+            return ir_fail("%s[%lld]: got %lld, expected %lld", what, (long long)k,
+                           (long long)get_i(got, t->dtype, k), (long long)get_i(want->data, t->dtype, k));
+        }
+    }
+    return 0;
+}
+
+int gen_check_onnx_dir(const char *dir)
+{
+    char err[1024];
+    OnnxModel *m = onnx_load_file(ir_fmt("%s/model.onnx", dir), err, sizeof err);
+    if (!m)
+        return ir_fail("%s", err), -1;
+    OnnxTensor *ins[64] = {0}, *outs[64] = {0};
+    int nin = 0, nout = 0, rc = -1;
+    GenBinding binds[64];
+    for (int i = 0; i < m->graph.ninputs && nin < 64; i++) {
+        const char *path = ir_fmt("%s/test_data_set_0/input_%d.pb", dir, nin);
+        OnnxTensor *t = onnx_load_tensor_file(path, err, sizeof err);
+        if (!t)
+            break;
+        ins[nin] = t;
+        binds[nin].name = m->graph.inputs[nin].name;
+        binds[nin].dtype = t->dtype;
+        binds[nin].ndim = t->ndim;
+        memcpy(binds[nin].dims, t->dims, sizeof(int64_t) * (size_t)(t->ndim < KG_MAX_DIMS ? t->ndim : KG_MAX_DIMS));
+        binds[nin].data = t->data;
+        nin++;
+    }
+    for (int i = 0; i < 64; i++) {
+        OnnxTensor *t = onnx_load_tensor_file(ir_fmt("%s/test_data_set_0/output_%d.pb", dir, i), err, sizeof err);
+        if (!t)
+            break;
+        outs[nout++] = t;
+    }
+    GenImport im;
+    if (gen_onnx_import(m, binds, nin, &im))
+        goto done;
+    if (im.noutputs != nout) {
+        ir_fail("%d outputs, expected %d", im.noutputs, nout);
+        goto done;
+    }
+    Schedule *s = sch_create(im.prog);
+    Kernel *k = ir_lower(s, "check");
+    if (!k)
+        goto done;
+    void **params = calloc((size_t)k->params.n + 1, sizeof *params);
+    void *ws = calloc((size_t)k->workspace_bytes + 64, 1);
+    void **bufs = calloc((size_t)k->params.n + 1, sizeof *bufs);
+    if (!params || !ws || !bufs)
+        ir_die("out of memory");
+    for (int i = 0; i < k->params.n; i++) {
+        Buffer *b = k->params.items[i];
+        if (b->constant) {
+            params[i] = (void *)b->constant->data;
+            continue;
+        }
+        for (int j = 0; j < im.ninputs; j++)
+            if (!strcmp(im.inputs[j].t->name, b->name))
+                for (int q = 0; q < nin; q++)
+                    if (!strcmp(binds[q].name, im.inputs[j].onnx_name))
+                        params[i] = (void *)binds[q].data;
+        if (!params[i])
+            params[i] = bufs[i] = calloc((size_t)b->size * (size_t)ir_dtype_bytes(b->dtype) + 1, 1);
+    }
+    rc = 1;
+    if (ir_interp(k, params, ws) == 0) {
+        rc = 0;
+        for (int o = 0; o < nout && !rc; o++)
+            for (int i = 0; i < k->params.n; i++) {
+                Buffer *b = k->params.items[i];
+                if (!strcmp(b->name, im.outputs[o].t->name) && compare(im.outputs[o].onnx_name, im.outputs[o].t, params[i], outs[o]))
+                    rc = 1;
+            }
+    }
+    for (int i = 0; i < k->params.n; i++)
+        free(bufs[i]);
+    free(bufs);
+    free(params);
+    free(ws);
+done:
+    for (int i = 0; i < nin; i++)
+        onnx_tensor_free(ins[i]);
+    for (int i = 0; i < nout; i++)
+        onnx_tensor_free(outs[i]);
+    onnx_free(m);
+    return rc;
+}

@@ -1,0 +1,376 @@
+/* onnx_import.c - an ONNX graph to a tensor program: graph inputs become placeholders,
+ * initializers constants, each node its operator's computes (ir/ops/); nodes whose
+ * inputs are all known are folded into constants by running them at compile time; graph
+ * outputs get their own tensors; whatever the outputs do not need is dropped.
+ * requires: a decoded model (gen/onnx.c); gives: a verified Program. */
+#include "gen.h"
+#include "../ir/ops/ops.h"
+#include "../schedule/schedule.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;   /* ONNX value name */
+    Tensor *t;
+} Value;
+
+typedef struct {
+    Program *prog;
+    Value *vals;
+    int nvals, cap;
+} Import;
+
+static void define(Import *I, const char *name, Tensor *t)
+{
+    for (int i = I->nvals - 1; i >= 0; i--)
+        if (!strcmp(I->vals[i].name, name)) {
+            I->vals[i].t = t;   /* SSA is not enforced by every exporter: the last one wins */
+            return;
+        }
+    if (I->nvals == I->cap) {
+        int cap = I->cap ? I->cap * 2 : 64;
+        Value *v = ir_alloc(sizeof *v * (size_t)cap);
+        if (I->nvals)
+            memcpy(v, I->vals, sizeof *v * (size_t)I->nvals);
+        I->vals = v;
+        I->cap = cap;
+    }
+    I->vals[I->nvals++] = (Value){name, t};
+}
+
+static Tensor *lookup(Import *I, const char *name)
+{
+    for (int i = I->nvals - 1; i >= 0; i--)
+        if (!strcmp(I->vals[i].name, name))
+            return I->vals[i].t;
+    return NULL;
+}
+
+const char *gen_c_name(const char *onnx_name)
+{
+    size_t n = strlen(onnx_name);
+    char *s = ir_alloc(n + 3);
+    size_t k = 0;
+    if (n == 0 || isdigit((unsigned char)onnx_name[0]))
+        s[k++] = 't', s[k++] = '_';
+    for (size_t i = 0; i < n && k < 200; i++)
+        s[k++] = isalnum((unsigned char)onnx_name[i]) ? onnx_name[i] : '_';
+    s[k] = 0;
+    return s;
+}
+
+static const char *unique(Program *p, const char *base)
+{
+    const char *name = base;
+    for (int k = 1; ir_program_find(p, name); k++)
+        name = ir_fmt("%s_%d", base, k);
+    return name;
+}
+
+static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *what)
+{
+    DType t;
+    if (op_dtype_from_onnx(ot->dtype, &t)) {
+        ir_fail("%s '%s': %s", what, ot->name, ir_errmsg());
+        return NULL;
+    }
+    if (ot->ndim > KG_MAX_DIMS) {
+        ir_fail("%s '%s' has rank %d (limit %d)", what, ot->name, ot->ndim, KG_MAX_DIMS);
+        return NULL;
+    }
+    int64_t shape[KG_MAX_DIMS];
+    for (int d = 0; d < ot->ndim; d++) {
+        if (ot->dims[d] < 1) {
+            ir_fail("%s '%s' has an empty dimension (%lld); empty tensors are not supported", what, ot->name,
+                    (long long)ot->dims[d]);
+            return NULL;
+        }
+        shape[d] = ot->dims[d];
+    }
+    Tensor *x = ir_constant(unique(I->prog, gen_c_name(ot->name[0] ? ot->name : "const")), t, ot->ndim, shape,
+                            ot->data);
+    if (!x || ir_program_add(I->prog, x))
+        return NULL;
+    return x;
+}
+
+/* ---------------------------------------------------------------- constant folding */
+
+static void closure(Tensor *t, PtrVec *seen)
+{
+    for (int i = 0; i < seen->n; i++)
+        if (seen->items[i] == t)
+            return;
+    ir_vec_push(seen, t, 1 << 24, "tensors");
+    PtrVec reads = {0};
+    if (t->kind == T_COMPUTE)
+        ir_expr_tensors(t->body, &reads);
+    else if (t->kind == T_SCAN) {
+        ir_expr_tensors(t->init, &reads);
+        ir_expr_tensors(t->update, &reads);
+    }
+    for (int i = 0; i < reads.n; i++)
+        if (reads.items[i] != t)
+            closure(reads.items[i], seen);
+}
+
+static int all_const(const PtrVec *ts)
+{
+    for (int i = 0; i < ts->n; i++)
+        if (((Tensor *)ts->items[i])->kind == T_PLACEHOLDER)
+            return 0;
+    return 1;
+}
+
+/* Run the computes behind t and return a constant with its value (NULL: could not). */
+static Tensor *fold(Import *I, Tensor *t)
+{
+    if (ir_tensor_is_leaf(t) || ir_tensor_numel(t) > GEN_MAX_FOLD_ELEMS)
+        return NULL;
+    PtrVec deps = {0};
+    closure(t, &deps);
+    if (!all_const(&deps))
+        return NULL;
+    Program *mini = ir_program_new("fold");
+    for (int i = 0; i < I->prog->tensors.n; i++) {
+        Tensor *x = I->prog->tensors.items[i];
+        for (int j = 0; j < deps.n; j++)
+            if (deps.items[j] == x) {
+                ir_vec_push(&mini->tensors, x, 1 << 24, "tensors");
+                break;
+            }
+    }
+    ir_program_renumber(mini);
+    int was_output = t->is_output;
+    t->is_output = 1;
+    for (int i = 0; i < mini->tensors.n; i++)
+        if (mini->tensors.items[i] != t)
+            ((Tensor *)mini->tensors.items[i])->is_output = 0;
+    Schedule *s = sch_create(mini);
+    Kernel *k = ir_lower(s, "fold");
+    t->is_output = was_output;
+    Tensor *r = NULL;
+    if (k) {
+        void **params = calloc((size_t)k->params.n + 1, sizeof *params);
+        size_t bytes = (size_t)ir_tensor_numel(t) * (size_t)ir_dtype_bytes(t->dtype);
+        void *out = calloc(bytes ? bytes : 1, 1), *ws = calloc((size_t)k->workspace_bytes + 1, 1);
+        if (!params || !out || !ws)
+            ir_die("out of memory");
+        for (int i = 0; i < k->params.n; i++) {
+            Buffer *b = k->params.items[i];
+            params[i] = b->constant ? (void *)b->constant->data : out;
+        }
+        if (!ir_interp(k, params, ws)) {
+            r = ir_constant(unique(I->prog, ir_fmt("%s_c", t->name)), t->dtype, t->ndim, t->shape, out);
+            if (r)
+                r->comment = t->comment;
+        }
+        free(params);
+        free(out);
+        free(ws);
+    }
+    ir_program_renumber(I->prog);
+    ir_clear_error();
+    if (r && ir_program_add(I->prog, r))
+        return NULL;
+    return r;
+}
+
+/* ---------------------------------------------------------------- the graph */
+
+static const OnnxTensor *find_init(const OnnxGraph *g, const char *name)
+{
+    for (int i = 0; i < g->ninit; i++)
+        if (!strcmp(g->initializers[i].name, name))
+            return &g->initializers[i];
+    return NULL;
+}
+
+static int node_fail(const OnnxNode *n, int index)
+{
+    const char *name = n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "";
+    return ir_fail("node %d '%s' (%s): %s", index, name, n->op_type, ir_errmsg());
+}
+
+/* Drop computes the outputs do not need (graph inputs stay: they are the signature). */
+static void prune(Program *p)
+{
+    PtrVec live = {0};
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        if (t->is_output)
+            closure(t, &live);
+    }
+    int n = 0;
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        int keep = t->kind == T_PLACEHOLDER;
+        for (int j = 0; j < live.n && !keep; j++)
+            keep = live.items[j] == t;
+        if (keep)
+            p->tensors.items[n++] = t;
+    }
+    p->tensors.n = n;
+    ir_program_renumber(p);
+}
+
+int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenImport *out)
+{
+    const OnnxModel *m = model;
+    const OnnxGraph *g = &m->graph;
+    Import I = {0};
+    memset(out, 0, sizeof *out);
+    I.prog = ir_program_new(g->name[0] ? gen_c_name(g->name) : "model");
+    out->prog = I.prog;
+    out->opset = onnx_opset(m, "");
+    if (out->opset < 1)
+        out->opset = 1;
+    if (out->opset > 27)
+        return ir_fail("opset %lld of the default domain is newer than kgen knows (27)", (long long)out->opset);
+
+    /* graph inputs that are not initializers */
+    out->inputs = ir_alloc(sizeof *out->inputs * (size_t)(g->ninputs + 1));
+    for (int i = 0; i < g->ninputs; i++) {
+        const OnnxValueInfo *vi = &g->inputs[i];
+        if (find_init(g, vi->name))
+            continue;
+        if (vi->kind != 0 && vi->kind != 1)
+            return ir_fail("graph input '%s' is not a tensor (sequences, maps and optionals are not supported)",
+                           vi->name);
+        DType t;
+        if (op_dtype_from_onnx(vi->dtype, &t))
+            return ir_fail("graph input '%s': %s", vi->name, ir_errmsg());
+        if (!vi->has_shape)
+            return ir_fail("graph input '%s' has no shape; kgen needs static shapes", vi->name);
+        if (vi->ndim > KG_MAX_DIMS)
+            return ir_fail("graph input '%s' has rank %d (limit %d)", vi->name, vi->ndim, KG_MAX_DIMS);
+        int64_t shape[KG_MAX_DIMS];
+        for (int d = 0; d < vi->ndim; d++) {
+            if (vi->dims[d] < 1)
+                return ir_fail("graph input '%s': dimension %d is %s%s%s; kgen needs static shapes", vi->name, d,
+                               vi->dim_params[d] ? "'" : "", vi->dim_params[d] ? vi->dim_params[d] : "unknown",
+                               vi->dim_params[d] ? "'" : "");
+            shape[d] = vi->dims[d];
+        }
+        Tensor *x = ir_placeholder(unique(I.prog, gen_c_name(vi->name)), t, vi->ndim, shape);
+        if (!x || ir_program_add(I.prog, x))
+            return -1;
+        for (int b = 0; b < nbinds; b++)
+            if (!strcmp(binds[b].name, vi->name) && binds[b].dtype == vi->dtype && binds[b].ndim == vi->ndim &&
+                !memcmp(binds[b].dims, vi->dims, sizeof(int64_t) * (size_t)vi->ndim))
+                x->data = binds[b].data;
+        x->comment = ir_fmt("graph input '%s'", vi->name);
+        define(&I, vi->name, x);
+        out->inputs[out->ninputs++] = (GenValue){vi->name, x, 0};
+    }
+    /* initializers: constants, converted when first used */
+    for (int i = 0; i < g->ninit; i++) {
+        Tensor *x = tensor_from_onnx(&I, &g->initializers[i], "initializer");
+        if (!x)
+            return -1;
+        define(&I, g->initializers[i].name, x);
+    }
+
+    /* nodes, in the graph's (topological) order */
+    for (int ni = 0; ni < g->nnodes; ni++) {
+        const OnnxNode *n = &g->nodes[ni];
+        if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
+            return ir_fail("node %d '%s' (%s): unsupported operator domain '%s'", ni, n->name, n->op_type, n->domain);
+        const OpDef *def = op_find(n->op_type);
+        if (!def) {
+            ir_fail("unsupported operator");
+            return node_fail(n, ni);
+        }
+        if (n->ninputs > OP_MAX_IO || n->noutputs > OP_MAX_IO) {
+            ir_fail("more than %d inputs or outputs", OP_MAX_IO);
+            return node_fail(n, ni);
+        }
+        OpCtx c = {0};
+        c.node = n;
+        c.op = n->op_type;
+        c.opset = out->opset;
+        c.prog = I.prog;
+        c.nin = n->ninputs;
+        for (int i = 0; i < n->ninputs; i++) {
+            if (!n->inputs[i][0])
+                continue;
+            c.in[i] = lookup(&I, n->inputs[i]);
+            if (!c.in[i]) {
+                ir_fail("input '%s' is not produced by any earlier node, initializer or graph input", n->inputs[i]);
+                return node_fail(n, ni);
+            }
+        }
+        c.nout = n->noutputs;
+        for (int i = 0; i < n->noutputs; i++)
+            c.out_names[i] = n->outputs[i][0] ? unique(I.prog, gen_c_name(n->outputs[i])) : NULL;
+        c.base = gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type);
+        int first = I.prog->tensors.n;
+        if (def->build(&c))
+            return node_fail(n, ni);
+        const char *origin = ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->outputs[0]);
+        for (int i = first; i < I.prog->tensors.n; i++) {
+            Tensor *t = I.prog->tensors.items[i];
+            if (!t->comment)
+                t->comment = origin;
+        }
+        int consts = 1;
+        for (int i = 0; i < c.nin; i++)
+            if (c.in[i] && c.in[i]->kind == T_PLACEHOLDER && !c.in[i]->frozen)
+                consts = 0;
+        for (int i = 0; i < n->noutputs; i++) {
+            if (!n->outputs[i][0])
+                continue;
+            Tensor *t = c.out[i];
+            if (!t) {
+                ir_fail("output %d ('%s') was not produced", i, n->outputs[i]);
+                return node_fail(n, ni);
+            }
+            if (consts && !ir_tensor_is_leaf(t)) {
+                Tensor *f = fold(&I, t);
+                if (f) {
+                    t = f;
+                    out->nfolded++;
+                }
+            }
+            define(&I, n->outputs[i], t);
+        }
+        out->nnodes++;
+    }
+    /* inputs an operator needed the values of are constants now */
+    for (int i = 0; i < out->ninputs; i++)
+        if (out->inputs[i].t->frozen) {
+            out->inputs[i].t->kind = T_CONSTANT;
+            out->inputs[i].frozen = 1;
+        }
+
+    /* outputs: each its own compute */
+    out->outputs = ir_alloc(sizeof *out->outputs * (size_t)(g->noutputs + 1));
+    for (int i = 0; i < g->noutputs; i++) {
+        const char *name = g->outputs[i].name;
+        Tensor *t = lookup(&I, name);
+        if (!t)
+            return ir_fail("graph output '%s' is not produced by any node", name);
+        int taken = ir_tensor_is_leaf(t) || t->kind == T_SCAN;
+        for (int j = 0; j < out->noutputs && !taken; j++)
+            taken = out->outputs[j].t == t;
+        if (taken) {
+            OpCtx c = {0};
+            c.op = "output";
+            c.prog = I.prog;
+            c.base = gen_c_name(name);
+            c.out_names[0] = unique(I.prog, ir_fmt("%s_out", gen_c_name(name)));
+            t = op_copy(&c, 0, t);
+            if (!t)
+                return -1;
+            t->comment = ir_fmt("copy to graph output '%s'", name);
+        }
+        t->is_output = 1;
+        out->outputs[out->noutputs++] = (GenValue){name, t, 0};
+    }
+    prune(I.prog);
+    if (ir_program_verify(I.prog))
+        return ir_fail("the imported program is inconsistent: %s", ir_errmsg());
+    return 0;
+}

@@ -1,0 +1,108 @@
+/* ops.h - ONNX operators defined as tensor-IR computes.
+ *
+ * Every operator is a builder: it reads its inputs (tensors of the program being built),
+ * its attributes and, where the operator needs them, the *values* of constant inputs
+ * (shapes, axes, pads...), and adds computes to the program that produce its outputs.
+ * No operator is a hand-written kernel: the computes go through scheduling, lowering and
+ * the printers like any other, so every target gets them. Shapes are static.
+ *
+ * A builder returns 0, or -1 with ir_fail("...") naming the problem; the importer adds
+ * the node's name and op type. It must not crash on any attribute or shape it is given.
+ */
+#ifndef KGEN_OPS_H
+#define KGEN_OPS_H
+
+#include "../../gen/onnx.h"
+#include "../ir.h"
+
+#define OP_MAX_IO 32
+
+typedef struct OpCtx OpCtx;
+struct OpCtx {
+    const OnnxNode *node;
+    const char *op;                /* op_type */
+    int64_t opset;                 /* of the default domain */
+    Program *prog;                 /* add every new tensor here (op_emit does) */
+    int nin;
+    Tensor *in[OP_MAX_IO];         /* NULL where an optional input is omitted ("") */
+    int nout;                      /* outputs the node declares (names may be "") */
+    Tensor *out[OP_MAX_IO];        /* set by the builder; an output may be an input
+                                      (Identity) or NULL if the node leaves it unnamed */
+    const char *out_names[OP_MAX_IO]; /* C-safe unique names for the outputs */
+    const char *base;              /* C-safe base name for new tensors (node output 0) */
+    int ntmp;                      /* counter for op_name() */
+};
+
+typedef int (*OpBuild)(OpCtx *c);
+
+typedef struct {
+    const char *name;              /* ONNX op_type, default domain */
+    OpBuild build;
+} OpDef;
+
+/* The registry (ops.c): NULL if the op is not supported. */
+const OpDef *op_find(const char *op_type);
+/* The names of all supported ops, for --help and reports. */
+int op_count(void);
+const char *op_name_at(int i);
+
+/* ---------------------------------------------------------------- util.c: attributes */
+
+const OnnxAttr *op_attr(OpCtx *c, const char *name);
+int64_t op_attr_int(OpCtx *c, const char *name, int64_t dflt);
+double op_attr_float(OpCtx *c, const char *name, double dflt);
+const char *op_attr_str(OpCtx *c, const char *name, const char *dflt);
+/* Copies up to max ints; returns the count, or -1 if the attribute is absent. */
+int op_attr_ints(OpCtx *c, const char *name, int64_t *out, int max);
+int op_attr_floats(OpCtx *c, const char *name, double *out, int max);
+
+/* ---------------------------------------------------------------- util.c: inputs */
+
+/* Input i, failing with "OP: input i (what) is required" if it is missing. */
+Tensor *op_input(OpCtx *c, int i, const char *what);
+/* Is input i present (not omitted)? */
+int op_has_input(OpCtx *c, int i);
+/* The values of a constant input (or of a graph input bound with data, which this
+ * freezes), converted to int64 / double. Returns the element count, or -1 with
+ * ir_fail() when the input is not known at compile time or has more than max elements. */
+int64_t op_const_ints(OpCtx *c, int i, const char *what, int64_t *out, int64_t max);
+int64_t op_const_floats(OpCtx *c, int i, const char *what, double *out, int64_t max);
+/* Is input i's value known at compile time (constant or bound)? */
+int op_is_const(OpCtx *c, int i);
+
+/* ---------------------------------------------------------------- util.c: building */
+
+/* A fresh tensor name: "<base>_<what>" (made unique in the program). */
+const char *op_name(OpCtx *c, const char *what);
+/* ndim fresh spatial axes with the given extents (names i0, i1, ...). */
+IterVar **op_axes(int ndim, const int64_t *shape);
+/* Index expressions of those axes. */
+void op_axis_exprs(IterVar **axes, int ndim, Expr **out);
+/* ir_compute + ir_program_add; NULL with ir_fail() on failure. */
+Tensor *op_emit(OpCtx *c, const char *name, int ndim, IterVar **axes, Expr *body);
+/* Output `i`: op_emit named after the node's output i (sets c->out[i]). */
+Tensor *op_emit_out(OpCtx *c, int i, int ndim, IterVar **axes, Expr *body);
+/* A constant tensor added to the program. */
+Tensor *op_const_tensor(OpCtx *c, const char *what, DType t, int ndim, const int64_t *shape, const void *data);
+/* A tensor that copies `t` (used where an output must be a new tensor). */
+Tensor *op_copy(OpCtx *c, int out_index, Tensor *t);
+
+/* Read t at the given indices (t's rank). */
+Expr *op_read(Tensor *t, Expr **idx);
+/* Numpy broadcasting: the shape of a and b (0, or -1 with ir_fail() if incompatible). */
+int op_broadcast_shape(const Tensor *a, const Tensor *b, int *ndim, int64_t *shape);
+int op_broadcast_shapes(Tensor **ts, int n, int *ndim, int64_t *shape);
+/* Read t broadcast to an output of rank ndim indexed by idx (right-aligned; size-1
+ * dimensions read index 0). */
+Expr *op_read_bcast(Tensor *t, Expr **idx, int ndim);
+
+/* Literals of a dtype. */
+Expr *op_lit(double v, DType t);
+/* Normalize an axis given in -r..r-1 (error names the attribute). */
+int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
+
+/* ONNX TensorProto.DataType to DType; -1 with ir_fail() if unsupported. */
+int op_dtype_from_onnx(int onnx_dtype, DType *out);
+int op_dtype_to_onnx(DType t);
+
+#endif

@@ -1,0 +1,6 @@
+/* rnn.c - ONNX operators: (being written). */
+#include "ops.h"
+
+const OpDef op_defs_rnn[] = {
+    {NULL, NULL},
+};

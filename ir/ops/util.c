@@ -1,0 +1,314 @@
+/* util.c - helpers shared by the operator builders: attributes, constant inputs,
+ * broadcasting and tensor creation. */
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- attributes */
+
+const OnnxAttr *op_attr(OpCtx *c, const char *name) { return onnx_node_attr(c->node, name); }
+
+int64_t op_attr_int(OpCtx *c, const char *name, int64_t dflt)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    return a ? a->i : dflt;
+}
+
+double op_attr_float(OpCtx *c, const char *name, double dflt)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    return a ? (double)a->f : dflt;
+}
+
+const char *op_attr_str(OpCtx *c, const char *name, const char *dflt)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    return a && a->s ? a->s : dflt;
+}
+
+int op_attr_ints(OpCtx *c, const char *name, int64_t *out, int max)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    if (!a)
+        return -1;
+    int n = a->nints < max ? a->nints : max;
+    for (int i = 0; i < n; i++)
+        out[i] = a->ints[i];
+    return n;
+}
+
+int op_attr_floats(OpCtx *c, const char *name, double *out, int max)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    if (!a)
+        return -1;
+    int n = a->nfloats < max ? a->nfloats : max;
+    for (int i = 0; i < n; i++)
+        out[i] = a->floats[i];
+    return n;
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+int op_has_input(OpCtx *c, int i) { return i < c->nin && c->in[i] != NULL; }
+
+Tensor *op_input(OpCtx *c, int i, const char *what)
+{
+    if (!op_has_input(c, i)) {
+        ir_fail("%s: input %d (%s) is required", c->op, i, what);
+        return NULL;
+    }
+    return c->in[i];
+}
+
+int op_is_const(OpCtx *c, int i)
+{
+    if (!op_has_input(c, i))
+        return 0;
+    Tensor *t = c->in[i];
+    return t->kind == T_CONSTANT || (t->kind == T_PLACEHOLDER && t->data);
+}
+
+/* element k of a constant as double or int64 */
+static double elem_f(const Tensor *t, int64_t k)
+{
+    const unsigned char *p = (const unsigned char *)t->data + k * ir_dtype_bytes(t->dtype);
+    switch (t->dtype) {
+    case DT_BOOL:
+    case DT_U8: return *p;
+    case DT_I8: return (int8_t)*p;
+    case DT_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case DT_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case DT_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case DT_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case DT_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case DT_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+    case DT_F32: { float v; memcpy(&v, p, 4); return v; }
+    case DT_F64: { double v; memcpy(&v, p, 8); return v; }
+    default: return 0;
+    }
+}
+
+static int64_t elem_i(const Tensor *t, int64_t k)
+{
+    const unsigned char *p = (const unsigned char *)t->data + k * ir_dtype_bytes(t->dtype);
+    if (t->dtype == DT_I64 || t->dtype == DT_U64) {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    double d = elem_f(t, k);
+    if (!(d > -9.2e18 && d < 9.2e18))
+        return d > 0 ? INT64_MAX : INT64_MIN;
+    return (int64_t)d;
+}
+
+static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
+{
+    Tensor *t = op_input(c, i, what);
+    if (!t)
+        return NULL;
+    if (!op_is_const(c, i)) {
+        ir_fail("%s: input %d (%s) must be known when compiling; kgen generates static code "
+                "(make it an initializer or a Constant, or bind the input's data)",
+                c->op, i, what);
+        return NULL;
+    }
+    if (t->dtype == DT_F16) {
+        ir_fail("%s: input %d (%s) has type f16, not supported as a constant here", c->op, i, what);
+        return NULL;
+    }
+    if (ir_tensor_numel(t) > max) {
+        ir_fail("%s: input %d (%s) has %lld elements, more than %lld", c->op, i, what,
+                (long long)ir_tensor_numel(t), (long long)max);
+        return NULL;
+    }
+    if (t->kind == T_PLACEHOLDER)
+        t->frozen = 1;
+    return t;
+}
+
+int64_t op_const_ints(OpCtx *c, int i, const char *what, int64_t *out, int64_t max)
+{
+    Tensor *t = const_input(c, i, what, max);
+    if (!t)
+        return -1;
+    int64_t n = ir_tensor_numel(t);
+    for (int64_t k = 0; k < n; k++)
+        out[k] = elem_i(t, k);
+    return n;
+}
+
+int64_t op_const_floats(OpCtx *c, int i, const char *what, double *out, int64_t max)
+{
+    Tensor *t = const_input(c, i, what, max);
+    if (!t)
+        return -1;
+    int64_t n = ir_tensor_numel(t);
+    for (int64_t k = 0; k < n; k++)
+        out[k] = elem_f(t, k);
+    return n;
+}
+
+/* ---------------------------------------------------------------- building */
+
+const char *op_name(OpCtx *c, const char *what)
+{
+    const char *base = ir_fmt("%s_%s", c->base, what);
+    const char *name = base;
+    for (int k = 1; ir_program_find(c->prog, name); k++)
+        name = ir_fmt("%s%d", base, k);
+    return name;
+}
+
+IterVar **op_axes(int ndim, const int64_t *shape)
+{
+    IterVar **ax = ir_alloc(sizeof *ax * (size_t)(ndim ? ndim : 1));
+    for (int d = 0; d < ndim; d++)
+        ax[d] = ir_itervar_new(ir_fmt("i%d", d), shape[d], IV_SPATIAL);
+    return ax;
+}
+
+void op_axis_exprs(IterVar **axes, int ndim, Expr **out)
+{
+    for (int d = 0; d < ndim; d++)
+        out[d] = ir_varref(axes[d]->var);
+}
+
+Tensor *op_emit(OpCtx *c, const char *name, int ndim, IterVar **axes, Expr *body)
+{
+    if (!body)
+        return NULL;
+    Tensor *t = ir_compute(name, ndim, axes, body);
+    if (!t || ir_program_add(c->prog, t))
+        return NULL;
+    return t;
+}
+
+Tensor *op_emit_out(OpCtx *c, int i, int ndim, IterVar **axes, Expr *body)
+{
+    const char *name = i < OP_MAX_IO && c->out_names[i] ? c->out_names[i] : op_name(c, ir_fmt("out%d", i));
+    if (ir_program_find(c->prog, name))
+        name = op_name(c, ir_fmt("out%d", i));
+    Tensor *t = op_emit(c, name, ndim, axes, body);
+    if (t && i < OP_MAX_IO)
+        c->out[i] = t;
+    return t;
+}
+
+Tensor *op_const_tensor(OpCtx *c, const char *what, DType t, int ndim, const int64_t *shape, const void *data)
+{
+    Tensor *x = ir_constant(op_name(c, what), t, ndim, shape, data);
+    if (!x || ir_program_add(c->prog, x))
+        return NULL;
+    return x;
+}
+
+Tensor *op_copy(OpCtx *c, int out_index, Tensor *t)
+{
+    IterVar **ax = op_axes(t->ndim, t->shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, t->ndim, idx);
+    return op_emit_out(c, out_index, t->ndim, ax, op_read(t, idx));
+}
+
+Expr *op_read(Tensor *t, Expr **idx) { return ir_access(t, idx, t->ndim); }
+
+int op_broadcast_shape(const Tensor *a, const Tensor *b, int *ndim, int64_t *shape)
+{
+    Tensor *ts[2] = {(Tensor *)a, (Tensor *)b};
+    return op_broadcast_shapes(ts, 2, ndim, shape);
+}
+
+int op_broadcast_shapes(Tensor **ts, int n, int *ndim, int64_t *shape)
+{
+    int r = 0;
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->ndim > r)
+            r = ts[i]->ndim;
+    for (int d = 0; d < r; d++)
+        shape[d] = 1;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i])
+            continue;
+        int off = r - ts[i]->ndim;
+        for (int d = 0; d < ts[i]->ndim; d++) {
+            int64_t s = ts[i]->shape[d], *o = &shape[off + d];
+            if (s == *o || s == 1)
+                continue;
+            if (*o == 1) {
+                *o = s;
+                continue;
+            }
+            return ir_fail("shapes cannot broadcast: dimension %d is %lld in one input and %lld in another",
+                           off + d, (long long)*o, (long long)s);
+        }
+    }
+    *ndim = r;
+    return 0;
+}
+
+Expr *op_read_bcast(Tensor *t, Expr **idx, int ndim)
+{
+    Expr *ix[KG_MAX_DIMS];
+    int off = ndim - t->ndim;
+    for (int d = 0; d < t->ndim; d++)
+        ix[d] = t->shape[d] == 1 ? ir_idx(0) : idx[off + d];
+    return ir_access(t, ix, t->ndim);
+}
+
+Expr *op_lit(double v, DType t)
+{
+    if (ir_dtype_is_float(t))
+        return ir_float(v, t);
+    return ir_int((int64_t)v, t);
+}
+
+int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out)
+{
+    if (axis < -rank || axis >= (rank ? rank : 1))
+        return ir_fail("%s: %s %lld is out of range for rank %d", c->op, what, (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return 0;
+}
+
+int op_dtype_from_onnx(int onnx_dtype, DType *out)
+{
+    switch (onnx_dtype) {
+    case ONNX_FLOAT: *out = DT_F32; return 0;
+    case ONNX_DOUBLE: *out = DT_F64; return 0;
+    case ONNX_FLOAT16: *out = DT_F16; return 0;
+    case ONNX_INT8: *out = DT_I8; return 0;
+    case ONNX_UINT8: *out = DT_U8; return 0;
+    case ONNX_INT16: *out = DT_I16; return 0;
+    case ONNX_UINT16: *out = DT_U16; return 0;
+    case ONNX_INT32: *out = DT_I32; return 0;
+    case ONNX_UINT32: *out = DT_U32; return 0;
+    case ONNX_INT64: *out = DT_I64; return 0;
+    case ONNX_UINT64: *out = DT_U64; return 0;
+    case ONNX_BOOL: *out = DT_BOOL; return 0;
+    default: break;
+    }
+    return ir_fail("unsupported element type %s", onnx_dtype_name(onnx_dtype));
+}
+
+int op_dtype_to_onnx(DType t)
+{
+    switch (t) {
+    case DT_F32: return ONNX_FLOAT;
+    case DT_F64: return ONNX_DOUBLE;
+    case DT_F16: return ONNX_FLOAT16;
+    case DT_I8: return ONNX_INT8;
+    case DT_U8: return ONNX_UINT8;
+    case DT_I16: return ONNX_INT16;
+    case DT_U16: return ONNX_UINT16;
+    case DT_I32: return ONNX_INT32;
+    case DT_U32: return ONNX_UINT32;
+    case DT_I64: return ONNX_INT64;
+    case DT_U64: return ONNX_UINT64;
+    case DT_BOOL: return ONNX_BOOL;
+    default: return 0;
+    }
+}
