@@ -1152,6 +1152,26 @@ static void stmt(Printer *P, const Stmt *s)
 /* Parameters on one line while the prototype fits in this many columns, else one a line. */
 #define PROTO_WIDTH 120
 
+/* Does s store into b? (the parameters of a model's kernels are const unless so) */
+static int stmt_stores(const Stmt *s, const Buffer *b)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return stmt_stores(s->u.loop.body, b);
+    case S_LET: return stmt_stores(s->u.let.body, b);
+    case S_IF: return stmt_stores(s->u.cond.then, b) || stmt_stores(s->u.cond.els, b);
+    case S_STORE: return s->u.store.buf == b;
+    case S_ALLOC: return stmt_stores(s->u.alloc.body, b);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (stmt_stores(s->u.seq.items[i], b))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
 static void print_proto(Printer *P)
 {
     const Kernel *k = P->k;
@@ -1161,13 +1181,15 @@ static void print_proto(Printer *P)
     int n = 0;
     size_t total = 0;
 
-    for (int i = 0; i <= k->params.n; i++) {
+    int nparams = k->internal ? k->params.n : k->params.n + 1;
+    for (int i = 0; i < nparams; i++) {
         StrBuf p = {0};
         if (d->global_qual)
             sb_printf(&p, "%s ", d->global_qual);
         if (i < k->params.n) {
             const Buffer *b = k->params.items[i];
-            sb_printf(&p, "%s%s *", b->is_input ? "const " : "", ir_dtype_ctype(b->dtype));
+            int ro = k->internal ? !stmt_stores(k->body, b) : b->is_input;
+            sb_printf(&p, "%s%s *", ro ? "const " : "", ir_dtype_ctype(b->dtype));
             if (rk)
                 sb_printf(&p, "%s ", rk);
             sb_puts(&p, buf_name(P, b));
@@ -1184,7 +1206,9 @@ static void print_proto(Printer *P)
     StrBuf *o = P->out;
     if (d->kernel_prefix)
         sb_printf(o, "%s ", d->kernel_prefix);
-    sb_printf(o, "%s %s(", is_host(d) ? "int" : "void", P->fname);
+    if (k->internal && is_host(d))
+        sb_puts(o, "static ");
+    sb_printf(o, "%s %s(", is_host(d) && !k->internal ? "int" : "void", P->fname);
     size_t col = o->len;
     while (col > 0 && o->data[col - 1] != '\n')
         col--;
@@ -1234,7 +1258,7 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
     sb_puts(&text, "\n{\n");
 
     P.depth = 1;
-    if (!uses_workspace(k->body)) {
+    if (!k->internal && !uses_workspace(k->body)) {
         line(&P);
         sb_puts(&text, "(void)workspace;\n");
     }
@@ -1246,7 +1270,7 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
         }
     }
     stmt(&P, k->body);
-    if (is_host(d)) {
+    if (is_host(d) && !k->internal) {
         line(&P);
         sb_puts(&text, "return KGEN_OK;\n");
     }

@@ -429,6 +429,8 @@ typedef struct {
     int64_t workspace_bytes;
     Stmt *body;
     PtrVec notes;               /* char*: header comment lines (schedule, fused nodes) */
+    int internal;               /* one step of a model: a static function returning nothing,
+                                   without workspace; a parameter is const unless stored */
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);

@@ -10,6 +10,7 @@
  */
 #include "../schedule/schedule.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_IV 256
@@ -26,6 +27,7 @@ typedef struct {
     StageInfo *info;              /* indexed like s->stages */
     int ntmp;                     /* counter for temporary names */
     int failed;
+    PtrVec *group;                /* Tensor*: what the stage being lowered fuses, or NULL */
 } Lower;
 
 /* Pending work produced while lowering an expression: statements to run before the use
@@ -107,6 +109,13 @@ static Expr *inline_expr(Lower *L, Expr *e)
             idx[i] = inline_expr(L, e->u.access.idx[i]);
         Tensor *t = e->u.access.t;
         if (t->kind == T_COMPUTE && stage_of(L, t)->attach == ATTACH_INLINE) {
+            if (L->group) {
+                int seen = 0;
+                for (int i = 0; i < L->group->n && !seen; i++)
+                    seen = L->group->items[i] == t;
+                if (!seen)
+                    ir_vec_push(L->group, t, 1 << 20, "tensors");
+            }
             Var *vars[KG_MAX_DIMS];
             for (int d = 0; d < t->ndim; d++)
                 vars[d] = t->axes[d]->var;
@@ -420,6 +429,8 @@ static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, Iv
         }
     }
     StageInfo *si = &L->info[stage_idx(L, t)];
+    if (L->group)
+        ir_vec_push(L->group, t, 1 << 20, "tensors");
     si->buf = make_buffer(t->name, t->dtype, t->ndim, ext, P->scope == SCOPE_WORKSPACE ? SCOPE_LOCAL : P->scope, P);
     for (int d = 0; d < t->ndim; d++)
         si->rmin[d] = rmin[d];
@@ -738,32 +749,25 @@ static void note_stage(Kernel *k, Stage *st)
     sb_free(&b);
 }
 
-Kernel *ir_lower(Schedule *s, const char *name)
+/* Checks of the schedule as a whole, then parameter buffers for inputs, constants and
+ * outputs (in that order), and buffers for the root intermediates (not placed yet). */
+static int setup(Lower *L, Schedule *s, PtrVec *roots)
 {
-    Lower L = {0};
-    L.s = s;
-    L.k = ir_alloc(sizeof *L.k);
-    L.k->name = ir_strdup(name);
-    L.info = ir_alloc(sizeof *L.info * (size_t)(s->stages.n ? s->stages.n : 1));
     Program *p = s->prog;
-
-    /* consistency of the schedule as a whole */
+    L->s = s;
+    L->info = ir_alloc(sizeof *L->info * (size_t)(s->stages.n ? s->stages.n : 1));
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         if (st->attach != ATTACH_AT)
             continue;
         Stage *root = st;
         for (int depth = 0; root->attach == ATTACH_AT; depth++) {
-            if (depth > s->stages.n) {
-                ir_fail("compute_at: %s is attached in a cycle", st->t->name);
-                return NULL;
-            }
+            if (depth > s->stages.n)
+                return ir_fail("compute_at: %s is attached in a cycle", st->t->name);
             root = root->attach_stage;
         }
-        if (root->attach == ATTACH_INLINE) {
-            ir_fail("compute_at: %s is computed inside %s, which is inlined", st->t->name, root->t->name);
-            return NULL;
-        }
+        if (root->attach == ATTACH_INLINE)
+            return ir_fail("compute_at: %s is computed inside %s, which is inlined", st->t->name, root->t->name);
         for (int j = 0; j < s->stages.n; j++) {
             Stage *r = s->stages.items[j];
             if (r == st->attach_stage || r->attach == ATTACH_INLINE || ir_tensor_is_leaf(r->t))
@@ -782,23 +786,18 @@ Kernel *ir_lower(Schedule *s, const char *name)
             }
             Expr *e = r->t->kind == T_COMPUTE ? r->t->body : r->t->update;
             PtrVec rd = {0};
-            L.info[j].buf = NULL;
-            ir_expr_tensors(inline_expr(&L, e), &rd);
+            ir_expr_tensors(inline_expr(L, e), &rd);
             if (r->t->kind == T_SCAN)
-                ir_expr_tensors(inline_expr(&L, r->t->init), &rd);
+                ir_expr_tensors(inline_expr(L, r->t->init), &rd);
             for (int q = 0; q < rd.n; q++)
-                if (rd.items[q] == st->t) {
-                    ir_fail("compute_at(%s, %s, %s): %s is also read by %s", st->t->name, st->attach_stage->t->name,
-                            st->attach_iv->var->name, st->t->name, r->t->name);
-                    return NULL;
-                }
+                if (rd.items[q] == st->t)
+                    return ir_fail("compute_at(%s, %s, %s): %s is also read by %s", st->t->name,
+                                   st->attach_stage->t->name, st->attach_iv->var->name, st->t->name, r->t->name);
         }
-        if (leaf_of_var(st->attach_stage, ir_varref(st->attach_iv->var)) < 0) {
-            ir_fail("compute_at(%s, %s, %s): %s is no longer a loop of %s (it was split or fused later)", st->t->name,
-                    st->attach_stage->t->name, st->attach_iv->var->name, st->attach_iv->var->name,
-                    st->attach_stage->t->name);
-            return NULL;
-        }
+        if (leaf_of_var(st->attach_stage, ir_varref(st->attach_iv->var)) < 0)
+            return ir_fail("compute_at(%s, %s, %s): %s is no longer a loop of %s (it was split or fused later)",
+                           st->t->name, st->attach_stage->t->name, st->attach_iv->var->name,
+                           st->attach_iv->var->name, st->attach_stage->t->name);
     }
 
     /* index arithmetic is 32-bit: every tensor must be addressable with it */
@@ -806,16 +805,13 @@ Kernel *ir_lower(Schedule *s, const char *name)
         Tensor *t = p->tensors.items[i];
         int64_t n = 1;
         for (int d = 0; d < t->ndim; d++) {
-            if (n > INT32_MAX / t->shape[d]) {
-                ir_fail("tensor %s is too large: kgen's index arithmetic is 32-bit (at most %d elements)", t->name,
-                        INT32_MAX);
-                return NULL;
-            }
+            if (n > INT32_MAX / t->shape[d])
+                return ir_fail("tensor %s is too large: kgen's index arithmetic is 32-bit (at most %d elements)",
+                               t->name, INT32_MAX);
             n *= t->shape[d];
         }
     }
 
-    /* parameters: inputs, then outputs */
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < p->tensors.n; i++) {
             Tensor *t = p->tensors.items[i];
@@ -824,12 +820,9 @@ Kernel *ir_lower(Schedule *s, const char *name)
             Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
             b->is_input = pass < 2;
             b->constant = pass == 1 ? t : NULL;
-            L.info[stage_idx(&L, t)].buf = b;
-            ir_vec_push(&L.k->params, b, 1 << 20, "parameters");
+            L->info[stage_idx(L, t)].buf = b;
+            ir_vec_push(&L->k->params, b, 1 << 20, "parameters");
         }
-    /* root intermediates: the workspace, or a local array when asked */
-    PtrVec roots = {0};
-    int64_t off = 0;
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
@@ -837,60 +830,294 @@ Kernel *ir_lower(Schedule *s, const char *name)
             continue;
         Scope sc = st->scope == SCOPE_LOCAL ? SCOPE_LOCAL : SCOPE_WORKSPACE;
         Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
-        if (sc == SCOPE_WORKSPACE) {
-            b->ws_offset = off;
-            off += (b->size * ir_dtype_bytes(t->dtype) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
-        }
-        L.info[i].buf = b;
-        ir_vec_push(&roots, b, 1 << 20, "buffers");
-        ir_vec_push(&L.k->locals, b, 1 << 20, "buffers");
+        L->info[i].buf = b;
+        ir_vec_push(roots, b, 1 << 20, "buffers");
+        ir_vec_push(&L->k->locals, b, 1 << 20, "buffers");
+    }
+    return 0;
+}
+
+/* The loop nest of one root stage (a compute, or both halves of a scan). */
+static Stmt *lower_root(Lower *L, Stage *st)
+{
+    Tensor *t = st->t;
+    Expr *rmin[KG_MAX_DIMS] = {0};
+    int64_t rext[KG_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++)
+        rext[d] = t->shape[d];
+    RangeMap none = {0};
+    if (t->kind == T_COMPUTE)
+        return lower_stage(L, st, rmin, rext, t->body, &none);
+    rmin[0] = ir_idx(0);
+    rext[0] = t->init_steps;
+    Stmt *init = lower_stage(L, st, rmin, rext, t->init, &none);
+    if (L->failed || t->shape[0] <= t->init_steps)
+        return init;
+    rmin[0] = ir_idx(t->init_steps);
+    rext[0] = t->shape[0] - t->init_steps;
+    Stmt *upd = lower_stage(L, st, rmin, rext, t->update, &none);
+    return ir_seq2(init, upd);
+}
+
+static Stmt *finish(Stmt *b)
+{
+    b = ir_simplify_stmt(b);
+    b = ir_simplify_stmt(unroll(b));
+    return check_loops(b, 0, 0) ? NULL : b;
+}
+
+Kernel *ir_lower(Schedule *s, const char *name)
+{
+    Lower L = {0};
+    L.k = ir_alloc(sizeof *L.k);
+    L.k->name = ir_strdup(name);
+    PtrVec roots = {0};
+    if (setup(&L, s, &roots))
+        return NULL;
+    int64_t off = 0;
+    for (int i = 0; i < roots.n; i++) {
+        Buffer *b = roots.items[i];
+        if (b->scope != SCOPE_WORKSPACE)
+            continue;
+        b->ws_offset = off;
+        off += (b->size * ir_dtype_bytes(b->dtype) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
     }
     L.k->workspace_bytes = off;
 
     PtrVec body = {0};
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
-        Tensor *t = st->t;
-        if (ir_tensor_is_leaf(t))
+        if (ir_tensor_is_leaf(st->t))
             continue;
         note_stage(L.k, st);
         if (st->attach != ATTACH_ROOT)
             continue;
-        Expr *rmin[KG_MAX_DIMS] = {0};
-        int64_t rext[KG_MAX_DIMS];
-        for (int d = 0; d < t->ndim; d++)
-            rext[d] = t->shape[d];
-        RangeMap none = {0};
-        if (t->kind == T_COMPUTE) {
-            Stmt *nest = lower_stage(&L, st, rmin, rext, t->body, &none);
-            if (L.failed)
-                return NULL;
-            ir_vec_push(&body, nest, 1 << 20, "statements");
-        } else {
-            Expr *zero = ir_idx(0);
-            rmin[0] = zero;
-            rext[0] = t->init_steps;
-            Stmt *init = lower_stage(&L, st, rmin, rext, t->init, &none);
-            if (L.failed)
-                return NULL;
-            ir_vec_push(&body, init, 1 << 20, "statements");
-            if (t->shape[0] > t->init_steps) {
-                rmin[0] = ir_idx(t->init_steps);
-                rext[0] = t->shape[0] - t->init_steps;
-                Stmt *upd = lower_stage(&L, st, rmin, rext, t->update, &none);
-                if (L.failed)
-                    return NULL;
-                ir_vec_push(&body, upd, 1 << 20, "statements");
-            }
-        }
+        Stmt *nest = lower_root(&L, st);
+        if (L.failed)
+            return NULL;
+        ir_vec_push(&body, nest, 1 << 20, "statements");
     }
     Stmt *b = ir_seq((Stmt **)body.items, body.n);
     for (int i = roots.n - 1; i >= 0; i--)
         b = ir_allocate(roots.items[i], b);
-    b = ir_simplify_stmt(b);
-    b = ir_simplify_stmt(unroll(b));
-    if (check_loops(b, 0, 0))
+    if (!(L.k->body = finish(b)))
         return NULL;
-    L.k->body = b;
     return L.k;
+}
+
+/* ---------------------------------------------------------------- models */
+
+static void stmt_buffers(const Stmt *s, PtrVec *out);
+
+static void expr_buffers(const Expr *e, PtrVec *out)
+{
+    switch (e->kind) {
+    case E_BIN:
+        expr_buffers(e->u.bin.a, out);
+        expr_buffers(e->u.bin.b, out);
+        return;
+    case E_UN: expr_buffers(e->u.un.a, out); return;
+    case E_CAST: expr_buffers(e->u.cast.a, out); return;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            expr_buffers(e->u.call.args[i], out);
+        return;
+    case E_SELECT:
+        expr_buffers(e->u.sel.cond, out);
+        expr_buffers(e->u.sel.t, out);
+        expr_buffers(e->u.sel.f, out);
+        return;
+    case E_LOAD:
+        expr_buffers(e->u.load.index, out);
+        for (int i = 0; i < out->n; i++)
+            if (out->items[i] == e->u.load.buf)
+                return;
+        ir_vec_push(out, e->u.load.buf, 1 << 20, "buffers");
+        return;
+    default: return;
+    }
+}
+
+static void stmt_buffers(const Stmt *s, PtrVec *out)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case S_FOR:
+        expr_buffers(s->u.loop.min, out);
+        expr_buffers(s->u.loop.extent, out);
+        stmt_buffers(s->u.loop.body, out);
+        return;
+    case S_LET:
+        expr_buffers(s->u.let.value, out);
+        stmt_buffers(s->u.let.body, out);
+        return;
+    case S_IF:
+        expr_buffers(s->u.cond.cond, out);
+        stmt_buffers(s->u.cond.then, out);
+        stmt_buffers(s->u.cond.els, out);
+        return;
+    case S_STORE: {
+        expr_buffers(s->u.store.index, out);
+        expr_buffers(s->u.store.value, out);
+        int seen = 0;
+        for (int i = 0; i < out->n && !seen; i++)
+            seen = out->items[i] == s->u.store.buf;
+        if (!seen)
+            ir_vec_push(out, s->u.store.buf, 1 << 20, "buffers");
+        return;
+    }
+    case S_ALLOC: stmt_buffers(s->u.alloc.body, out); return;
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            stmt_buffers(s->u.seq.items[i], out);
+        return;
+    default: return;
+    }
+}
+
+static int64_t aligned_bytes(const Buffer *b)
+{
+    return (b->size * ir_dtype_bytes(b->dtype) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+}
+
+/* Place arena buffers by liveness: largest first, each at the lowest offset that does
+ * not overlap a placed buffer whose lifetime [first, last] (kernel indices) overlaps. */
+static void plan_arena(Model *m, const int *first, const int *last)
+{
+    int n = m->arena.n;
+    int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
+    int *placed = malloc(sizeof *placed * (size_t)(n ? n : 1));
+    if (!order || !placed)
+        ir_die("out of memory");
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++)   /* stable insertion sort by size, largest first */
+        for (int j = i; j > 0 && aligned_bytes(m->arena.items[order[j]]) > aligned_bytes(m->arena.items[order[j - 1]]); j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int np = 0;
+    m->arena_bytes = 0;
+    for (int oi = 0; oi < n; oi++) {
+        int i = order[oi];
+        Buffer *b = m->arena.items[i];
+        int64_t size = aligned_bytes(b), off = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int q = 0; q < np; q++) {
+                int j = placed[q];
+                Buffer *o = m->arena.items[j];
+                if (last[i] < first[j] || last[j] < first[i])
+                    continue;   /* never live together */
+                if (off < o->ws_offset + aligned_bytes(o) && o->ws_offset < off + size) {
+                    off = o->ws_offset + aligned_bytes(o);
+                    moved = 1;
+                }
+            }
+        }
+        b->ws_offset = off;
+        placed[np++] = i;
+        if (off + size > m->arena_bytes)
+            m->arena_bytes = off + size;
+    }
+    /* the lower bound: the most bytes live at any one step */
+    m->arena_lower_bound = 0;
+    for (int k = 0; k < m->kernels.n; k++) {
+        int64_t live = 0;
+        for (int i = 0; i < n; i++)
+            if (first[i] <= k && k <= last[i])
+                live += aligned_bytes(m->arena.items[i]);
+        if (live > m->arena_lower_bound)
+            m->arena_lower_bound = live;
+    }
+    free(order);
+    free(placed);
+}
+
+Model *ir_lower_model(Schedule *s, const char *name)
+{
+    Lower L = {0};
+    L.k = ir_alloc(sizeof *L.k);   /* collects the model's parameters */
+    L.k->name = ir_strdup(name);
+    PtrVec roots = {0};
+    if (setup(&L, s, &roots))
+        return NULL;
+    Model *m = ir_alloc(sizeof *m);
+    m->name = ir_strdup(name);
+    for (int i = 0; i < L.k->params.n; i++) {
+        Buffer *b = L.k->params.items[i];
+        ir_vec_push(b->constant ? &m->constants : &m->params, b, 1 << 20, "buffers");
+    }
+    for (int i = 0; i < roots.n; i++)
+        ir_vec_push(&m->arena, roots.items[i], 1 << 20, "buffers");
+
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        if (ir_tensor_is_leaf(st->t) || st->attach != ATTACH_ROOT)
+            continue;
+        PtrVec group = {0};
+        L.group = &group;
+        Stmt *nest = lower_root(&L, st);
+        L.group = NULL;
+        if (L.failed || !(nest = finish(nest)))
+            return NULL;
+        Kernel *k = ir_alloc(sizeof *k);
+        k->name = ir_fmt("%s_%s", name, st->t->name);
+        k->internal = 1;
+        k->body = nest;
+        stmt_buffers(nest, &k->params);
+        /* parameters in model order: inputs, constants, intermediates, outputs */
+        int n = 0;
+        PtrVec *order[4] = {&m->params, &m->constants, &m->arena, &m->params};
+        Buffer **sorted = ir_alloc(sizeof *sorted * (size_t)(k->params.n + 1));
+        for (int g = 0; g < 4; g++)
+            for (int j = 0; j < order[g]->n; j++) {
+                Buffer *b = order[g]->items[j];
+                if ((g == 0 && !b->is_input) || (g == 3 && b->is_input))
+                    continue;
+                for (int q = 0; q < k->params.n; q++)
+                    if (k->params.items[q] == b)
+                        sorted[n++] = b;
+            }
+        for (int q = 0; q < k->params.n; q++)
+            if (((Buffer *)k->params.items[q])->scope == SCOPE_LOCAL)
+                ir_die("local buffer %s escaped its kernel", ((Buffer *)k->params.items[q])->name);
+        memcpy(k->params.items, sorted, sizeof *sorted * (size_t)n);
+        k->params.n = n;
+        /* the header comment: what this kernel computes and fuses */
+        ir_vec_push(&k->notes, ir_fmt("computes %s%s%s", st->t->name, st->t->comment ? ": " : "",
+                                      st->t->comment ? st->t->comment : ""), 1 << 20, "notes");
+        for (int g = 0; g < group.n; g++) {
+            Tensor *t = group.items[g];
+            ir_vec_push(&k->notes, ir_fmt("fuses %s%s%s", t->name, t->comment ? ": " : "", t->comment ? t->comment : ""),
+                        1 << 20, "notes");
+        }
+        ir_vec_push(&m->kernels, k, 1 << 20, "kernels");
+    }
+    /* liveness of the intermediates over the kernel sequence */
+    int na = m->arena.n;
+    int *first = malloc(sizeof *first * (size_t)(na ? na : 1)), *last = malloc(sizeof *last * (size_t)(na ? na : 1));
+    if (!first || !last)
+        ir_die("out of memory");
+    for (int i = 0; i < na; i++) {
+        first[i] = m->kernels.n;
+        last[i] = -1;
+        for (int k = 0; k < m->kernels.n; k++) {
+            Kernel *kk = m->kernels.items[k];
+            for (int q = 0; q < kk->params.n; q++)
+                if (kk->params.items[q] == m->arena.items[i]) {
+                    if (k < first[i])
+                        first[i] = k;
+                    last[i] = k;
+                }
+        }
+        if (last[i] < 0)
+            first[i] = last[i] = 0;
+    }
+    plan_arena(m, first, last);
+    free(first);
+    free(last);
+    return m;
 }

@@ -86,4 +86,19 @@ void sch_print(FILE *f, Schedule *s);
  * that cannot be lowered. */
 Kernel *ir_lower(Schedule *s, const char *name);
 
+/* A model: one kernel per root stage (with what is inlined into it or computed at its
+ * loops), run in order by the model function. Intermediates between kernels share one
+ * arena, placed by liveness. */
+typedef struct {
+    const char *name;
+    PtrVec kernels;              /* Kernel* (internal), in execution order */
+    PtrVec params;               /* Buffer*: graph inputs, then outputs */
+    PtrVec constants;            /* Buffer*: weights (->constant) */
+    PtrVec arena;                /* Buffer*: intermediates, ws_offset in the arena */
+    int64_t arena_bytes;         /* the plan */
+    int64_t arena_lower_bound;   /* most bytes live at once: no plan can do better */
+} Model;
+
+Model *ir_lower_model(Schedule *s, const char *name);
+
 #endif

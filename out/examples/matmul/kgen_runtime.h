@@ -100,6 +100,19 @@ typedef struct {
     uint64_t byte_offset;
 } kgen_tensor;
 
+/* What a generated model says about each of its inputs and outputs, for runners and
+ * frameworks: the ONNX name, the element type, the static shape, and the position of the
+ * value among the model's graph inputs (or outputs), which can differ from the position
+ * in the generated signature when an input was frozen into a constant. */
+#define KGEN_MAX_DIMS 8
+typedef struct {
+    const char *name;
+    kgen_dtype dtype;
+    int32_t ndim;
+    int64_t shape[KGEN_MAX_DIMS];
+    int32_t graph_index;
+} kgen_value_info;
+
 /* Name the struct DLTensor too, unless dlpack.h got there first (include dlpack.h BEFORE
  * this header to use its own type; the two layouts are identical, so a cast suffices). */
 #if !defined(DLPACK_VERSION) && !defined(DLPACK_EXTERN_C) && !defined(DLPACK_MAJOR_VERSION)
