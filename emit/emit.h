@@ -35,7 +35,7 @@ typedef struct {
 } OutFile;
 
 typedef struct {
-    OutFile files[16];
+    OutFile files[32];
     int n;
 } OutSet;
 
@@ -51,5 +51,30 @@ const char *em_template(const char *name);    /* "kgen_runtime.h"; NULL if unkno
 /* The C target for one kernel: NAME.c, NAME.h and kgen_runtime.h. `source` names the
  * input (for the header comment). */
 int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source);
+
+/* ---------------------------------------------------------------- model.c */
+
+/* One input or output of a model as the outside sees it. */
+typedef struct {
+    const char *name;          /* ONNX name */
+    const Buffer *buf;         /* the model's parameter buffer */
+    int graph_index;           /* position among the graph's inputs (outputs) */
+} EmValue;
+
+typedef struct {
+    const void *model;         /* Model* (schedule/schedule.h) */
+    const char *name;          /* C prefix of every symbol and file */
+    const char *source;        /* for the banner: the model's file name */
+    const EmValue *inputs;     /* in signature order; frozen inputs are absent */
+    int ninputs;
+    const EmValue *outputs;
+    int noutputs;
+    int with_main;             /* --main: NAME_main.c, kgen_io.h, kgen_main.h, Makefile */
+    PtrVec notes;              /* char*: lines for the header comment of NAME.c */
+} EmModel;
+
+/* The C target for a model: NAME.h, NAME.c (kernels and the model function),
+ * NAME_weights.c (constants), kgen_runtime.h, and with with_main the runner. */
+int em_c_model_files(OutSet *o, const EmModel *m);
 
 #endif

@@ -74,6 +74,9 @@ static int valid_name(const char *s)
 
 int gen_compile(const GenOptions *opt)
 {
+    size_t n = strlen(opt->input);
+    if (n > 5 && !strcmp(opt->input + n - 5, ".onnx"))
+        return gen_compile_onnx(opt);
     if (strcmp(opt->target, "c"))
         return ir_fail("target '%s' is not supported yet (supported: c)", opt->target);
     char *text;

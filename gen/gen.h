@@ -126,11 +126,18 @@ typedef struct {
     int no_schedule;            /* ignore the file's schedule sections */
     const char *dump;           /* NULL or "tir", "schedule", "lower" */
     FILE *dump_out;
+    /* ONNX models */
+    int with_main;              /* --main: also a runner program and its Makefile */
+    int report;                 /* --report: fused graph, MACs, memory plan on stdout */
+    const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
+                                   values an operator needs at compile time */
 } GenOptions;
 
 /* Read a whole file (NUL-terminated). Returns 0, or -1 with ir_fail(). */
 int gen_read_file(const char *path, char **text, size_t *len);
-/* Compile one .kg file as the options say. Returns 0, or -1 with ir_fail(). */
+/* Compile one ONNX model as the options say (onnx_driver.c). */
+int gen_compile_onnx(const GenOptions *opt);
+/* Compile one .kg file (or, for a .onnx path, a model) as the options say. Returns 0, or -1 with ir_fail(). */
 int gen_compile(const GenOptions *opt);
 /* A C identifier from a file name: "examples/conv-2d.kg" -> "conv_2d". */
 const char *gen_name_from_path(const char *path);

@@ -9,8 +9,9 @@
 static void usage(FILE *f)
 {
     fputs("usage: kgen FILE.kg --target c -o DIR [options]\n"
+          "       kgen MODEL.onnx --target c -o DIR [--name N] [--main] [--report]\n"
           "\n"
-          "Generates readable C for the tensor program in FILE.kg.\n"
+          "Generates readable C for the tensor program in FILE.kg or the ONNX model.\n"
           "\n"
           "options:\n"
           "  --target T      target language: c (default c)\n"
@@ -19,6 +20,9 @@ static void usage(FILE *f)
           "  -DNAME=VALUE    override a `param` of the file\n"
           "  --no-schedule   ignore the file's schedule sections (plain loop nests)\n"
           "  --dump=PASS     print an IR to stdout: tir (tensor IR), schedule, lower (loop IR)\n"
+          "  --main          (ONNX) also write a runner program NAME_main.c and a Makefile\n"
+          "  --report        (ONNX) print the fused kernels, their MACs and the memory plan\n"
+          "  --bind-inputs D (ONNX) data (D/input_N.pb) for inputs whose values set shapes\n"
           "  --help          this text\n"
           "  --version       the version\n",
           f);
@@ -96,6 +100,16 @@ int main(int argc, char **argv)
             return bad != 0;
         } else if (!strcmp(a, "--no-schedule")) {
             opt.no_schedule = 1;
+        } else if (!strcmp(a, "--main")) {
+            opt.with_main = 1;
+        } else if (!strcmp(a, "--report")) {
+            opt.report = 1;
+        } else if (!strcmp(a, "--bind-inputs")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kgen: error: --bind-inputs needs a directory\n");
+                return 1;
+            }
+            opt.bind_dir = argv[++i];
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
             if (opt.ndefines == GEN_MAX_DEFINES || parse_define(d, &opt.defines[opt.ndefines])) {
@@ -117,8 +131,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 1;
     }
-    if (!opt.outdir && !opt.dump) {
-        fprintf(stderr, "kgen: error: nothing to do: give -o DIR or --dump=PASS\n");
+    if (!opt.outdir && !opt.dump && !opt.report) {
+        fprintf(stderr, "kgen: error: nothing to do: give -o DIR, --report or --dump=PASS\n");
         return 1;
     }
     int rc = gen_compile(&opt);

@@ -82,9 +82,8 @@ static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *wha
     }
     int64_t shape[KG_MAX_DIMS];
     for (int d = 0; d < ot->ndim; d++) {
-        if (ot->dims[d] < 1) {
-            ir_fail("%s '%s' has an empty dimension (%lld); empty tensors are not supported", what, ot->name,
-                    (long long)ot->dims[d]);
+        if (ot->dims[d] < 0) {
+            ir_fail("%s '%s' has a negative dimension (%lld)", what, ot->name, (long long)ot->dims[d]);
             return NULL;
         }
         shape[d] = ot->dims[d];
@@ -247,8 +246,16 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         if (vi->ndim > KG_MAX_DIMS)
             return ir_fail("graph input '%s' has rank %d (limit %d)", vi->name, vi->ndim, KG_MAX_DIMS);
         int64_t shape[KG_MAX_DIMS];
+        const GenBinding *bind = NULL;
+        for (int b = 0; b < nbinds; b++)
+            if (!strcmp(binds[b].name, vi->name) && binds[b].ndim == vi->ndim)
+                bind = &binds[b];
         for (int d = 0; d < vi->ndim; d++) {
-            if (vi->dims[d] < 1)
+            if (vi->dims[d] < 0 && bind) {
+                shape[d] = bind->dims[d];   /* a dynamic dimension: the bound data's size */
+                continue;
+            }
+            if (vi->dims[d] < 0 || (vi->dims[d] == 0 && vi->dim_params[d]))
                 return ir_fail("graph input '%s': dimension %d is %s%s%s; kgen needs static shapes", vi->name, d,
                                vi->dim_params[d] ? "'" : "", vi->dim_params[d] ? vi->dim_params[d] : "unknown",
                                vi->dim_params[d] ? "'" : "");
@@ -257,10 +264,8 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         Tensor *x = ir_placeholder(unique(I.prog, gen_c_name(vi->name)), t, vi->ndim, shape);
         if (!x || ir_program_add(I.prog, x))
             return -1;
-        for (int b = 0; b < nbinds; b++)
-            if (!strcmp(binds[b].name, vi->name) && binds[b].dtype == vi->dtype && binds[b].ndim == vi->ndim &&
-                !memcmp(binds[b].dims, vi->dims, sizeof(int64_t) * (size_t)vi->ndim))
-                x->data = binds[b].data;
+        if (bind && bind->dtype == vi->dtype && !memcmp(bind->dims, shape, sizeof(int64_t) * (size_t)vi->ndim))
+            x->data = bind->data;
         x->comment = ir_fmt("graph input '%s'", vi->name);
         define(&I, vi->name, x);
         out->inputs[out->ninputs++] = (GenValue){vi->name, x, 0};

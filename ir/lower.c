@@ -513,6 +513,8 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         vars[nv] = iv->var;
         vals[nv++] = v;
     }
+    if (body->kind == E_REDUCE && body->u.reduce.naxes == 0)   /* a reduction over nothing */
+        body = combine(body->u.reduce.op, ir_reduce_identity(body->u.reduce.op, body->dtype), body->u.reduce.body);
     int is_reduce = body->kind == E_REDUCE;
     Expr *value = inline_expr(L, ir_subst(is_reduce ? body->u.reduce.body : body, vars, vals, nv));
     StageInfo *si = &L->info[stage_idx(L, t)];
@@ -805,6 +807,10 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
         Tensor *t = p->tensors.items[i];
         int64_t n = 1;
         for (int d = 0; d < t->ndim; d++) {
+            if (t->shape[d] == 0) {
+                n = 0;
+                break;
+            }
             if (n > INT32_MAX / t->shape[d])
                 return ir_fail("tensor %s is too large: kgen's index arithmetic is 32-bit (at most %d elements)",
                                t->name, INT32_MAX);

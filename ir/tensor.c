@@ -32,8 +32,9 @@ Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *s
     }
     Tensor *t = tensor_new(name, T_PLACEHOLDER, dtype, ndim);
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 1) {
-            ir_fail("'%s': dimension %d is %lld; dimensions must be at least 1", name, i, (long long)shape[i]);
+        /* an empty input is allowed (an operator may use only its type); computes are not */
+        if (shape[i] < 0) {
+            ir_fail("'%s': dimension %d is %lld; dimensions cannot be negative", name, i, (long long)shape[i]);
             return NULL;
         }
         t->shape[i] = shape[i];

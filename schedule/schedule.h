@@ -73,7 +73,10 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
 Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope);
 int sch_storage_align(Stage *st, int axis, int64_t factor, int64_t offset);
 
-int sch_parse_scope(const char *name, Scope *out);   /* "local", "shared", "global" */
+int sch_parse_scope(const char *name, Scope *out);
+/* default.c: fusion (inline, compute_at of reductions into their epilogues) and simple
+ * loop schedules for an imported model. */
+int sch_default(Schedule *s);   /* "local", "shared", "global" */
 void sch_print(FILE *f, Schedule *s);
 
 /* Largest unroll and vector extents accepted (guards against code explosion). */

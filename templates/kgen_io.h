@@ -777,7 +777,8 @@ KGEN_IO_API const char *kgen_io_onnx_type_name(int64_t t)
 /* Decode a serialized onnx.TensorProto held in buf[0..len). */
 KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t, char *err, size_t errlen)
 {
-    const unsigned char *b = (const unsigned char *)buf, *p = b, *end = b + len;
+    static const unsigned char nothing = 0;
+    const unsigned char *b = buf ? (const unsigned char *)buf : &nothing, *p = b, *end = b + (buf ? len : 0);
     const unsigned char *raw = NULL, *data = NULL;
     size_t rawlen = 0, dlen = 0, ndims = 0, count = 1, nbytes, nvals, i;
     uint64_t v, dims[KGEN_IO_MAX_DIMS];
@@ -788,8 +789,6 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
     kgen_io_tensor shaped;
     kgen_io_init(t);
     kgen_io_init(&shaped);
-    if (!buf && len)
-        return kgen_io_fail_(err, errlen, "no data");
     /* pass 1: the scalar fields, and every field's framing */
     while (p < end) {
         if (kgen_io_pb_field_(&p, end, &field, &wire, &v, &data, &dlen, err, errlen))

@@ -1,6 +1,388 @@
-/* misc.c - ONNX operators: (being written). */
+/* misc.c - ONNX operators that make tensors from attributes, shapes or compile-time
+ * values: Constant, ConstantOfShape, Shape, Size, Range, EyeLike, OneHot and NonZero.
+ * Shapes are static, so Shape and Size give constants; Range and NonZero, whose output
+ * shape depends on input values, need those values at compile time. */
 #include "ops.h"
 
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ELEMS ((int64_t)1 << 24)   /* largest output these ops build as a constant */
+
+/* ---------------------------------------------------------------- helpers */
+
+/* An empty value (a zero dimension): a constant without elements. The IR computes
+ * nothing over it; operators that read shapes as values see zero elements, and Concat
+ * drops empty parts. */
+static Tensor *empty_value(OpCtx *c, const char *what, DType t, int ndim, const int64_t *shape)
+{
+    return op_const_tensor(c, what, t, ndim, shape, NULL);
+}
+
+/* A tensor decoded from the model (an attribute) as a constant of the program. */
+static Tensor *from_onnx_tensor(OpCtx *c, const OnnxTensor *ot, const char *what)
+{
+    DType t;
+    if (op_dtype_from_onnx(ot->dtype, &t)) {
+        ir_fail("%s: %s: %s", c->op, what, ir_errmsg());
+        return NULL;
+    }
+    if (ot->ndim > KG_MAX_DIMS) {
+        ir_fail("%s: %s has rank %d (limit %d)", c->op, what, ot->ndim, KG_MAX_DIMS);
+        return NULL;
+    }
+    for (int d = 0; d < ot->ndim; d++)
+        if (ot->dims[d] < 1)
+            return empty_value(c, "value", t, ot->ndim, ot->dims);
+    if (!ot->data) {
+        ir_fail("%s: %s has no data", c->op, what);
+        return NULL;
+    }
+    return op_const_tensor(c, "value", t, ot->ndim, ot->dims, ot->data);
+}
+
+/* Store v (an integer) as element k of a buffer of dtype t. */
+static void put_int(void *buf, DType t, int64_t k, int64_t v)
+{
+    unsigned char *p = (unsigned char *)buf + k * ir_dtype_bytes(t);
+    switch (t) {
+    case DT_BOOL: *p = v != 0; break;
+    case DT_I8: case DT_U8: *p = (unsigned char)v; break;
+    case DT_I16: case DT_U16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case DT_I32: case DT_U32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case DT_I64: case DT_U64: memcpy(p, &v, 8); break;
+    case DT_F32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case DT_F64: { double x = (double)v; memcpy(p, &x, 8); break; }
+    default: break;
+    }
+}
+
+static void put_float(void *buf, DType t, int64_t k, double v)
+{
+    unsigned char *p = (unsigned char *)buf + k * ir_dtype_bytes(t);
+    if (t == DT_F32) {
+        float x = (float)v;
+        memcpy(p, &x, 4);
+    } else if (t == DT_F64) {
+        memcpy(p, &v, 8);
+    } else {
+        put_int(buf, t, k, (int64_t)v);
+    }
+}
+
+/* ---------------------------------------------------------------- Constant */
+
+static int constant(OpCtx *c)
+{
+    const OnnxAttr *a;
+    Tensor *t = NULL;
+    if ((a = op_attr(c, "value")) && a->t) {
+        t = from_onnx_tensor(c, a->t, "value");
+    } else if ((a = op_attr(c, "value_float"))) {
+        float v = a->f;
+        t = op_const_tensor(c, "value", DT_F32, 0, NULL, &v);
+    } else if ((a = op_attr(c, "value_int"))) {
+        int64_t v = a->i;
+        t = op_const_tensor(c, "value", DT_I64, 0, NULL, &v);
+    } else if ((a = op_attr(c, "value_floats"))) {
+        int64_t n = a->nfloats;
+        t = n ? op_const_tensor(c, "value", DT_F32, 1, &n, a->floats) : empty_value(c, "value", DT_F32, 1, &n);
+    } else if ((a = op_attr(c, "value_ints"))) {
+        int64_t n = a->nints;
+        t = n ? op_const_tensor(c, "value", DT_I64, 1, &n, a->ints) : empty_value(c, "value", DT_I64, 1, &n);
+    } else if (op_attr(c, "sparse_value")) {
+        return ir_fail("%s: sparse_value is not supported", c->op);
+    } else if (op_attr(c, "value_string") || op_attr(c, "value_strings")) {
+        return ir_fail("%s: string constants are not supported", c->op);
+    } else {
+        return ir_fail("%s: no value attribute", c->op);
+    }
+    if (!t)
+        return -1;
+    c->out[0] = t;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ConstantOfShape */
+
+static int constant_of_shape(OpCtx *c)
+{
+    int64_t s[KG_MAX_DIMS + 1];
+    int64_t n = op_const_ints(c, 0, "input", s, KG_MAX_DIMS + 1);
+    if (n < 0)
+        return -1;
+    if (n > KG_MAX_DIMS)
+        return ir_fail("%s: the output would have rank %lld (limit %d)", c->op, (long long)n, KG_MAX_DIMS);
+    int64_t numel = 1;
+    for (int d = 0; d < n; d++) {
+        if (s[d] < 0)
+            return ir_fail("%s: dimension %d is %lld", c->op, d, (long long)s[d]);
+        if (s[d] > INT32_MAX || (numel *= s[d]) > INT32_MAX)
+            return ir_fail("%s: the output is too large", c->op);
+    }
+    Expr *v = ir_float(0, DT_F32);
+    int empty = 0;
+    for (int d = 0; d < n; d++)
+        empty |= s[d] == 0;
+    const OnnxAttr *a = op_attr(c, "value");
+    if (a && a->t) {
+        const OnnxTensor *ot = a->t;
+        DType t;
+        if (op_dtype_from_onnx(ot->dtype, &t))
+            return ir_fail("%s: value: %s", c->op, ir_errmsg());
+        if (ot->nelems != 1 || !ot->data)
+            return ir_fail("%s: value must have one element", c->op);
+        if (t == DT_F16)
+            return ir_fail("%s: unsupported type f16", c->op);
+        const unsigned char *p = ot->data;
+        switch (t) {
+        case DT_F32: { float f; memcpy(&f, p, 4); v = ir_float(f, t); break; }
+        case DT_F64: { double f; memcpy(&f, p, 8); v = ir_float(f, t); break; }
+        case DT_BOOL: v = ir_int(*p != 0, t); break;
+        case DT_U8: v = ir_int(*p, t); break;
+        case DT_I8: v = ir_int((int8_t)*p, t); break;
+        case DT_I16: { int16_t x; memcpy(&x, p, 2); v = ir_int(x, t); break; }
+        case DT_U16: { uint16_t x; memcpy(&x, p, 2); v = ir_int(x, t); break; }
+        case DT_I32: { int32_t x; memcpy(&x, p, 4); v = ir_int(x, t); break; }
+        case DT_U32: { uint32_t x; memcpy(&x, p, 4); v = ir_int(x, t); break; }
+        default: { int64_t x; memcpy(&x, p, 8); v = ir_int(x, t); break; }
+        }
+    }
+    if (empty) {
+        c->out[0] = empty_value(c, "empty", v->dtype, (int)n, s);
+        return 0;
+    }
+    IterVar **ax = op_axes((int)n, s);
+    return op_emit_out(c, 0, (int)n, ax, v) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- Shape, Size */
+
+static int shape(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int64_t r = x->ndim, b = op_attr_int(c, "start", 0), e = op_attr_int(c, "end", r);
+    if (b < 0)
+        b += r;
+    if (e < 0)
+        e += r;
+    b = b < 0 ? 0 : b > r ? r : b;
+    e = e < 0 ? 0 : e > r ? r : e;
+    int64_t n = e > b ? e - b : 0;
+    if (n == 0) {
+        c->out[0] = empty_value(c, "shape", DT_I64, 1, &n);
+        return 0;
+    }
+    Tensor *t = op_const_tensor(c, "shape", DT_I64, 1, &n, x->shape + b);
+    if (!t)
+        return -1;
+    c->out[0] = t;
+    return 0;
+}
+
+static int size(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int64_t n = ir_tensor_numel(x);
+    Tensor *t = op_const_tensor(c, "size", DT_I64, 0, NULL, &n);
+    if (!t)
+        return -1;
+    c->out[0] = t;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Range */
+
+static int range(OpCtx *c)
+{
+    Tensor *ts[3];
+    const char *names[3] = {"start", "limit", "delta"};
+    for (int i = 0; i < 3; i++) {
+        if (!(ts[i] = op_input(c, i, names[i])))
+            return -1;
+        if (ir_tensor_numel(ts[i]) != 1)
+            return ir_fail("%s: %s must be a scalar", c->op, names[i]);
+        if (ts[i]->dtype != ts[0]->dtype)
+            return ir_fail("%s: inputs have different types", c->op);
+    }
+    DType t = ts[0]->dtype;
+    if (t == DT_F16)
+        return ir_fail("%s: unsupported type f16", c->op);
+    int64_t n;
+    void *buf;
+    if (ir_dtype_is_float(t)) {
+        double v[3];
+        for (int i = 0; i < 3; i++)
+            if (op_const_floats(c, i, names[i], &v[i], 1) < 0)
+                return -1;
+        if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+            return ir_fail("%s: delta is 0 or an input is not finite", c->op);
+        double cnt = ceil((v[1] - v[0]) / v[2]);
+        if (cnt > (double)MAX_ELEMS)
+            return ir_fail("%s: more than %lld elements", c->op, (long long)MAX_ELEMS);
+        n = cnt < 1 ? 0 : (int64_t)cnt;
+        buf = ir_alloc((size_t)n * (size_t)ir_dtype_bytes(t) + 1);
+        for (int64_t k = 0; k < n; k++) {
+            /* like numpy.arange: start + k * delta in the element type */
+            if (t == DT_F32)
+                put_float(buf, t, k, (float)v[0] + (float)k * (float)v[2]);
+            else
+                put_float(buf, t, k, v[0] + (double)k * v[2]);
+        }
+    } else {
+        int64_t v[3];
+        for (int i = 0; i < 3; i++)
+            if (op_const_ints(c, i, names[i], &v[i], 1) < 0)
+                return -1;
+        if (v[2] == 0)
+            return ir_fail("%s: delta is 0", c->op);
+        double span = ((double)v[1] - (double)v[0]) / (double)v[2];
+        if (span > (double)MAX_ELEMS)
+            return ir_fail("%s: more than %lld elements", c->op, (long long)MAX_ELEMS);
+        n = 0;
+        if (v[2] > 0 && v[1] > v[0])
+            n = (v[1] - v[0] + v[2] - 1) / v[2];
+        else if (v[2] < 0 && v[1] < v[0])
+            n = (v[0] - v[1] + (-v[2]) - 1) / (-v[2]);
+        buf = ir_alloc((size_t)n * (size_t)ir_dtype_bytes(t) + 1);
+        for (int64_t k = 0; k < n; k++)
+            put_int(buf, t, k, v[0] + k * v[2]);
+    }
+    Tensor *out = n ? op_const_tensor(c, "range", t, 1, &n, buf) : empty_value(c, "range", t, 1, &n);
+    if (!out)
+        return -1;
+    c->out[0] = out;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- EyeLike */
+
+static int eye_like(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    if (x->ndim != 2)
+        return ir_fail("%s: the input must have rank 2", c->op);
+    DType t = x->dtype;
+    const OnnxAttr *a = op_attr(c, "dtype");
+    if (a && op_dtype_from_onnx((int)a->i, &t))
+        return ir_fail("%s: %s", c->op, ir_errmsg());
+    if (t == DT_F16)
+        return ir_fail("%s: unsupported type f16", c->op);
+    int64_t k = op_attr_int(c, "k", 0);
+    k = k < -INT32_MAX ? -INT32_MAX : k > INT32_MAX ? INT32_MAX : k;
+    IterVar **ax = op_axes(2, x->shape);
+    Expr *i[2];
+    op_axis_exprs(ax, 2, i);
+    Expr *on = ir_bin(OP_EQ, ir_sub(i[1], i[0]), ir_idx(k));
+    return op_emit_out(c, 0, 2, ax, ir_select(on, op_lit(1, t), op_lit(0, t))) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- OneHot */
+
+static int one_hot(OpCtx *c)
+{
+    Tensor *ind = op_input(c, 0, "indices"), *vals = op_input(c, 2, "values");
+    if (!ind || !vals)
+        return -1;
+    if (ir_tensor_numel(vals) != 2 || vals->ndim != 1)
+        return ir_fail("%s: values must have two elements [off, on]", c->op);
+    double dv;
+    if (op_const_floats(c, 1, "depth", &dv, 1) < 0)
+        return -1;
+    if (!(dv >= 1 && dv <= INT32_MAX))
+        return ir_fail("%s: depth %g is invalid", c->op, dv);
+    int64_t depth = (int64_t)dv;
+    int r = ind->ndim + 1, axis;
+    if (r > KG_MAX_DIMS)
+        return ir_fail("%s: the output would have rank %d (limit %d)", c->op, r, KG_MAX_DIMS);
+    if (op_axis(c, op_attr_int(c, "axis", -1), r, "axis", &axis))
+        return -1;
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0, k = 0; d < r; d++)
+        s[d] = d == axis ? depth : ind->shape[k++];
+    IterVar **ax = op_axes(r, s);
+    Expr *o[KG_MAX_DIMS], *ii[KG_MAX_DIMS];
+    op_axis_exprs(ax, r, o);
+    for (int d = 0, k = 0; d < r; d++)
+        if (d != axis)
+            ii[k++] = o[d];
+    /* indices may be of any numeric type: compare in the index type after truncation */
+    Expr *v = op_read(ind, ii);
+    if (ir_dtype_is_float(v->dtype)) {
+        Expr *arg = v;
+        v = ir_mathcall(FN_TRUNC, &arg, 1);
+        if (!v)
+            return -1;
+    }
+    if (v->dtype != DT_I64)
+        v = ir_cast(DT_I64, v);
+    v = ir_select(ir_bin(OP_LT, v, ir_int(0, DT_I64)), ir_bin(OP_ADD, v, ir_int(depth, DT_I64)), v);
+    Expr *hit = ir_bin(OP_EQ, v, ir_cast(DT_I64, o[axis]));
+    Expr *i0[1] = {ir_idx(0)}, *i1[1] = {ir_idx(1)};
+    return op_emit_out(c, 0, r, ax, ir_select(hit, op_read(vals, i1), op_read(vals, i0))) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- NonZero */
+
+static int non_zero(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "X");
+    if (!x)
+        return -1;
+    if (x->ndim == 0)
+        return ir_fail("%s: the input must have rank 1 or more", c->op);
+    if (!op_is_const(c, 0))
+        return ir_fail("%s: the input must be known when compiling (the output shape depends on its values)",
+                       c->op);
+    int64_t numel = ir_tensor_numel(x);
+    if (numel > MAX_ELEMS)
+        return ir_fail("%s: the input is too large", c->op);
+    double *v = malloc(sizeof *v * (size_t)numel);
+    if (!v)
+        ir_die("out of memory");
+    if (x->dtype == DT_F16 || op_const_floats(c, 0, "X", v, numel) < 0) {
+        free(v);
+        return x->dtype == DT_F16 ? ir_fail("%s: unsupported type f16", c->op) : -1;
+    }
+    int64_t nnz = 0;
+    for (int64_t k = 0; k < numel; k++)
+        nnz += v[k] != 0;
+    int r = x->ndim;
+    int64_t *out = ir_alloc(sizeof *out * (size_t)(r * nnz) + 1);
+    for (int64_t k = 0, j = 0; k < numel; k++) {
+        if (v[k] == 0)
+            continue;
+        int64_t rest = k;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            out[d * nnz + j] = rest % x->shape[d];
+            rest /= x->shape[d];
+        }
+        j++;
+    }
+    free(v);
+    int64_t s[2] = {x->ndim, nnz};
+    Tensor *t = nnz ? op_const_tensor(c, "nonzero", DT_I64, 2, s, out) : empty_value(c, "nonzero", DT_I64, 2, s);
+    if (!t)
+        return -1;
+    c->out[0] = t;
+    return 0;
+}
+
 const OpDef op_defs_misc[] = {
+    {"Constant", constant},
+    {"ConstantOfShape", constant_of_shape},
+    {"Shape", shape},
+    {"Size", size},
+    {"Range", range},
+    {"EyeLike", eye_like},
+    {"OneHot", one_hot},
+    {"NonZero", non_zero},
     {NULL, NULL},
 };

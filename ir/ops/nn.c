@@ -421,6 +421,23 @@ static int conv_transpose(OpCtx *c)
 
 typedef enum { POOL_MAX, POOL_AVG, POOL_LP } PoolKind;
 
+/* LpPool's p: an int, a float in opset 1 (whole numbers only here). */
+static int lp_order(OpCtx *c, int64_t *p)
+{
+    const OnnxAttr *a = op_attr(c, "p");
+    *p = 2;
+    if (a && a->type == ONNX_ATTR_FLOAT) {
+        if (a->f != floorf(a->f))
+            return ir_fail("%s: p = %g is not supported (whole numbers only)", c->op, (double)a->f);
+        *p = (int64_t)a->f;
+    } else if (a) {
+        *p = a->i;
+    }
+    if (*p < 1)
+        return ir_fail("%s: p must be at least 1, got %lld", c->op, (long long)*p);
+    return 0;
+}
+
 /* The geometry of a pooling node: kernel_shape is required. */
 static int pool_geom(OpCtx *c, Tensor *x, Geom *g)
 {
@@ -547,12 +564,12 @@ static int pool(OpCtx *c, PoolKind kind)
         return ir_fail("%s: input type %s is not supported (float types only)", c->op, ir_dtype_name(t));
     if (t == DT_BOOL)
         return ir_fail("%s: bool input is not supported", c->op);
+    if (t == DT_F16)
+        return ir_fail("%s: input type f16 is not supported", c->op);
     Geom g;
-    if (pool_geom(c, x, &g))
+    int64_t p = 2;
+    if (pool_geom(c, x, &g) || (kind == POOL_LP && lp_order(c, &p)))
         return -1;
-    int64_t p = op_attr_int(c, "p", 2);
-    if (kind == POOL_LP && p < 1)
-        return ir_fail("%s: p must be at least 1, got %lld", c->op, (long long)p);
     Expr *fill = kind == POOL_MAX ? ir_reduce_identity(RED_MAX, t) : op_lit(0, t);
     Tensor *xp = pad_spatial(c, x, &g, fill);
     if (!xp)
@@ -607,12 +624,12 @@ static int global_pool(OpCtx *c, PoolKind kind)
     if (!x)
         return -1;
     DType t = x->dtype;
-    if ((kind != POOL_MAX && !ir_dtype_is_float(t)) || t == DT_BOOL)
+    if ((kind != POOL_MAX && !ir_dtype_is_float(t)) || t == DT_BOOL || t == DT_F16)
         return ir_fail("%s: input type %s is not supported", c->op, ir_dtype_name(t));
     int nd = x->ndim, ns = nd - 2;
-    int64_t p = op_attr_int(c, "p", 2), shape[KG_MAX_DIMS], n = 1;
-    if (kind == POOL_LP && p < 1)
-        return ir_fail("%s: p must be at least 1, got %lld", c->op, (long long)p);
+    int64_t p = 2, shape[KG_MAX_DIMS], n = 1;
+    if (kind == POOL_LP && lp_order(c, &p))
+        return -1;
     shape[0] = x->shape[0];
     shape[1] = x->shape[1];
     for (int i = 0; i < ns; i++) {
@@ -943,7 +960,8 @@ static int einsum(OpCtx *c)
     int64_t shape[KG_MAX_DIMS];
     for (int i = 0; i < no; i++) {
         if (!extent[olab[i]])
-            return ir_fail("%s: output label %d does not appear in the inputs", c->op, i);
+            return ir_fail("%s: output label '%c' does not appear in the inputs", c->op,
+                           olab[i] < 26 ? 'A' + olab[i] : 'a' + olab[i] - 26);
         shape[i] = extent[olab[i]];
     }
     IterVar **ax = op_axes(no, shape);

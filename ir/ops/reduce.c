@@ -30,9 +30,9 @@ static int check_type(OpCtx *c, const Tensor *x, int allowed)
              (!ir_dtype_is_float(t) && t != DT_BOOL && (allowed & TY_INT));
     if (ok)
         return 0;
-    return ir_fail("%s: input type %s is not supported (%s%s%s)", c->op, ir_dtype_name(t),
-                   allowed & TY_FLOAT ? "f32, f64" : "", allowed & TY_INT ? ", integers" : "",
-                   allowed & TY_BOOL ? ", bool" : "");
+    const char *what = allowed == TY_FLOAT ? "f32 or f64" : allowed == (TY_FLOAT | TY_INT) ? "f32, f64 or integers"
+                                                                                        : "f32, f64, integers or bool";
+    return ir_fail("%s: input type %s is not supported (%s)", c->op, ir_dtype_name(t), what);
 }
 
 /* The iteration space of a reduction of x over the dims flagged in red[]: the output
@@ -189,6 +189,47 @@ static int reduce_dims(OpCtx *c, const Tensor *x, int *red_dims)
     return n;
 }
 
+/* A reduction over an empty set: a constant of the output shape filled with the identity
+ * (0 for sums, 1 for products, -inf or the type's least value for max, ...). */
+static int reduce_empty(OpCtx *c, RedKind k, Tensor *x, const int *red_dims, int keep)
+{
+    Space s;
+    space(x, red_dims, keep, &s);
+    int64_t n = 1;
+    for (int d = 0; d < s.ndim; d++)
+        n *= s.shape[d];
+    if (n == 0)
+        return ir_fail("%s: the output is empty; empty tensors are not supported", c->op);
+    DType t = x->dtype;
+    Expr *v;
+    switch (k) {
+    case R_MAX: v = ir_reduce_identity(RED_MAX, t); break;
+    case R_MIN: v = ir_reduce_identity(RED_MIN, t); break;
+    case R_PROD: v = ir_int(1, t); break;
+    case R_MEAN: v = is_real(t) ? ir_float(NAN, t) : ir_int(0, t); break;
+    case R_LOGSUM:
+    case R_LOGSUMEXP: v = is_real(t) ? ir_float(-INFINITY, t) : ir_reduce_identity(RED_MAX, t); break;
+    default: v = ir_int(0, t); break;
+    }
+    int bytes = ir_dtype_bytes(t);
+    unsigned char one[8];
+    unsigned char *data = ir_alloc((size_t)(n * bytes));
+    if (t == DT_F32) {
+        float f = (float)v->u.fval;
+        memcpy(one, &f, 4);
+    } else if (t == DT_F64) {
+        memcpy(one, &v->u.fval, 8);
+    } else {
+        uint64_t u = (uint64_t)v->u.ival;
+        for (int b = 0; b < bytes; b++)
+            one[b] = (unsigned char)(u >> (8 * b));   /* little-endian, as constants are stored */
+    }
+    for (int64_t i = 0; i < n; i++)
+        memcpy(data + i * bytes, one, (size_t)bytes);
+    c->out[0] = op_const_tensor(c, "empty", t, s.ndim, s.shape, data);
+    return c->out[0] ? 0 : -1;
+}
+
 static int reduce_op(OpCtx *c, RedKind k)
 {
     Tensor *x = op_input(c, 0, "data");
@@ -207,6 +248,9 @@ static int reduce_op(OpCtx *c, RedKind k)
     DType ct = (k == R_L2 || k == R_LOGSUM || k == R_LOGSUMEXP) && !is_real(xt) ? DT_F64 : xt;
     ReduceOp rop = k == R_MAX ? RED_MAX : k == R_MIN ? RED_MIN : k == R_PROD ? RED_PROD : RED_SUM;
 
+    for (int d = 0; d < x->ndim; d++)
+        if (red_dims[d] && x->shape[d] == 0)
+            return reduce_empty(c, k, x, red_dims, keep);
     if (nred == 0 && (k == R_SUM || k == R_MEAN || k == R_MAX || k == R_MIN || k == R_PROD)) {
         c->out[0] = x;   /* noop_with_empty_axes: nothing to reduce */
         return 0;
@@ -358,7 +402,7 @@ static int softmax_op(OpCtx *c, SmKind k)
     keep_index(x->ndim, red_dims, idx, ki);
     Expr *body;
     if (k == SM_HARDMAX) {
-        /* the first position (row-major over the reduced dims) that holds the max */
+        /* the first position (row-major over the reduced dims) that holds the max, or a NaN */
         Space s;
         space(x, red_dims, 1, &s);
         Expr *flat = ir_idx(0), *oflat = ir_idx(0);
@@ -367,7 +411,7 @@ static int softmax_op(OpCtx *c, SmKind k)
                 flat = bin(OP_ADD, bin(OP_MUL, flat, ir_idx(x->shape[d])), ir_varref(s.rax[r++]->var));
                 oflat = bin(OP_ADD, bin(OP_MUL, oflat, ir_idx(x->shape[d])), idx[d]);
             }
-        Expr *hit = bin(OP_EQ, op_read(x, s.xi), op_read(mx, s.oi));
+        Expr *hit = bin(OP_OR, bin(OP_EQ, op_read(x, s.xi), op_read(mx, s.oi)), math1(FN_ISNAN, op_read(x, s.xi)));
         Tensor *first = op_emit(c, op_name(c, "first"), s.ndim, s.ax,
                                 red(RED_MIN, sel(hit, flat, ir_idx(INT32_MAX)), s.rax, s.nr));
         if (!first)
@@ -434,7 +478,8 @@ static int cumsum(OpCtx *c)
 /* ---------------------------------------------------------------- TopK */
 
 /* rank[i] = #{m : x[m] beats x[i], or ties with it at a lower index}; output j is the
- * element of rank j. The ranks are a permutation, so each output sums one hit. */
+ * element of rank j. The ranks are a permutation, so each output sums exactly one hit.
+ * O(n^2) along the axis; `sorted` = 0 gets the sorted order too. */
 static int topk(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "X");
@@ -467,9 +512,15 @@ static int topk(OpCtx *c)
     IterVar *m = ir_itervar_new("r0", len, IV_REDUCE);
     for (int d = 0; d < x->ndim; d++)
         mi[d] = d == axis ? ir_varref(m->var) : idx[d];
-    Expr *xm = op_read(x, mi), *xv = op_read(x, idx);
-    Expr *beats = bin(largest ? OP_GT : OP_LT, xm, xv);
-    Expr *tie = bin(OP_AND, bin(OP_EQ, op_read(x, mi), op_read(x, idx)), bin(OP_LT, ir_varref(m->var), idx[axis]));
+    Expr *beats = bin(largest ? OP_GT : OP_LT, op_read(x, mi), op_read(x, idx));
+    Expr *same = bin(OP_EQ, op_read(x, mi), op_read(x, idx));
+    if (is_real(x->dtype)) {
+        /* NaNs rank after every number and tie among themselves: the ranks stay a permutation */
+        Expr *nan_m = math1(FN_ISNAN, op_read(x, mi)), *nan_i = math1(FN_ISNAN, op_read(x, idx));
+        beats = bin(OP_OR, beats, bin(OP_AND, ir_un(UN_NOT, nan_m), nan_i));
+        same = bin(OP_OR, same, bin(OP_AND, nan_m, nan_i));
+    }
+    Expr *tie = bin(OP_AND, same, bin(OP_LT, ir_varref(m->var), idx[axis]));
     Expr *rank_body = red(RED_SUM, sel(bin(OP_OR, beats, tie), ir_idx(1), ir_idx(0)), &m, 1);
     if (!rank_body)
         return ir_fail("%s: %s", c->op, ir_errmsg());

@@ -1,6 +1,1765 @@
-/* shape.c - ONNX operators: (being written). */
+/* shape.c - ONNX operators that move data without arithmetic on it: reshapes, transposes,
+ * concatenation and splits, slices and pads, gathers and scatters, depth/space shuffles,
+ * Resize and Trilu. Each output element reads input elements at positions computed from
+ * its own index: out[idx] = in[f(idx)]. Shapes, axes, pads and scales are compile-time
+ * values; index tensors (Gather, Scatter*) may be data, read with wrapped and clamped
+ * indices. */
 #include "ops.h"
 
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 4096     /* elements of a shape/axes/pads/splits input */
+
+/* ---------------------------------------------------------------- helpers */
+
+static Expr *iconst(int64_t v) { return ir_idx(v); }
+
+static Expr *to_index(Expr *e) { return e->dtype == DT_INDEX ? e : ir_cast(DT_INDEX, e); }
+
+/* A data index in -n..n-1 to 0..n-1, clamped so that a bad index cannot read outside the
+ * tensor (ONNX leaves that case undefined). */
+static Expr *wrap_index(Expr *e, int64_t n)
+{
+    e = to_index(e);
+    e = ir_select(ir_bin(OP_LT, e, iconst(0)), ir_bin(OP_ADD, e, iconst(n)), e);
+    return ir_bin(OP_MIN, ir_bin(OP_MAX, e, iconst(0)), iconst(n - 1));
+}
+
+static int check_rank(OpCtx *c, int r)
+{
+    if (r > KG_MAX_DIMS)
+        return ir_fail("%s: the output would have rank %d (limit %d)", c->op, r, KG_MAX_DIMS);
+    return 0;
+}
+
+static int check_dims(OpCtx *c, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    if (check_rank(c, ndim))
+        return -1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 1)
+            return ir_fail("%s: output dimension %d is %lld; empty tensors are not supported", c->op, d,
+                           (long long)shape[d]);
+        if (shape[d] > INT32_MAX || (n *= shape[d]) > INT32_MAX)
+            return ir_fail("%s: the output has more than %d elements", c->op, INT32_MAX);
+    }
+    return 0;
+}
+
+/* An empty value (a zero dimension): a constant without elements. The IR computes
+ * nothing over it; operators that read shapes as values see zero elements, and Concat
+ * drops empty parts. */
+static Tensor *empty_value(OpCtx *c, const char *what, DType t, int ndim, const int64_t *shape)
+{
+    return op_const_tensor(c, what, t, ndim, shape, NULL);
+}
+
+/* Output `out` = fn(its index) over fresh axes of `shape` (an empty constant of type t
+ * when the shape has a zero). */
+typedef Expr *(*BodyFn)(OpCtx *c, void *arg, Expr **idx);
+
+static int emit_body(OpCtx *c, int out, int ndim, const int64_t *shape, DType t, BodyFn fn, void *arg)
+{
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return (c->out[out] = empty_value(c, "empty", t, ndim, shape)) ? 0 : -1;
+    if (check_dims(c, ndim, shape))
+        return -1;
+    IterVar **ax = op_axes(ndim, shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, ndim, idx);
+    Expr *body = fn(c, arg, idx);
+    if (!body)
+        return -1;
+    return op_emit_out(c, out, ndim, ax, body) ? 0 : -1;
+}
+
+/* Axes from an attribute (before opset `input_from`) or from input `in`; -1 with an error,
+ * or the count (0 when absent). */
+static int get_list(OpCtx *c, const char *attr, int in, int64_t input_from, int64_t *out, int max)
+{
+    if (c->opset < input_from) {
+        int n = op_attr_ints(c, attr, out, max);
+        return n < 0 ? 0 : n;
+    }
+    if (!op_has_input(c, in))
+        return 0;
+    int64_t n = op_const_ints(c, in, attr, out, max);
+    return (int)n;
+}
+
+/* Normalize a list of axes against rank r; fails on duplicates. */
+static int norm_axes(OpCtx *c, int64_t *axes, int n, int r, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        int a;
+        if (op_axis(c, axes[i], r, what, &a))
+            return -1;
+        axes[i] = a;
+        for (int j = 0; j < i; j++)
+            if (axes[j] == a)
+                return ir_fail("%s: %s lists axis %d twice", c->op, what, a);
+    }
+    return 0;
+}
+
+/* x read at element `oidx` of the same data viewed with shape oshape (same numel). Runs
+ * of dimensions with equal products map one to one; size-1 dimensions vanish. */
+static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr **oidx)
+{
+    Expr *ix[KG_MAX_DIMS];
+    int a = 0, b = 0;
+    while (a < x->ndim || b < ondim) {
+        if (a < x->ndim && x->shape[a] == 1) {
+            ix[a++] = iconst(0);
+            continue;
+        }
+        if (b < ondim && oshape[b] == 1) {
+            b++;
+            continue;
+        }
+        if (a >= x->ndim || b >= ondim)
+            ir_die("reshape of different element counts");
+        int a0 = a, b0 = b;
+        int64_t pa = x->shape[a++], pb = oshape[b++];
+        while (pa != pb) {
+            if (pa < pb && a < x->ndim)
+                pa *= x->shape[a++];
+            else if (pb < pa && b < ondim)
+                pb *= oshape[b++];
+            else
+                ir_die("reshape of different element counts");
+        }
+        Expr *flat = NULL;
+        for (int k = b0; k < b; k++)
+            flat = flat ? ir_add(ir_mul(flat, iconst(oshape[k])), oidx[k]) : oidx[k];
+        int64_t stride = pa;
+        for (int k = a0; k < a; k++) {
+            stride /= x->shape[k];
+            Expr *e = flat;
+            if (stride > 1)
+                e = ir_bin(OP_DIV, e, iconst(stride));
+            if (k > a0 && x->shape[k] != pa / stride)
+                e = ir_bin(OP_MOD, e, iconst(x->shape[k]));
+            ix[k] = x->shape[k] == 1 ? iconst(0) : e;
+        }
+    }
+    return ir_access(x, ix, x->ndim);
+}
+
+typedef struct {
+    Tensor *x;
+    int ndim;
+    const int64_t *shape;
+} ReshapeArg;
+
+static Expr *reshape_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    ReshapeArg *r = arg;
+    return read_reshaped(r->x, r->ndim, r->shape, idx);
+}
+
+/* Output 0 = x viewed with another shape (x itself when the shape is the same). */
+static int emit_reshape(OpCtx *c, Tensor *x, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    if (n != ir_tensor_numel(x))
+        return ir_fail("%s: cannot view %lld elements with %lld", c->op, (long long)ir_tensor_numel(x), (long long)n);
+    int same = ndim == x->ndim;
+    for (int d = 0; same && d < ndim; d++)
+        same = shape[d] == x->shape[d];
+    if (same) {
+        c->out[0] = x;
+        return 0;
+    }
+    ReshapeArg r = {x, ndim, shape};
+    return emit_body(c, 0, ndim, shape, x->dtype, reshape_body, &r);
+}
+
+/* ---------------------------------------------------------------- Reshape, Flatten, Squeeze, Unsqueeze */
+
+static int reshape(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int64_t s[MAX_LIST];
+    int n;
+    if (c->opset < 5) {
+        n = op_attr_ints(c, "shape", s, MAX_LIST);
+        if (n < 0)
+            return ir_fail("%s: attribute 'shape' is required", c->op);
+    } else if ((n = (int)op_const_ints(c, 1, "shape", s, MAX_LIST)) < 0)
+        return -1;
+    if (check_rank(c, n))
+        return -1;
+    int allowzero = (int)op_attr_int(c, "allowzero", 0), infer = -1;
+    int64_t known = 1;
+    for (int d = 0; d < n; d++) {
+        if (s[d] == 0 && !allowzero) {
+            if (d >= x->ndim)
+                return ir_fail("%s: shape[%d] is 0 (copy) but the input has rank %d", c->op, d, x->ndim);
+            s[d] = x->shape[d];
+        }
+        if (s[d] == -1) {
+            if (infer >= 0)
+                return ir_fail("%s: more than one -1 in the shape", c->op);
+            infer = d;
+            continue;
+        }
+        if (s[d] < 0)
+            return ir_fail("%s: shape[%d] is %lld", c->op, d, (long long)s[d]);
+        known *= s[d];
+        if (known > ((int64_t)1 << 40))
+            return ir_fail("%s: the shape is too large", c->op);
+    }
+    int64_t numel = ir_tensor_numel(x);
+    if (infer >= 0) {
+        if (known == 0)
+            return ir_fail("%s: cannot infer the -1 dimension next to a 0", c->op);
+        if (numel % known)
+            return ir_fail("%s: cannot infer the -1 dimension: %lld elements are not a multiple of %lld", c->op,
+                           (long long)numel, (long long)known);
+        s[infer] = numel / known;
+    }
+    return emit_reshape(c, x, n, s);
+}
+
+static int flatten(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    int64_t axis = op_attr_int(c, "axis", 1);
+    if (axis < -x->ndim || axis > x->ndim)
+        return ir_fail("%s: axis %lld is out of range for rank %d", c->op, (long long)axis, x->ndim);
+    if (axis < 0)
+        axis += x->ndim;
+    int64_t s[2] = {1, 1};
+    for (int d = 0; d < x->ndim; d++)
+        s[d >= axis] *= x->shape[d];
+    return emit_reshape(c, x, 2, s);
+}
+
+static int squeeze(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int64_t axes[KG_MAX_DIMS * 2];
+    int n = get_list(c, "axes", 1, 13, axes, KG_MAX_DIMS * 2);
+    if (n < 0 || norm_axes(c, axes, n, x->ndim, "axes"))
+        return -1;
+    int drop[KG_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++) {
+        if (x->shape[axes[i]] != 1)
+            return ir_fail("%s: axis %lld has size %lld, not 1", c->op, (long long)axes[i],
+                           (long long)x->shape[axes[i]]);
+        drop[axes[i]] = 1;
+    }
+    if (n == 0)
+        for (int d = 0; d < x->ndim; d++)
+            drop[d] = x->shape[d] == 1;
+    int64_t s[KG_MAX_DIMS];
+    int r = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (!drop[d])
+            s[r++] = x->shape[d];
+    return emit_reshape(c, x, r, s);
+}
+
+static int unsqueeze(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int64_t axes[KG_MAX_DIMS * 2];
+    int n = get_list(c, "axes", 1, 13, axes, KG_MAX_DIMS * 2);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return ir_fail("%s: axes are required", c->op);
+    int r = x->ndim + n;
+    if (check_rank(c, r) || norm_axes(c, axes, n, r, "axes"))
+        return -1;
+    int ins[KG_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++)
+        ins[axes[i]] = 1;
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0, k = 0; d < r; d++)
+        s[d] = ins[d] ? 1 : x->shape[k++];
+    return emit_reshape(c, x, r, s);
+}
+
+/* ---------------------------------------------------------------- Transpose */
+
+typedef struct {
+    Tensor *x;
+    int perm[KG_MAX_DIMS];
+} PermArg;
+
+static Expr *transpose_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    PermArg *p = arg;
+    Expr *ix[KG_MAX_DIMS];
+    for (int j = 0; j < p->x->ndim; j++)
+        ix[p->perm[j]] = idx[j];
+    return op_read(p->x, ix);
+}
+
+static int transpose(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int r = x->ndim;
+    int64_t perm[KG_MAX_DIMS + 1];
+    int n = op_attr_ints(c, "perm", perm, KG_MAX_DIMS + 1);
+    if (n < 0) {
+        n = r;
+        for (int d = 0; d < r; d++)
+            perm[d] = r - 1 - d;
+    }
+    if (n != r)
+        return ir_fail("%s: perm has %d entries for rank %d", c->op, n, r);
+    if (norm_axes(c, perm, n, r, "perm"))
+        return -1;
+    PermArg p = {x, {0}};
+    int64_t s[KG_MAX_DIMS];
+    for (int j = 0; j < r; j++) {
+        p.perm[j] = (int)perm[j];
+        s[j] = x->shape[perm[j]];
+    }
+    return emit_body(c, 0, r, s, x->dtype, transpose_body, &p);
+}
+
+/* ---------------------------------------------------------------- Concat, Split */
+
+typedef struct {
+    Tensor **xs;
+    int n, axis;
+} ConcatArg;
+
+static Expr *concat_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    ConcatArg *a = arg;
+    int64_t off[OP_MAX_IO + 1];
+    off[0] = 0;
+    for (int i = 0; i < a->n; i++)
+        off[i + 1] = off[i] + a->xs[i]->shape[a->axis];
+    Expr *e = NULL;
+    for (int i = a->n - 1; i >= 0; i--) {
+        Expr *ix[KG_MAX_DIMS];
+        memcpy(ix, idx, sizeof(Expr *) * (size_t)a->xs[i]->ndim);
+        ix[a->axis] = ir_sub(idx[a->axis], iconst(off[i]));
+        Expr *r = op_read(a->xs[i], ix);
+        e = e ? ir_select(ir_bin(OP_LT, idx[a->axis], iconst(off[i + 1])), r, e) : r;
+    }
+    return e;
+}
+
+static int concat(OpCtx *c)
+{
+    Tensor *xs[OP_MAX_IO];
+    int n = 0;
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i])
+            xs[n++] = c->in[i];
+    if (n == 0)
+        return ir_fail("%s: no inputs", c->op);
+    Tensor *x0 = xs[0];
+    int axis;
+    const OnnxAttr *aa = op_attr(c, "axis");
+    if (!aa && c->opset >= 4)
+        return ir_fail("%s: attribute 'axis' is required", c->op);
+    if (x0->ndim == 0)
+        return ir_fail("%s: inputs must have rank 1 or more", c->op);
+    if (op_axis(c, aa ? aa->i : 1, x0->ndim, "axis", &axis))
+        return -1;
+    int64_t s[KG_MAX_DIMS];
+    memcpy(s, x0->shape, sizeof s);
+    s[axis] = 0;
+    for (int i = 0; i < n; i++) {
+        if (xs[i]->dtype != x0->dtype)
+            return ir_fail("%s: inputs have different types %s and %s", c->op, ir_dtype_name(x0->dtype),
+                           ir_dtype_name(xs[i]->dtype));
+        if (xs[i]->ndim != x0->ndim)
+            return ir_fail("%s: input %d has rank %d, input 0 rank %d", c->op, i, xs[i]->ndim, x0->ndim);
+        for (int d = 0; d < x0->ndim; d++)
+            if (d != axis && xs[i]->shape[d] != x0->shape[d])
+                return ir_fail("%s: input %d has size %lld in dimension %d, input 0 %lld", c->op, i,
+                               (long long)xs[i]->shape[d], d, (long long)x0->shape[d]);
+        s[axis] += xs[i]->shape[axis];
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (ir_tensor_numel(xs[i]) > 0)
+            xs[m++] = xs[i];
+    if (m == 0) {
+        c->out[0] = empty_value(c, "empty", x0->dtype, x0->ndim, s);
+        return 0;
+    }
+    if (m == 1) {
+        c->out[0] = xs[0];
+        return 0;
+    }
+    ConcatArg a = {xs, m, axis};
+    return emit_body(c, 0, x0->ndim, s, x0->dtype, concat_body, &a);
+}
+
+typedef struct {
+    Tensor *x;
+    int axis;
+    int64_t start;
+} OffsetArg;
+
+static Expr *offset_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    OffsetArg *a = arg;
+    Expr *ix[KG_MAX_DIMS];
+    memcpy(ix, idx, sizeof(Expr *) * (size_t)a->x->ndim);
+    ix[a->axis] = ir_add(idx[a->axis], iconst(a->start));
+    return op_read(a->x, ix);
+}
+
+static int split(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    if (x->ndim == 0)
+        return ir_fail("%s: the input must have rank 1 or more", c->op);
+    int axis;
+    if (op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &axis))
+        return -1;
+    int64_t len = x->shape[axis], sp[OP_MAX_IO + 1];
+    int n = get_list(c, "split", 1, 13, sp, OP_MAX_IO + 1);
+    if (n < 0)
+        return -1;
+    int nout = c->nout;
+    if (n > 0) {
+        if (n != nout)
+            return ir_fail("%s: 'split' has %d entries for %d outputs", c->op, n, nout);
+    } else {
+        int64_t parts = op_attr_int(c, "num_outputs", nout);
+        if (parts != nout || nout < 1)
+            return ir_fail("%s: num_outputs is %lld but the node has %d outputs", c->op, (long long)parts, nout);
+        int64_t chunk = (len + nout - 1) / nout;
+        if (!op_attr(c, "num_outputs") && len % nout)
+            return ir_fail("%s: dimension %d (%lld) does not split evenly into %d outputs", c->op, axis,
+                           (long long)len, nout);
+        for (int i = 0; i < nout; i++) {
+            int64_t left = len - chunk * i;
+            sp[i] = left < chunk ? left : chunk;
+        }
+        n = nout;
+    }
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (sp[i] < 0)
+            return ir_fail("%s: split[%d] is negative", c->op, i);
+        total += sp[i];
+    }
+    if (total != len)
+        return ir_fail("%s: the splits sum to %lld, dimension %d has %lld", c->op, (long long)total, axis,
+                       (long long)len);
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        if (c->out_names[i]) {
+            int64_t s[KG_MAX_DIMS];
+            memcpy(s, x->shape, sizeof s);
+            s[axis] = sp[i];
+            if (sp[i] == len) {
+                c->out[i] = x;
+            } else {
+                OffsetArg a = {x, axis, start};
+                if (emit_body(c, i, x->ndim, s, x->dtype, offset_body, &a))
+                    return -1;
+            }
+        }
+        start += sp[i];
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Slice */
+
+typedef struct {
+    Tensor *x;
+    int64_t start[KG_MAX_DIMS], step[KG_MAX_DIMS];
+} SliceArg;
+
+static Expr *slice_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    SliceArg *a = arg;
+    Expr *ix[KG_MAX_DIMS];
+    for (int d = 0; d < a->x->ndim; d++)
+        ix[d] = ir_add(iconst(a->start[d]), ir_mul(idx[d], iconst(a->step[d])));
+    return op_read(a->x, ix);
+}
+
+static int slice(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int r = x->ndim;
+    int64_t st[MAX_LIST], en[MAX_LIST], ax[MAX_LIST], sp[MAX_LIST];
+    int n, ne, na = -1, ns = -1;
+    if (c->opset < 10) {
+        n = op_attr_ints(c, "starts", st, MAX_LIST);
+        ne = op_attr_ints(c, "ends", en, MAX_LIST);
+        na = op_attr_ints(c, "axes", ax, MAX_LIST);
+        if (n < 0 || ne < 0)
+            return ir_fail("%s: attributes 'starts' and 'ends' are required", c->op);
+    } else {
+        if ((n = (int)op_const_ints(c, 1, "starts", st, MAX_LIST)) < 0 ||
+            (ne = (int)op_const_ints(c, 2, "ends", en, MAX_LIST)) < 0)
+            return -1;
+        if (op_has_input(c, 3) && (na = (int)op_const_ints(c, 3, "axes", ax, MAX_LIST)) < 0)
+            return -1;
+        if (op_has_input(c, 4) && (ns = (int)op_const_ints(c, 4, "steps", sp, MAX_LIST)) < 0)
+            return -1;
+    }
+    if (ne != n || (na >= 0 && na != n) || (ns >= 0 && ns != n))
+        return ir_fail("%s: starts, ends, axes and steps have different lengths", c->op);
+    if (n > r)
+        return ir_fail("%s: %d starts for rank %d", c->op, n, r);
+    if (na < 0)
+        for (int i = 0; i < n; i++)
+            ax[i] = i;
+    if (ns < 0)
+        for (int i = 0; i < n; i++)
+            sp[i] = 1;
+    if (norm_axes(c, ax, n, r, "axes"))
+        return -1;
+    SliceArg a = {x, {0}, {0}};
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        a.start[d] = 0;
+        a.step[d] = 1;
+        s[d] = x->shape[d];
+    }
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        int d = (int)ax[i];
+        int64_t dim = x->shape[d], step = sp[i], b = st[i], e = en[i];
+        if (step == 0)
+            return ir_fail("%s: step for axis %d is 0", c->op, d);
+        if (b < 0)
+            b = b < -dim ? -1 - dim : b + dim;   /* stays below 0 when far below */
+        if (e < 0)
+            e = e < -dim ? -1 - dim : e + dim;
+        int64_t cnt;
+        if (step > 0) {
+            b = b < 0 ? 0 : b > dim ? dim : b;
+            e = e < 0 ? 0 : e > dim ? dim : e;
+            cnt = e > b ? (e - b + step - 1) / step : 0;
+        } else {
+            b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
+            e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+            cnt = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+        }
+        a.start[d] = b;
+        a.step[d] = cnt == 1 ? 1 : step;
+        s[d] = cnt;
+        same = same && cnt == dim && b == 0 && a.step[d] == 1;
+    }
+    if (same) {
+        c->out[0] = x;
+        return 0;
+    }
+    return emit_body(c, 0, r, s, x->dtype, slice_body, &a);
+}
+
+/* ---------------------------------------------------------------- Expand, Tile */
+
+typedef struct {
+    Tensor *x;
+    int ndim;
+} BcastArg;
+
+static Expr *bcast_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    BcastArg *a = arg;
+    return op_read_bcast(a->x, idx, a->ndim);
+}
+
+static int expand(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    int64_t sh[MAX_LIST];
+    int n = (int)op_const_ints(c, 1, "shape", sh, MAX_LIST);
+    if (n < 0 || check_rank(c, n))
+        return -1;
+    int r = n > x->ndim ? n : x->ndim;
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        int dx = d - (r - x->ndim), ds = d - (r - n);
+        int64_t a = dx >= 0 ? x->shape[dx] : 1, b = ds >= 0 ? sh[ds] : 1;
+        if (a != b && a != 1 && b != 1)
+            return ir_fail("%s: input dimension %lld cannot broadcast to %lld", c->op, (long long)a, (long long)b);
+        s[d] = a == 1 ? b : a;
+    }
+    int same = r == x->ndim;
+    for (int d = 0; same && d < r; d++)
+        same = s[d] == x->shape[d];
+    if (same) {
+        c->out[0] = x;
+        return 0;
+    }
+    BcastArg a = {x, r};
+    return emit_body(c, 0, r, s, x->dtype, bcast_body, &a);
+}
+
+static Expr *tile_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    Tensor *x = arg;
+    Expr *ix[KG_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++)
+        ix[d] = x->shape[d] == 1 ? iconst(0) : ir_bin(OP_MOD, idx[d], iconst(x->shape[d]));
+    return op_read(x, ix);
+}
+
+static int tile(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    int64_t rep[MAX_LIST];
+    int n = (int)op_const_ints(c, 1, "repeats", rep, MAX_LIST);
+    if (n < 0)
+        return -1;
+    if (n != x->ndim)
+        return ir_fail("%s: %d repeats for rank %d", c->op, n, x->ndim);
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0; d < n; d++) {
+        if (rep[d] < 0)
+            return ir_fail("%s: repeats[%d] is %lld", c->op, d, (long long)rep[d]);
+        if (x->shape[d] && rep[d] > INT32_MAX / x->shape[d])
+            return ir_fail("%s: repeats[%d] is too large", c->op, d);
+        s[d] = x->shape[d] * rep[d];
+    }
+    return emit_body(c, 0, n, s, x->dtype, tile_body, x);
+}
+
+/* ---------------------------------------------------------------- Pad */
+
+typedef enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } PadMode;
+
+typedef struct {
+    Tensor *x;
+    PadMode mode;
+    int64_t before[KG_MAX_DIMS];
+    Expr *value;
+} PadArg;
+
+static Expr *pad_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    PadArg *a = arg;
+    Expr *ix[KG_MAX_DIMS], *inside = NULL;
+    for (int d = 0; d < a->x->ndim; d++) {
+        int64_t n = a->x->shape[d];
+        Expr *i = ir_sub(idx[d], iconst(a->before[d]));
+        switch (a->mode) {
+        case PAD_CONSTANT: {
+            Expr *ok = ir_bin(OP_AND, ir_bin(OP_GE, i, iconst(0)), ir_bin(OP_LT, i, iconst(n)));
+            inside = inside ? ir_bin(OP_AND, inside, ok) : ok;
+            break;
+        }
+        case PAD_EDGE: i = ir_bin(OP_MIN, ir_bin(OP_MAX, i, iconst(0)), iconst(n - 1)); break;
+        case PAD_WRAP: i = ir_bin(OP_FLOORMOD, i, iconst(n)); break;
+        case PAD_REFLECT:
+            if (n == 1) {
+                i = iconst(0);
+            } else {
+                /* reflection is periodic with period 2(n-1); the outer min only tells
+                 * the bound checker what is true anyway */
+                Expr *m = ir_bin(OP_FLOORMOD, i, iconst(2 * (n - 1)));
+                i = ir_bin(OP_MIN, ir_bin(OP_MIN, m, ir_sub(iconst(2 * (n - 1)), m)), iconst(n - 1));
+            }
+            break;
+        }
+        ix[d] = i;
+    }
+    Expr *v = op_read(a->x, ix);
+    return inside ? ir_select(inside, v, a->value) : v;
+}
+
+static int pad(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data");
+    if (!x)
+        return -1;
+    int r = x->ndim;
+    const char *ms = op_attr_str(c, "mode", "constant");
+    PadArg a = {x, PAD_CONSTANT, {0}, NULL};
+    if (!strcmp(ms, "reflect"))
+        a.mode = PAD_REFLECT;
+    else if (!strcmp(ms, "edge"))
+        a.mode = PAD_EDGE;
+    else if (!strcmp(ms, "wrap"))
+        a.mode = PAD_WRAP;
+    else if (strcmp(ms, "constant"))
+        return ir_fail("%s: unknown mode '%s'", c->op, ms);
+    int64_t pads[MAX_LIST], axes[KG_MAX_DIMS];
+    int np, na = -1;
+    if (c->opset < 11) {
+        np = op_attr_ints(c, c->opset < 2 ? "paddings" : "pads", pads, MAX_LIST);
+        if (np < 0)
+            return ir_fail("%s: attribute 'pads' is required", c->op);
+        a.value = op_lit(op_attr_float(c, "value", 0), x->dtype);
+    } else {
+        if ((np = (int)op_const_ints(c, 1, "pads", pads, MAX_LIST)) < 0)
+            return -1;
+        if (op_has_input(c, 2)) {
+            Tensor *v = c->in[2];
+            if (v->dtype != x->dtype)
+                return ir_fail("%s: constant_value has type %s, data %s", c->op, ir_dtype_name(v->dtype),
+                               ir_dtype_name(x->dtype));
+            if (ir_tensor_numel(v) != 1)
+                return ir_fail("%s: constant_value must have one element", c->op);
+            Expr *zero[KG_MAX_DIMS];
+            for (int d = 0; d < v->ndim; d++)
+                zero[d] = iconst(0);
+            a.value = op_read(v, zero);
+        } else {
+            a.value = op_lit(0, x->dtype);
+        }
+        if (op_has_input(c, 3) && (na = (int)op_const_ints(c, 3, "axes", axes, KG_MAX_DIMS)) < 0)
+            return -1;
+    }
+    if (na < 0) {
+        na = r;
+        for (int d = 0; d < r; d++)
+            axes[d] = d;
+    }
+    if (norm_axes(c, axes, na, r, "axes"))
+        return -1;
+    if (np != 2 * na)
+        return ir_fail("%s: %d pads for %d axes", c->op, np, na);
+    int64_t s[KG_MAX_DIMS];
+    memcpy(s, x->shape, sizeof s);
+    for (int i = 0; i < na; i++) {
+        int d = (int)axes[i];
+        int64_t b = pads[i], e = pads[na + i];
+        if (b > INT32_MAX || e > INT32_MAX || b < -x->shape[d] || e < -x->shape[d])
+            return ir_fail("%s: pads for axis %d are out of range", c->op, d);
+        a.before[d] = b;
+        s[d] = x->shape[d] + b + e;
+    }
+    for (int d = 0; d < r; d++) {
+        if (s[d] < 0)
+            return ir_fail("%s: negative pads remove more than axis %d has", c->op, d);
+        if (x->shape[d] == 0 && s[d] > 0 && a.mode != PAD_CONSTANT)
+            return ir_fail("%s: mode '%s' cannot pad the empty axis %d", c->op, ms, d);
+    }
+    if (ir_tensor_numel(x) == 0 && a.mode == PAD_CONSTANT) {
+        /* nothing to read: every element is the pad value */
+        int empty = 0;
+        for (int d = 0; d < r; d++)
+            empty |= s[d] == 0;
+        if (empty)
+            return emit_body(c, 0, r, s, x->dtype, pad_body, &a);
+        if (check_dims(c, r, s))
+            return -1;
+        IterVar **ax = op_axes(r, s);
+        return op_emit_out(c, 0, r, ax, a.value) ? 0 : -1;
+    }
+    return emit_body(c, 0, r, s, x->dtype, pad_body, &a);
+}
+
+/* ---------------------------------------------------------------- Gather family */
+
+typedef struct {
+    Tensor *x, *ind;
+    int axis, batch;
+} GatherArg;
+
+static Expr *gather_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    GatherArg *a = arg;
+    int q = a->ind->ndim;
+    Expr *ix[KG_MAX_DIMS];
+    for (int d = 0; d < a->axis; d++)
+        ix[d] = idx[d];
+    ix[a->axis] = wrap_index(op_read(a->ind, idx + a->axis), a->x->shape[a->axis]);
+    for (int d = a->axis + 1; d < a->x->ndim; d++)
+        ix[d] = idx[d - 1 + q];
+    return op_read(a->x, ix);
+}
+
+static int check_indices(OpCtx *c, Tensor *ind)
+{
+    if (ind->dtype != DT_I32 && ind->dtype != DT_I64)
+        return ir_fail("%s: indices have type %s (i32 or i64 expected)", c->op, ir_dtype_name(ind->dtype));
+    return 0;
+}
+
+static int gather(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data"), *ind = op_input(c, 1, "indices");
+    if (!x || !ind || check_indices(c, ind))
+        return -1;
+    if (x->ndim == 0)
+        return ir_fail("%s: data must have rank 1 or more", c->op);
+    GatherArg a = {x, ind, 0, 0};
+    if (op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &a.axis))
+        return -1;
+    int r = x->ndim - 1 + ind->ndim;
+    if (check_rank(c, r))
+        return -1;
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0; d < a.axis; d++)
+        s[d] = x->shape[d];
+    for (int d = 0; d < ind->ndim; d++)
+        s[a.axis + d] = ind->shape[d];
+    for (int d = a.axis + 1; d < x->ndim; d++)
+        s[d - 1 + ind->ndim] = x->shape[d];
+    return emit_body(c, 0, r, s, x->dtype, gather_body, &a);
+}
+
+static Expr *gather_elements_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    GatherArg *a = arg;
+    Expr *ix[KG_MAX_DIMS];
+    memcpy(ix, idx, sizeof(Expr *) * (size_t)a->x->ndim);
+    ix[a->axis] = wrap_index(op_read(a->ind, idx), a->x->shape[a->axis]);
+    return op_read(a->x, ix);
+}
+
+static int gather_elements(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data"), *ind = op_input(c, 1, "indices");
+    if (!x || !ind || check_indices(c, ind))
+        return -1;
+    if (x->ndim == 0 || ind->ndim != x->ndim)
+        return ir_fail("%s: data and indices must have the same rank (1 or more)", c->op);
+    GatherArg a = {x, ind, 0, 0};
+    if (op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &a.axis))
+        return -1;
+    for (int d = 0; d < x->ndim; d++)
+        if (d != a.axis && ind->shape[d] > x->shape[d])
+            return ir_fail("%s: indices dimension %d (%lld) exceeds data's (%lld)", c->op, d,
+                           (long long)ind->shape[d], (long long)x->shape[d]);
+    return emit_body(c, 0, ind->ndim, ind->shape, x->dtype, gather_elements_body, &a);
+}
+
+/* GatherND: out[b..., u..., t...] = data[b..., indices[b..., u..., :]..., t...] */
+static Expr *gather_nd_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    GatherArg *a = arg;
+    int q = a->ind->ndim, k = (int)a->ind->shape[q - 1], b = a->batch;
+    Expr *ix[KG_MAX_DIMS], *ii[KG_MAX_DIMS];
+    for (int d = 0; d < q - 1; d++)
+        ii[d] = idx[d];
+    for (int d = 0; d < b; d++)
+        ix[d] = idx[d];
+    for (int j = 0; j < k; j++) {
+        ii[q - 1] = iconst(j);
+        ix[b + j] = wrap_index(op_read(a->ind, ii), a->x->shape[b + j]);
+    }
+    for (int d = b + k; d < a->x->ndim; d++)
+        ix[d] = idx[q - 1 + d - b - k];
+    return op_read(a->x, ix);
+}
+
+static int gather_nd(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data"), *ind = op_input(c, 1, "indices");
+    if (!x || !ind || check_indices(c, ind))
+        return -1;
+    int64_t b = op_attr_int(c, "batch_dims", 0);
+    int q = ind->ndim;
+    if (q < 1 || x->ndim < 1)
+        return ir_fail("%s: data and indices must have rank 1 or more", c->op);
+    int64_t k = ind->shape[q - 1];
+    if (b < 0 || b >= q || b >= x->ndim)
+        return ir_fail("%s: batch_dims %lld is out of range", c->op, (long long)b);
+    if (k < 1 || k > x->ndim - b)
+        return ir_fail("%s: the last indices dimension (%lld) exceeds data's rank minus batch_dims", c->op,
+                       (long long)k);
+    for (int d = 0; d < b; d++)
+        if (ind->shape[d] != x->shape[d])
+            return ir_fail("%s: batch dimension %d differs between data and indices", c->op, d);
+    int r = q - 1 + x->ndim - (int)b - (int)k;
+    if (check_rank(c, r))
+        return -1;
+    int64_t s[KG_MAX_DIMS];
+    for (int d = 0; d < q - 1; d++)
+        s[d] = ind->shape[d];
+    for (int d = (int)(b + k); d < x->ndim; d++)
+        s[q - 1 + d - b - k] = x->shape[d];
+    GatherArg a = {x, ind, 0, (int)b};
+    return emit_body(c, 0, r, s, x->dtype, gather_nd_body, &a);
+}
+
+/* ---------------------------------------------------------------- Scatter family */
+
+typedef enum { RD_NONE, RD_ADD, RD_MUL, RD_MAX, RD_MIN } Reduction;
+
+static int get_reduction(OpCtx *c, Reduction *out)
+{
+    const char *s = op_attr_str(c, "reduction", "none");
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (Reduction)i;
+            return 0;
+        }
+    return ir_fail("%s: unknown reduction '%s'", c->op, s);
+}
+
+/* The last part of a scatter: out = data where no update lands, else
+ *   none:     updates at the last matching position (pos[p] >= 0)
+ *   reduced:  data (op) the reduction of the matching updates.
+ * `found` is a compute over the output positions (or a prefix of them). */
+static Expr *combine(Reduction rd, Expr *data, Expr *found, Expr *update_at_found)
+{
+    switch (rd) {
+    case RD_NONE: return ir_select(ir_bin(OP_GE, found, iconst(0)), update_at_found, data);
+    case RD_ADD: return ir_bin(OP_ADD, data, found);
+    case RD_MUL: return ir_bin(OP_MUL, data, found);
+    case RD_MAX: return ir_bin(OP_MAX, data, found);
+    case RD_MIN: return ir_bin(OP_MIN, data, found);
+    }
+    return NULL;
+}
+
+static ReduceOp red_op(Reduction rd)
+{
+    switch (rd) {
+    case RD_ADD: return RED_SUM;
+    case RD_MUL: return RED_PROD;
+    case RD_MIN: return RED_MIN;
+    default: return RED_MAX;
+    }
+}
+
+/* Split a flat index over dims[0..n) into per-dimension indices. */
+static void unflatten(Expr *flat, const int64_t *dims, int n, Expr **out)
+{
+    int64_t stride = 1;
+    for (int d = n - 1; d >= 0; d--) {
+        Expr *e = stride > 1 ? ir_bin(OP_DIV, flat, iconst(stride)) : flat;
+        out[d] = d > 0 ? ir_bin(OP_MOD, e, iconst(dims[d])) : e;
+        stride *= dims[d];
+    }
+}
+
+static int scatter_nd(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data"), *ind = op_input(c, 1, "indices"), *up = op_input(c, 2, "updates");
+    if (!x || !ind || !up || check_indices(c, ind))
+        return -1;
+    Reduction rd;
+    if (get_reduction(c, &rd))
+        return -1;
+    int q = ind->ndim, r = x->ndim;
+    if (q < 1 || r < 1)
+        return ir_fail("%s: data and indices must have rank 1 or more", c->op);
+    int k = (int)ind->shape[q - 1];
+    if (k < 1 || k > r)
+        return ir_fail("%s: the last indices dimension (%d) exceeds data's rank", c->op, k);
+    if (up->dtype != x->dtype)
+        return ir_fail("%s: updates have type %s, data %s", c->op, ir_dtype_name(up->dtype), ir_dtype_name(x->dtype));
+    if (up->ndim != q - 1 + r - k)
+        return ir_fail("%s: updates have rank %d, expected %d", c->op, up->ndim, q - 1 + r - k);
+    for (int d = 0; d < q - 1; d++)
+        if (up->shape[d] != ind->shape[d])
+            return ir_fail("%s: updates' shape does not match indices'", c->op);
+    for (int d = k; d < r; d++)
+        if (up->shape[q - 1 + d - k] != x->shape[d])
+            return ir_fail("%s: updates' shape does not match data's", c->op);
+    int64_t nup = 1;
+    for (int d = 0; d < q - 1; d++)
+        nup *= ind->shape[d];
+    if (nup > INT32_MAX)
+        return ir_fail("%s: too many updates", c->op);
+
+    /* found[p...]: a reduction over the update positions u; for none it is the last
+     * u that lands on p, which depends on p[0..k) only */
+    int fr = rd == RD_NONE ? k : r;
+    IterVar **fax = op_axes(fr, x->shape);
+    Expr *p[KG_MAX_DIMS];
+    op_axis_exprs(fax, fr, p);
+    IterVar *ru = ir_itervar_new("r", nup, IV_REDUCE);
+    Expr *u = ir_varref(ru->var), *uix[KG_MAX_DIMS], *ii[KG_MAX_DIMS];
+    unflatten(u, ind->shape, q - 1, uix);
+    memcpy(ii, uix, sizeof(Expr *) * (size_t)(q - 1));
+    Expr *match = NULL;
+    for (int j = 0; j < k; j++) {
+        ii[q - 1] = iconst(j);
+        Expr *e = ir_bin(OP_EQ, wrap_index(op_read(ind, ii), x->shape[j]), p[j]);
+        match = match ? ir_bin(OP_AND, match, e) : e;
+    }
+    Expr *body;
+    if (rd == RD_NONE) {
+        body = ir_select(match, u, iconst(-1));
+    } else {
+        Expr *upix[KG_MAX_DIMS];
+        memcpy(upix, uix, sizeof(Expr *) * (size_t)(q - 1));
+        for (int d = k; d < r; d++)
+            upix[q - 1 + d - k] = p[d];
+        body = ir_select(match, op_read(up, upix), ir_reduce_identity(red_op(rd), x->dtype));
+    }
+    Tensor *found = op_emit(c, op_name(c, rd == RD_NONE ? "last" : "acc"), fr, fax,
+                            ir_reduce(rd == RD_NONE ? RED_MAX : red_op(rd), body, &ru, 1));
+    if (!found)
+        return -1;
+
+    IterVar **oax = op_axes(r, x->shape);
+    Expr *o[KG_MAX_DIMS];
+    op_axis_exprs(oax, r, o);
+    Expr *f = ir_access(found, o, fr);
+    Expr *at = NULL;
+    if (rd == RD_NONE) {
+        Expr *upix[KG_MAX_DIMS];
+        unflatten(f, ind->shape, q - 1, upix);
+        for (int d = k; d < r; d++)
+            upix[q - 1 + d - k] = o[d];
+        at = op_read(up, upix);
+    }
+    return op_emit_out(c, 0, r, oax, combine(rd, op_read(x, o), f, at)) ? 0 : -1;
+}
+
+/* ScatterElements (and the old Scatter): the updates that can land on p differ from p
+ * only along the axis, so the reduction runs over that axis of the indices. */
+static int scatter_elements(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "data"), *ind = op_input(c, 1, "indices"), *up = op_input(c, 2, "updates");
+    if (!x || !ind || !up || check_indices(c, ind))
+        return -1;
+    Reduction rd;
+    if (get_reduction(c, &rd))
+        return -1;
+    int r = x->ndim, axis;
+    if (r < 1 || ind->ndim != r || up->ndim != r)
+        return ir_fail("%s: data, indices and updates must have the same rank (1 or more)", c->op);
+    if (up->dtype != x->dtype)
+        return ir_fail("%s: updates have type %s, data %s", c->op, ir_dtype_name(up->dtype), ir_dtype_name(x->dtype));
+    if (op_axis(c, op_attr_int(c, "axis", 0), r, "axis", &axis))
+        return -1;
+    for (int d = 0; d < r; d++) {
+        if (up->shape[d] != ind->shape[d])
+            return ir_fail("%s: updates and indices have different shapes", c->op);
+        if (d != axis && ind->shape[d] > x->shape[d])
+            return ir_fail("%s: indices dimension %d (%lld) exceeds data's (%lld)", c->op, d,
+                           (long long)ind->shape[d], (long long)x->shape[d]);
+    }
+    IterVar **ax = op_axes(r, x->shape);
+    Expr *p[KG_MAX_DIMS], *ii[KG_MAX_DIMS];
+    op_axis_exprs(ax, r, p);
+    IterVar *ru = ir_itervar_new("r", ind->shape[axis], IV_REDUCE);
+    Expr *u = ir_varref(ru->var);
+    Expr *inb = NULL;
+    for (int d = 0; d < r; d++) {
+        ii[d] = d == axis ? u : p[d];
+        if (d != axis && ind->shape[d] < x->shape[d]) {
+            Expr *e = ir_bin(OP_LT, p[d], iconst(ind->shape[d]));
+            inb = inb ? ir_bin(OP_AND, inb, e) : e;
+        }
+    }
+    Expr *match = ir_bin(OP_EQ, wrap_index(op_read(ind, ii), x->shape[axis]), p[axis]);
+    Expr *none = rd == RD_NONE ? iconst(-1) : ir_reduce_identity(red_op(rd), x->dtype);
+    Expr *hit = rd == RD_NONE ? u : op_read(up, ii);
+    Expr *body = ir_select(match, hit, none);
+    if (inb)
+        body = ir_select(inb, body, none);
+    Tensor *found = op_emit(c, op_name(c, rd == RD_NONE ? "last" : "acc"), r, ax,
+                            ir_reduce(rd == RD_NONE ? RED_MAX : red_op(rd), body, &ru, 1));
+    if (!found)
+        return -1;
+    IterVar **oax = op_axes(r, x->shape);
+    Expr *o[KG_MAX_DIMS];
+    op_axis_exprs(oax, r, o);
+    Expr *f = op_read(found, o), *at = NULL;
+    if (rd == RD_NONE) {
+        Expr *uix[KG_MAX_DIMS];
+        memcpy(uix, o, sizeof(Expr *) * (size_t)r);
+        uix[axis] = f;
+        at = op_read(up, uix);
+    }
+    return op_emit_out(c, 0, r, oax, combine(rd, op_read(x, o), f, at)) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- DepthToSpace, SpaceToDepth */
+
+typedef struct {
+    Tensor *x;
+    int64_t b;
+    int crd;
+} BlockArg;
+
+static Expr *d2s_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    BlockArg *a = arg;
+    int64_t b = a->b, co = a->x->shape[1] / (b * b);
+    Expr *h = ir_bin(OP_DIV, idx[2], iconst(b)), *i = ir_bin(OP_MOD, idx[2], iconst(b));
+    Expr *w = ir_bin(OP_DIV, idx[3], iconst(b)), *j = ir_bin(OP_MOD, idx[3], iconst(b));
+    Expr *ch = a->crd ? ir_add(ir_mul(idx[1], iconst(b * b)), ir_add(ir_mul(i, iconst(b)), j))
+                      : ir_add(ir_mul(ir_add(ir_mul(i, iconst(b)), j), iconst(co)), idx[1]);
+    Expr *ix[4] = {idx[0], ch, h, w};
+    return op_read(a->x, ix);
+}
+
+static Expr *s2d_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    BlockArg *a = arg;
+    int64_t b = a->b, ci = a->x->shape[1];
+    Expr *i = ir_bin(OP_DIV, idx[1], iconst(b * ci));
+    Expr *j = ir_bin(OP_MOD, ir_bin(OP_DIV, idx[1], iconst(ci)), iconst(b));
+    Expr *ch = ir_bin(OP_MOD, idx[1], iconst(ci));
+    Expr *ix[4] = {idx[0], ch, ir_add(ir_mul(idx[2], iconst(b)), i), ir_add(ir_mul(idx[3], iconst(b)), j)};
+    return op_read(a->x, ix);
+}
+
+static int depth_space(OpCtx *c, int to_space)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    if (x->ndim != 4)
+        return ir_fail("%s: the input must have rank 4 (N, C, H, W)", c->op);
+    int64_t b = op_attr_int(c, "blocksize", 0);
+    if (b < 1 || b > 65536)
+        return ir_fail("%s: blocksize %lld is invalid", c->op, (long long)b);
+    const char *mode = op_attr_str(c, "mode", "DCR");
+    BlockArg a = {x, b, !strcmp(mode, "CRD")};
+    if (to_space && !a.crd && strcmp(mode, "DCR"))
+        return ir_fail("%s: unknown mode '%s'", c->op, mode);
+    int64_t s[4];
+    if (to_space) {
+        if (x->shape[1] % (b * b))
+            return ir_fail("%s: channels (%lld) are not a multiple of blocksize^2", c->op, (long long)x->shape[1]);
+        int64_t sh[4] = {x->shape[0], x->shape[1] / (b * b), x->shape[2] * b, x->shape[3] * b};
+        memcpy(s, sh, sizeof s);
+        return emit_body(c, 0, 4, s, x->dtype, d2s_body, &a);
+    }
+    if (x->shape[2] % b || x->shape[3] % b)
+        return ir_fail("%s: height and width must be multiples of blocksize", c->op);
+    int64_t sh[4] = {x->shape[0], x->shape[1] * b * b, x->shape[2] / b, x->shape[3] / b};
+    memcpy(s, sh, sizeof s);
+    return emit_body(c, 0, 4, s, x->dtype, s2d_body, &a);
+}
+
+static int depth_to_space(OpCtx *c) { return depth_space(c, 1); }
+static int space_to_depth(OpCtx *c) { return depth_space(c, 0); }
+
+/* ---------------------------------------------------------------- Trilu */
+
+typedef struct {
+    Tensor *x;
+    int upper;
+    int64_t k;
+} TriluArg;
+
+static Expr *trilu_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    TriluArg *a = arg;
+    int r = a->x->ndim;
+    Expr *diff = ir_sub(idx[r - 1], idx[r - 2]);   /* j - i */
+    int64_t k = a->k < -INT32_MAX ? -INT32_MAX : a->k > INT32_MAX ? INT32_MAX : a->k;
+    Expr *keep = ir_bin(a->upper ? OP_GE : OP_LE, diff, iconst(k));
+    return ir_select(keep, op_read(a->x, idx), op_lit(0, a->x->dtype));
+}
+
+static int trilu(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input");
+    if (!x)
+        return -1;
+    if (x->ndim < 2)
+        return ir_fail("%s: the input must have rank 2 or more", c->op);
+    TriluArg a = {x, (int)op_attr_int(c, "upper", 1), 0};
+    if (op_has_input(c, 1)) {
+        int64_t k[2];
+        int64_t n = op_const_ints(c, 1, "k", k, 1);
+        if (n < 0)
+            return -1;
+        if (n != 1)
+            return ir_fail("%s: k must have one element", c->op);
+        a.k = k[0];
+    }
+    return emit_body(c, 0, x->ndim, x->shape, x->dtype, trilu_body, &a);
+}
+
+/* ---------------------------------------------------------------- Resize, Upsample */
+
+/* Resize is separable: along each axis, output position o reads a few input positions
+ * with weights that depend on o only. Those are computed here, in double precision like
+ * the ONNX reference, and become constant tables: idx[o][t] and w[o][t]. */
+
+typedef enum { RS_NEAREST, RS_LINEAR, RS_CUBIC } ResizeMode;
+typedef enum {
+    CT_HALF_PIXEL, CT_HALF_PIXEL_SYM, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC,
+    CT_TF_HALF_PIXEL_NN, CT_TF_CROP_AND_RESIZE
+} CoordMode;
+typedef enum { NR_ROUND_PREFER_FLOOR, NR_ROUND_PREFER_CEIL, NR_FLOOR, NR_CEIL } NearestMode;
+
+typedef struct {
+    ResizeMode mode;
+    CoordMode ct;
+    NearestMode nearest;
+    double a;               /* cubic coefficient */
+    int exclude_outside, antialias;
+} ResizeOpts;
+
+#define MAX_TAPS 64
+
+typedef struct {
+    int n;                  /* taps per output position */
+    int32_t *idx;           /* [out][n] */
+    double *w;              /* [out][n] */
+    uint8_t *outside;       /* [out]: tf_crop_and_resize extrapolates there */
+    int any_outside, unit;  /* unit: one tap of weight 1 everywhere */
+    int identity;           /* unit and idx[o] == o */
+} AxisTable;
+
+static double cubic_w(double x, double a)
+{
+    x = fabs(x);
+    if (x <= 1)
+        return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2)
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0;
+}
+
+/* The coefficients for fraction `ratio` in (0, 1]; returns their count. */
+static int resize_coeffs(const ResizeOpts *o, double ratio, double scale, double *cf)
+{
+    switch (o->mode) {
+    case RS_NEAREST: {
+        int hi;
+        if (ratio == 1)
+            hi = 1;
+        else if (o->nearest == NR_ROUND_PREFER_FLOOR)
+            hi = ratio > 0.5;
+        else if (o->nearest == NR_ROUND_PREFER_CEIL)
+            hi = ratio >= 0.5;
+        else
+            hi = o->nearest == NR_CEIL;
+        cf[0] = !hi;
+        cf[1] = hi;
+        return 2;
+    }
+    case RS_LINEAR: {
+        if (!o->antialias) {
+            cf[0] = 1 - ratio;
+            cf[1] = ratio;
+            return 2;
+        }
+        double s = scale < 1 ? scale : 1, sum = 0;
+        int64_t start = (int64_t)floor(-1 / s) + 1, n = 2 - 2 * start;
+        if (n > MAX_TAPS)
+            return -1;
+        for (int64_t i = 0; i < n; i++) {
+            double v = 1 - fabs(((double)(start + i) - ratio) * s);
+            cf[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+            sum += cf[i];
+        }
+        for (int64_t i = 0; i < n; i++)
+            cf[i] /= sum;
+        return (int)n;
+    }
+    case RS_CUBIC: {
+        if (!o->antialias) {
+            cf[0] = cubic_w(ratio + 1, o->a);
+            cf[1] = cubic_w(ratio, o->a);
+            cf[2] = cubic_w(1 - ratio, o->a);
+            cf[3] = cubic_w(2 - ratio, o->a);
+            return 4;
+        }
+        double s = scale < 1 ? scale : 1, sum = 0;
+        int64_t start = (int64_t)floor(-2 / s) + 1, n = 2 - 2 * start;
+        if (n > MAX_TAPS)
+            return -1;
+        for (int64_t i = 0; i < n; i++) {
+            cf[i] = cubic_w(s * ((double)(start + i) - ratio), o->a);
+            sum += cf[i];
+        }
+        for (int64_t i = 0; i < n; i++)
+            cf[i] /= sum;
+        return (int)n;
+    }
+    }
+    return -1;
+}
+
+/* The n integers in [0, limit) nearest to x, ties to the smaller, ascending. */
+static void nearest_ints(double x, int n, int64_t limit, int64_t *out)
+{
+    int64_t lo = (int64_t)floor(x), hi;
+    if (lo >= limit)
+        lo = limit - 1;
+    if (lo < -1)
+        lo = -1;
+    hi = lo + 1;
+    int64_t first = lo + 1, last = lo;   /* the chosen range is [first, last] */
+    for (int k = 0; k < n; k++) {
+        int can_lo = lo >= 0, can_hi = hi < limit;
+        if (!can_lo && !can_hi)
+            break;
+        if (can_lo && (!can_hi || fabs(x - (double)lo) <= fabs(x - (double)hi)))
+            first = lo--;
+        else
+            last = hi++;
+        if (first > last)
+            last = first;
+    }
+    for (int k = 0; k < n; k++)
+        out[k] = first + k;
+}
+
+/* Tables for one axis: input size L, output size O. */
+static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, double scale, double out_w,
+                      double out_w_m1, double roi0, double roi_len, AxisTable *t)
+{
+    double cf[MAX_TAPS];
+    int64_t nb[MAX_TAPS];
+    int32_t *ti = malloc(sizeof *ti * (size_t)O * MAX_TAPS);
+    double *tw = malloc(sizeof *tw * (size_t)O * MAX_TAPS);
+    int *cnt = malloc(sizeof *cnt * (size_t)O);
+    t->outside = ir_alloc((size_t)O);
+    if (!ti || !tw || !cnt)
+        ir_die("out of memory");
+    int maxn = 1;
+    for (int64_t x = 0; x < O; x++) {
+        double xo = 0, xd = (double)x;
+        switch (o->ct) {
+        case CT_HALF_PIXEL: xo = (xd + 0.5) / scale - 0.5; break;
+        case CT_HALF_PIXEL_SYM: {
+            double adj = (double)O / out_w, center = (double)L / 2;
+            xo = center * (1 - adj) + (xd + 0.5) / scale - 0.5;
+            break;
+        }
+        case CT_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5; break;
+        case CT_ALIGN_CORNERS: xo = out_w == 1 ? 0 : xd * (double)(L - 1) / out_w_m1; break;
+        case CT_ASYMMETRIC: xo = xd / scale; break;
+        case CT_TF_HALF_PIXEL_NN: xo = (xd + 0.5) / scale; break;
+        case CT_TF_CROP_AND_RESIZE:
+            if (out_w == 1)
+                xo = roi_len * (double)(L - 1) / 2;
+            else
+                xo = xd * roi_len * (double)(L - 1) / out_w_m1;
+            xo += roi0 * (double)(L - 1);
+            if (xo < 0 || xo > (double)(L - 1)) {
+                t->outside[x] = 1;
+                t->any_outside = 1;
+                cnt[x] = 1;
+                ti[x * MAX_TAPS] = 0;
+                tw[x * MAX_TAPS] = 1;
+                continue;
+            }
+            break;
+        }
+        double fl = floor(xo), ratio = xo == fl ? 1 : xo - fl;
+        int n = resize_coeffs(o, ratio, scale, cf);
+        if (n < 0) {
+            free(ti), free(tw), free(cnt);
+            return ir_fail("%s: the antialiasing filter is too wide (scale %g)", c->op, scale);
+        }
+        int64_t pad = (n + 1) / 2;
+        nearest_ints(xo + (double)pad, n, L + 2 * pad, nb);
+        if (o->exclude_outside) {
+            double sum = 0;
+            for (int i = 0; i < n; i++) {
+                if (nb[i] - pad < 0 || nb[i] - pad >= L)
+                    cf[i] = 0;
+                sum += cf[i];
+            }
+            for (int i = 0; i < n; i++)
+                cf[i] /= sum;
+        }
+        /* merge the taps that read the same (edge-clamped) element, drop zero weights */
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            int64_t src = nb[i] - pad;
+            src = src < 0 ? 0 : src >= L ? L - 1 : src;
+            if (cf[i] == 0)
+                continue;
+            int j = 0;
+            while (j < m && ti[x * MAX_TAPS + j] != src)
+                j++;
+            if (j == m) {
+                ti[x * MAX_TAPS + m] = (int32_t)src;
+                tw[x * MAX_TAPS + m++] = 0;
+            }
+            tw[x * MAX_TAPS + j] += cf[i];
+        }
+        if (m == 0) {
+            ti[x * MAX_TAPS] = 0;
+            tw[x * MAX_TAPS] = 0;
+            m = 1;
+        }
+        cnt[x] = m;
+        if (m > maxn)
+            maxn = m;
+    }
+    t->n = maxn;
+    t->idx = ir_alloc(sizeof *t->idx * (size_t)O * (size_t)maxn);
+    t->w = ir_alloc(sizeof *t->w * (size_t)O * (size_t)maxn);
+    t->unit = maxn == 1;
+    t->identity = O == L;
+    for (int64_t x = 0; x < O; x++)
+        for (int i = 0; i < maxn; i++) {
+            int have = i < cnt[x];
+            t->idx[x * maxn + i] = have ? ti[x * MAX_TAPS + i] : 0;
+            t->w[x * maxn + i] = have ? tw[x * MAX_TAPS + i] : 0;
+            if (maxn == 1 && (t->w[x] != 1 || t->outside[x]))
+                t->unit = 0;
+        }
+    for (int64_t x = 0; x < O && t->identity; x++)
+        t->identity = t->unit && t->idx[x] == x;
+    free(ti);
+    free(tw);
+    free(cnt);
+    return 0;
+}
+
+/* Is any axis's position outside the crop (tf_crop_and_resize)? NULL: never. */
+static Expr *outside_expr(Tensor **flags, int r, Expr **o)
+{
+    Expr *e = NULL;
+    for (int d = 0; d < r; d++)
+        if (flags[d]) {
+            Expr *f = op_read(flags[d], &o[d]);
+            e = e ? ir_bin(OP_OR, e, f) : f;
+        }
+    return e;
+}
+
+/* Build the output from the per-axis tables:
+ *   out[o] = sum over taps t of prod_d w_d[o_d][t_d] * x[idx_d[o_d][t_d]...]
+ * with no arithmetic at all where every axis has one tap of weight 1 (nearest). */
+static int resize_emit(OpCtx *c, Tensor *x, const int64_t *os, AxisTable *tabs, double extrap)
+{
+    int r = x->ndim;
+    DType ct = ir_dtype_is_float(x->dtype) ? x->dtype : DT_F64;
+    int exact = 1;
+    for (int d = 0; d < r; d++)
+        exact = exact && tabs[d].unit;
+    if (x->dtype == DT_F16 && !exact)
+        return ir_fail("%s: unsupported type f16 (only nearest mode copies it)", c->op);
+    if (check_dims(c, r, os))
+        return -1;
+    Tensor *ti[KG_MAX_DIMS] = {0}, *tw[KG_MAX_DIMS] = {0}, *tf[KG_MAX_DIMS] = {0};
+    for (int d = 0; d < r; d++) {
+        AxisTable *t = &tabs[d];
+        int64_t sh[2] = {os[d], t->n};
+        if (!t->identity && !(ti[d] = op_const_tensor(c, ir_fmt("idx%d", d), DT_I32, 2, sh, t->idx)))
+            return -1;
+        if (!exact && !t->unit) {
+            void *wd = ir_alloc((size_t)(os[d] * t->n) * (size_t)ir_dtype_bytes(ct));
+            for (int64_t k = 0; k < os[d] * t->n; k++) {
+                if (ct == DT_F32)
+                    ((float *)wd)[k] = (float)t->w[k];
+                else
+                    ((double *)wd)[k] = t->w[k];
+            }
+            if (!(tw[d] = op_const_tensor(c, ir_fmt("w%d", d), ct, 2, sh, wd)))
+                return -1;
+        }
+        if (t->any_outside && !(tf[d] = op_const_tensor(c, ir_fmt("crop%d", d), DT_BOOL, 1, sh, t->outside)))
+            return -1;
+    }
+    IterVar **ax = op_axes(r, os);
+    Expr *o[KG_MAX_DIMS], *ix[KG_MAX_DIMS], *w = NULL;
+    op_axis_exprs(ax, r, o);
+    IterVar *rax[KG_MAX_DIMS];
+    int nr = 0;
+    for (int d = 0; d < r; d++) {
+        if (!ti[d]) {
+            ix[d] = o[d];
+            continue;
+        }
+        Expr *tap = iconst(0);
+        if (tabs[d].n > 1) {
+            rax[nr] = ir_itervar_new(ir_fmt("t%d", d), tabs[d].n, IV_REDUCE);
+            tap = ir_varref(rax[nr++]->var);
+        }
+        Expr *tix[2] = {o[d], tap};
+        ix[d] = ir_bin(OP_MIN, ir_bin(OP_MAX, op_read(ti[d], tix), iconst(0)), iconst(x->shape[d] - 1));
+        if (tw[d]) {
+            Expr *we = op_read(tw[d], tix);
+            w = w ? ir_bin(OP_MUL, w, we) : we;
+        }
+    }
+    Expr *v = op_read(x, ix);
+    if (!exact) {
+        if (v->dtype != ct)
+            v = ir_cast(ct, v);
+        if (w)
+            v = ir_bin(OP_MUL, w, v);
+    }
+    Expr *body = nr ? ir_reduce(RED_SUM, v, rax, nr) : v;
+    Expr *outside = outside_expr(tf, r, o);
+    if (body->dtype == x->dtype && !outside)
+        return op_emit_out(c, 0, r, ax, body) ? 0 : -1;
+    if (nr) {
+        /* a stage reduction first, then the cast and the extrapolation */
+        Tensor *acc = op_emit(c, op_name(c, "acc"), r, ax, body);
+        if (!acc)
+            return -1;
+        ax = op_axes(r, os);
+        op_axis_exprs(ax, r, o);
+        body = op_read(acc, o);
+        outside = outside_expr(tf, r, o);
+    }
+    if (body->dtype != x->dtype)
+        body = ir_cast(x->dtype, body);
+    if (outside)
+        body = ir_select(outside, op_lit(extrap, x->dtype), body);
+    return op_emit_out(c, 0, r, ax, body) ? 0 : -1;
+}
+
+static int parse_resize_opts(OpCtx *c, ResizeOpts *o, int legacy)
+{
+    memset(o, 0, sizeof *o);
+    const char *m = op_attr_str(c, "mode", "nearest");
+    if (!strcmp(m, "nearest"))
+        o->mode = RS_NEAREST;
+    else if (!strcmp(m, "linear") || !strcmp(m, "bilinear") || !strcmp(m, "trilinear"))
+        o->mode = RS_LINEAR;
+    else if (!strcmp(m, "cubic"))
+        o->mode = RS_CUBIC;
+    else
+        return ir_fail("%s: unknown mode '%s'", c->op, m);
+    if (legacy) {
+        /* Upsample and Resize-10: asymmetric coordinates, nearest rounds down */
+        o->ct = CT_ASYMMETRIC;
+        o->nearest = NR_FLOOR;
+        if (o->mode == RS_CUBIC)
+            return ir_fail("%s: mode 'cubic' needs opset 11 or later", c->op);
+        return 0;
+    }
+    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    const char *ct = op_attr_str(c, "coordinate_transformation_mode", "half_pixel");
+    int i = 0;
+    while (i < 7 && strcmp(ct, cts[i]))
+        i++;
+    if (i == 7)
+        return ir_fail("%s: unknown coordinate_transformation_mode '%s'", c->op, ct);
+    o->ct = (CoordMode)i;
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char *nm = op_attr_str(c, "nearest_mode", "round_prefer_floor");
+    for (i = 0; i < 4 && strcmp(nm, nms[i]); i++)
+        ;
+    if (i == 4)
+        return ir_fail("%s: unknown nearest_mode '%s'", c->op, nm);
+    o->nearest = (NearestMode)i;
+    o->a = op_attr_float(c, "cubic_coeff_a", -0.75);
+    o->exclude_outside = (int)op_attr_int(c, "exclude_outside", 0);
+    o->antialias = (int)op_attr_int(c, "antialias", 0);
+    if (o->antialias && o->mode == RS_NEAREST)
+        return ir_fail("%s: antialias is not defined for mode 'nearest'", c->op);
+    return 0;
+}
+
+/* Shared by Resize and Upsample. scales/sizes are over `axes` (naxes of them) or NULL. */
+static int resize_common(OpCtx *c, Tensor *x, const ResizeOpts *o, const double *scales, int scales_f32,
+                         const int64_t *sizes, const int64_t *axes, int naxes, const double *roi, int roi_f32)
+{
+    int r = x->ndim;
+    double sc[KG_MAX_DIMS], ow[KG_MAX_DIMS], owm1[KG_MAX_DIMS], r0[KG_MAX_DIMS], r1[KG_MAX_DIMS];
+    int64_t os[KG_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        sc[d] = 1;
+        os[d] = x->shape[d];
+        r0[d] = 0;
+        r1[d] = 1;
+    }
+    for (int i = 0; i < naxes; i++) {
+        int d = (int)axes[i];
+        if (roi) {
+            r0[d] = roi[i];
+            r1[d] = roi[naxes + i];
+        }
+    }
+    if (sizes) {
+        for (int i = 0; i < naxes; i++) {
+            if (sizes[i] < 1)
+                return ir_fail("%s: sizes[%d] is %lld", c->op, i, (long long)sizes[i]);
+            os[axes[i]] = sizes[i];
+            sc[axes[i]] = (double)sizes[i] / (double)x->shape[axes[i]];
+        }
+        const char *pol = op_attr_str(c, "keep_aspect_ratio_policy", "stretch");
+        int nl = !strcmp(pol, "not_larger"), ns = !strcmp(pol, "not_smaller");
+        if (!nl && !ns && strcmp(pol, "stretch"))
+            return ir_fail("%s: unknown keep_aspect_ratio_policy '%s'", c->op, pol);
+        if (nl || ns) {
+            double s = sc[axes[0]];
+            for (int i = 1; i < naxes; i++)
+                s = nl ? fmin(s, sc[axes[i]]) : fmax(s, sc[axes[i]]);
+            for (int i = 0; i < naxes; i++) {
+                int d = (int)axes[i];
+                sc[d] = s;
+                os[d] = (int64_t)(s * (double)x->shape[d] + 0.5);
+            }
+        }
+        for (int d = 0; d < r; d++)
+            ow[d] = sc[d] * (double)x->shape[d];
+    } else {
+        for (int i = 0; i < naxes; i++) {
+            double s = scales[i];
+            if (!(s > 0) || s * (double)x->shape[axes[i]] > INT32_MAX)
+                return ir_fail("%s: scales[%d] is %g", c->op, i, s);
+            sc[axes[i]] = s;
+            os[axes[i]] = (int64_t)floor(s * (double)x->shape[axes[i]]);
+        }
+        for (int d = 0; d < r; d++)
+            ow[d] = scales_f32 ? (double)(float)(sc[d] * (double)x->shape[d]) : sc[d] * (double)x->shape[d];
+    }
+    for (int d = 0; d < r; d++)
+        owm1[d] = scales_f32 && !sizes ? (double)(float)(ow[d] - 1) : ow[d] - 1;
+    AxisTable tabs[KG_MAX_DIMS];
+    memset(tabs, 0, sizeof tabs);
+    for (int d = 0; d < r; d++) {
+        if (os[d] < 1)
+            return ir_fail("%s: output dimension %d is %lld; empty tensors are not supported", c->op, d,
+                           (long long)os[d]);
+        double a0 = r0[d], dr = r1[d] - a0;
+        if (roi_f32)
+            dr = (double)(float)dr;
+        if (axis_table(c, o, x->shape[d], os[d], sc[d], ow[d], owm1[d], a0, dr, &tabs[d]))
+            return -1;
+    }
+    return resize_emit(c, x, os, tabs, op_attr_float(c, "extrapolation_value", 0));
+}
+
+static int resize(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "X");
+    if (!x)
+        return -1;
+    int r = x->ndim, legacy = c->opset < 11;
+    if (r < 1)
+        return ir_fail("%s: the input must have rank 1 or more", c->op);
+    ResizeOpts o;
+    if (parse_resize_opts(c, &o, legacy))
+        return -1;
+    int64_t axes[KG_MAX_DIMS];
+    int naxes = op_attr_ints(c, "axes", axes, KG_MAX_DIMS);
+    if (naxes < 0) {
+        naxes = r;
+        for (int d = 0; d < r; d++)
+            axes[d] = d;
+    }
+    if (norm_axes(c, axes, naxes, r, "axes"))
+        return -1;
+    double scales[KG_MAX_DIMS], roi[2 * KG_MAX_DIMS];
+    int64_t sizes[KG_MAX_DIMS];
+    int si = legacy ? 1 : 2, have_roi = 0, roi_f32 = 0;
+    int have_sizes = !legacy && op_has_input(c, 3) && ir_tensor_numel(c->in[3]) > 0;
+    if (!legacy && op_has_input(c, 1) && o.ct == CT_TF_CROP_AND_RESIZE) {
+        int64_t n = op_const_floats(c, 1, "roi", roi, 2 * KG_MAX_DIMS);
+        if (n < 0)
+            return -1;
+        if (n != 2 * naxes)
+            return ir_fail("%s: roi has %lld values for %d axes", c->op, (long long)n, naxes);
+        have_roi = 1;
+        roi_f32 = c->in[1]->dtype == DT_F32;
+    }
+    if (have_sizes) {
+        int64_t n = op_const_ints(c, 3, "sizes", sizes, KG_MAX_DIMS);
+        if (n < 0)
+            return -1;
+        if (n != naxes)
+            return ir_fail("%s: %lld sizes for %d axes", c->op, (long long)n, naxes);
+        return resize_common(c, x, &o, NULL, 0, sizes, axes, naxes, have_roi ? roi : NULL, roi_f32);
+    }
+    if (!op_has_input(c, si))
+        return ir_fail("%s: either scales or sizes is required", c->op);
+    int64_t n = op_const_floats(c, si, "scales", scales, KG_MAX_DIMS);
+    if (n < 0)
+        return -1;
+    if (n != naxes)
+        return ir_fail("%s: %lld scales for %d axes", c->op, (long long)n, naxes);
+    return resize_common(c, x, &o, scales, c->in[si]->dtype == DT_F32, NULL, axes, naxes, have_roi ? roi : NULL,
+                         roi_f32);
+}
+
+static int upsample(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "X");
+    if (!x)
+        return -1;
+    int r = x->ndim;
+    ResizeOpts o;
+    if (parse_resize_opts(c, &o, 1))
+        return -1;
+    double scales[KG_MAX_DIMS];
+    int64_t axes[KG_MAX_DIMS], n;
+    int f32 = 1;
+    if (c->opset < 9 || !op_has_input(c, 1)) {
+        n = op_attr_floats(c, "scales", scales, KG_MAX_DIMS);
+        if (n < 0) {
+            double hs = op_attr_float(c, "height_scale", 0), ws = op_attr_float(c, "width_scale", 0);
+            if (r != 4 || hs <= 0 || ws <= 0)
+                return ir_fail("%s: attribute 'scales' is required", c->op);
+            scales[0] = scales[1] = 1;
+            scales[2] = hs;
+            scales[3] = ws;
+            n = 4;
+        }
+    } else {
+        n = op_const_floats(c, 1, "scales", scales, KG_MAX_DIMS);
+        if (n < 0)
+            return -1;
+        f32 = c->in[1]->dtype == DT_F32;
+    }
+    if (n != r)
+        return ir_fail("%s: %lld scales for rank %d", c->op, (long long)n, r);
+    for (int d = 0; d < r; d++)
+        axes[d] = d;
+    return resize_common(c, x, &o, scales, f32, NULL, axes, r, NULL, 0);
+}
+
 const OpDef op_defs_shape[] = {
+    {"Reshape", reshape},
+    {"Flatten", flatten},
+    {"Squeeze", squeeze},
+    {"Unsqueeze", unsqueeze},
+    {"Transpose", transpose},
+    {"Concat", concat},
+    {"Split", split},
+    {"Slice", slice},
+    {"Expand", expand},
+    {"Tile", tile},
+    {"Pad", pad},
+    {"Gather", gather},
+    {"GatherElements", gather_elements},
+    {"GatherND", gather_nd},
+    {"ScatterND", scatter_nd},
+    {"ScatterElements", scatter_elements},
+    {"Scatter", scatter_elements},
+    {"DepthToSpace", depth_to_space},
+    {"SpaceToDepth", space_to_depth},
+    {"Trilu", trilu},
+    {"Resize", resize},
+    {"Upsample", upsample},
     {NULL, NULL},
 };

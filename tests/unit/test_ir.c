@@ -116,7 +116,7 @@ int main(void)
     CHECK_EQ(0, ir_program_add(p, A));
     CHECK_EQ(-1, ir_program_add(p, ir_placeholder("A", DT_F32, 2, shape)));
     CHECK_HAS(ir_errmsg(), "defined twice");
-    int64_t bad[1] = {0};
+    int64_t bad[1] = {-1};
     CHECK(ir_placeholder("Z", DT_F32, 1, bad) == NULL);
     IterVar *ax[2] = {ir_itervar_new("i", 4, IV_SPATIAL), ir_itervar_new("j", 5, IV_SPATIAL)};
     Expr *idx[2] = {v(ax[0]->var), B(OP_ADD, v(ax[1]->var), c(1))};

@@ -1,0 +1,302 @@
+/* model.c - the C target for a whole model: the kernels (static functions), the model
+ * function that runs them in order over the arena, the weights as static const arrays in
+ * their own file, a DLPack-style entry with argument checks, the input/output tables,
+ * and optionally a runner program with its Makefile.
+ * requires: a lowered model (ir_lower_model); breaks: nothing (adds files to an OutSet). */
+#include "cfamily.h"
+#include "../schedule/schedule.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the C symbol of a constant: NAME_w_<buffer> */
+static const char *weight_symbol(const EmModel *m, const Buffer *b) { return ir_fmt("%s_w_%s", m->name, b->name); }
+
+static void put_float(StrBuf *o, double v, DType t)
+{
+    if (isnan(v)) {
+        sb_puts(o, "NAN");
+        return;
+    }
+    if (isinf(v)) {
+        sb_puts(o, v < 0 ? "-INFINITY" : "INFINITY");
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, t == DT_F64 ? "%.17g" : "%.9g", v);
+    sb_puts(o, buf);
+    if (!strpbrk(buf, ".en"))
+        sb_puts(o, ".0");
+    if (t == DT_F32)
+        sb_puts(o, "f");
+}
+
+/* the elements of a constant, a line of `per` at a time */
+static void put_elements(StrBuf *o, const Tensor *t)
+{
+    int64_t n = ir_tensor_numel(t);
+    int bytes = ir_dtype_bytes(t->dtype), per = ir_dtype_is_float(t->dtype) && t->dtype != DT_F16 ? 8 : 16;
+    const unsigned char *p = t->data;
+    for (int64_t i = 0; i < n; i++) {
+        sb_puts(o, i % per == 0 ? (i ? ",\n    " : "    ") : ", ");
+        const unsigned char *q = p + i * bytes;
+        switch (t->dtype) {
+        case DT_F32: { float v; memcpy(&v, q, 4); put_float(o, v, DT_F32); break; }
+        case DT_F64: { double v; memcpy(&v, q, 8); put_float(o, v, DT_F64); break; }
+        case DT_F16:
+        case DT_U16: { uint16_t v; memcpy(&v, q, 2); sb_printf(o, "%u", (unsigned)v); break; }
+        case DT_BOOL:
+        case DT_U8: sb_printf(o, "%u", (unsigned)*q); break;
+        case DT_I8: sb_printf(o, "%d", (int)(int8_t)*q); break;
+        case DT_I16: { int16_t v; memcpy(&v, q, 2); sb_printf(o, "%d", (int)v); break; }
+        case DT_I32: {
+            int32_t v;
+            memcpy(&v, q, 4);
+            if (v == INT32_MIN)
+                sb_puts(o, "(-2147483647 - 1)");
+            else
+                sb_printf(o, "%ld", (long)v);
+            break;
+        }
+        case DT_U32: { uint32_t v; memcpy(&v, q, 4); sb_printf(o, "%luu", (unsigned long)v); break; }
+        case DT_I64: {
+            int64_t v;
+            memcpy(&v, q, 8);
+            if (v == INT64_MIN)
+                sb_puts(o, "(-INT64_C(9223372036854775807) - 1)");
+            else
+                sb_printf(o, "INT64_C(%lld)", (long long)v);
+            break;
+        }
+        case DT_U64: { uint64_t v; memcpy(&v, q, 8); sb_printf(o, "UINT64_C(%llu)", (unsigned long long)v); break; }
+        default: break;
+        }
+    }
+    sb_puts(o, "\n");
+}
+
+static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmValue *v, int n)
+{
+    sb_printf(o, "\nconst kgen_value_info %s_%s_info[%d] = {\n", m->name, what, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        const Buffer *b = v[i].buf;
+        sb_puts(o, "    {\"");
+        for (const char *c = v[i].name; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                sb_printf(o, "\\%c", *c);
+            else if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                sb_printf(o, "\\%03o", (unsigned char)*c);
+            else
+                sb_printf(o, "%c", *c);
+        }
+        sb_printf(o, "\", {%s, %d, 1}, %d, {", em_c_dlpack_code(b->dtype), ir_dtype_bytes(b->dtype) * 8, b->ndim);
+        for (int d = 0; d < b->ndim; d++) {
+            sb_puts(o, d ? ", " : "");
+            em_c_put_i64(o, b->shape[d]);
+        }
+        if (!b->ndim)
+            sb_puts(o, "0");
+        sb_printf(o, "}, %d},\n", v[i].graph_index);
+    }
+    if (!n)
+        sb_puts(o, "    {\"\", {0, 0, 0}, 0, {0}, -1},\n");
+    sb_puts(o, "};\n");
+}
+
+/* the signature of the model function: inputs, outputs, arena */
+static void signature(StrBuf *o, const EmModel *m)
+{
+    sb_printf(o, "int %s(", m->name);
+    for (int i = 0; i < m->ninputs; i++)
+        sb_printf(o, "const %s *restrict %s, ", ir_dtype_ctype(m->inputs[i].buf->dtype), m->inputs[i].buf->name);
+    for (int i = 0; i < m->noutputs; i++)
+        sb_printf(o, "%s *restrict %s, ", ir_dtype_ctype(m->outputs[i].buf->dtype), m->outputs[i].buf->name);
+    sb_puts(o, "void *restrict arena)");
+}
+
+static void header(StrBuf *h, const EmModel *m, const Model *mod)
+{
+    char *up = em_c_macro_name(m->name);
+    em_c_banner(h, m->source);
+    sb_printf(h, "#ifndef KGEN_%s_H\n#define KGEN_%s_H\n\n#include \"kgen_runtime.h\"\n\n", up, up);
+    sb_puts(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    sb_printf(h, "/* Scratch memory the caller passes as `arena`, 64-byte aligned: every intermediate\n"
+                 " * tensor lives there, placed by liveness (lower bound %lld bytes). 0: it may be NULL. */\n",
+              (long long)mod->arena_lower_bound);
+    sb_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)mod->arena_bytes);
+    sb_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n\n", up, m->ninputs, up, m->noutputs);
+    sb_printf(h, "/* Inputs and outputs: ONNX name, element type, shape, position in the graph. */\n");
+    sb_printf(h, "extern const kgen_value_info %s_input_info[%d];\n", m->name, m->ninputs ? m->ninputs : 1);
+    sb_printf(h, "extern const kgen_value_info %s_output_info[%d];\n\n", m->name, m->noutputs ? m->noutputs : 1);
+    sb_printf(h, "/* %s: compact row-major arrays; outputs must not overlap inputs or the arena.\n", m->name);
+    for (int i = 0; i < m->ninputs; i++) {
+        sb_printf(h, " *   %s: input ", m->inputs[i].buf->name);
+        em_c_put_shape(h, m->inputs[i].buf);
+        sb_puts(h, " (");
+        em_c_comment(h, m->inputs[i].name);
+        sb_puts(h, ")\n");
+    }
+    for (int i = 0; i < m->noutputs; i++) {
+        sb_printf(h, " *   %s: output ", m->outputs[i].buf->name);
+        em_c_put_shape(h, m->outputs[i].buf);
+        sb_puts(h, " (");
+        em_c_comment(h, m->outputs[i].name);
+        sb_puts(h, ")\n");
+    }
+    sb_puts(h, " * Returns KGEN_OK. */\n");
+    signature(h, m);
+    sb_puts(h, ";\n\n");
+    sb_printf(h, "/* %s on DLPack-compatible tensors: the inputs, then the outputs, in the order above;\n"
+                 " * every tensor is checked first; returns KGEN_OK or the first KGEN_ERR_* found. */\n",
+              m->name);
+    sb_printf(h, "int %s_tensors(kgen_tensor *const *args, int nargs, void *arena);\n\n", m->name);
+    sb_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+    free(up);
+}
+
+static void weights_file(StrBuf *w, const EmModel *m, const Model *mod)
+{
+    em_c_banner(w, m->source);
+    sb_puts(w, "/* The model's constants: flash on a microcontroller, .rodata elsewhere. */\n");
+    sb_puts(w, "#include <math.h>\n#include <stdint.h>\n\n");
+    for (int i = 0; i < mod->constants.n; i++) {
+        const Buffer *b = mod->constants.items[i];
+        const Tensor *t = b->constant;
+        sb_printf(w, "%sconst %s %s[%lld] = {\n", i ? "\n" : "", ir_dtype_ctype(b->dtype), weight_symbol(m, b),
+                  (long long)(b->size ? b->size : 1));
+        if (b->size)
+            put_elements(w, t);
+        else
+            sb_puts(w, "    0\n");
+        sb_puts(w, "};\n");
+    }
+    if (!mod->constants.n)
+        sb_printf(w, "typedef int %s_no_weights; /* ISO C wants something in every file */\n", m->name);
+}
+
+static int is_output(const EmModel *m, const Buffer *b)
+{
+    for (int i = 0; i < m->noutputs; i++)
+        if (m->outputs[i].buf == b)
+            return 1;
+    return 0;
+}
+
+static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
+{
+    em_c_banner(c, m->source);
+    sb_printf(c, "#include \"%s.h\"\n", m->name);
+    if (mod->constants.n)
+        sb_printf(c, "\n/* weights: %s_weights.c */\n", m->name);
+    for (int i = 0; i < mod->constants.n; i++) {
+        const Buffer *b = mod->constants.items[i];
+        sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), weight_symbol(m, b),
+                  (long long)(b->size ? b->size : 1));
+    }
+    for (int i = 0; i < mod->kernels.n; i++) {
+        sb_puts(c, "\n");
+        em_print_kernel(c, mod->kernels.items[i], &em_dialect_c);
+    }
+
+    /* the model function */
+    sb_puts(c, "\n/* ");
+    em_c_comment(c, m->name);
+    for (int i = 0; i < m->notes.n; i++) {
+        sb_puts(c, "\n * ");
+        em_c_comment(c, m->notes.items[i]);
+    }
+    sb_puts(c, " */\n");
+    signature(c, m);
+    sb_puts(c, "\n{\n");
+    if (mod->arena.n)
+        sb_puts(c, "    unsigned char *a = (unsigned char *)arena;\n");
+    else
+        sb_puts(c, "    (void)arena;\n");
+    for (int i = 0; i < m->ninputs; i++) {
+        int used = 0;
+        for (int k = 0; k < mod->kernels.n && !used; k++) {
+            const Kernel *kk = mod->kernels.items[k];
+            for (int q = 0; q < kk->params.n && !used; q++)
+                used = kk->params.items[q] == m->inputs[i].buf;
+        }
+        if (!used)
+            sb_printf(c, "    (void)%s;\n", m->inputs[i].buf->name);
+    }
+    for (int k = 0; k < mod->kernels.n; k++) {
+        const Kernel *kk = mod->kernels.items[k];
+        char *fn = em_c_func_name(kk);
+        sb_printf(c, "    %s(", fn);
+        free(fn);
+        for (int q = 0; q < kk->params.n; q++) {
+            const Buffer *b = kk->params.items[q];
+            sb_puts(c, q ? ", " : "");
+            if (b->constant)
+                sb_puts(c, weight_symbol(m, b));
+            else if (b->scope == SCOPE_WORKSPACE)
+                sb_printf(c, "(%s *)(a + %lld)", ir_dtype_ctype(b->dtype), (long long)b->ws_offset);
+            else
+                sb_puts(c, b->name);
+        }
+        sb_puts(c, ");\n");
+    }
+    sb_puts(c, "    return KGEN_OK;\n}\n");
+
+    /* the checked entry over tensors: reuse the single-kernel one on a stand-in */
+    Kernel k = {0};
+    k.name = m->name;
+    k.workspace_bytes = mod->arena_bytes;
+    for (int i = 0; i < m->ninputs; i++)
+        ir_vec_push(&k.params, (void *)m->inputs[i].buf, 1 << 20, "parameters");
+    for (int i = 0; i < m->noutputs; i++)
+        ir_vec_push(&k.params, (void *)m->outputs[i].buf, 1 << 20, "parameters");
+    em_c_tensors_entry(c, &k, m->name, "arena");
+    info_table(c, m, "input", m->inputs, m->ninputs);
+    info_table(c, m, "output", m->outputs, m->noutputs);
+    (void)is_output;
+}
+
+static void runner_files(OutSet *o, const EmModel *m)
+{
+    char *up = em_c_macro_name(m->name);
+    StrBuf *r = em_outset_add(o, ir_fmt("%s_main.c", m->name));
+    em_c_banner(r, m->source);
+    sb_puts(r, "/* The runner: NAME input0.npy ... -o DIR, --bench N, --info (see kgen_main.h). */\n");
+    sb_puts(r, "#define _POSIX_C_SOURCE 199309L\n");
+    sb_printf(r, "#include \"%s.h\"\n\n", m->name);
+    sb_printf(r, "#define KGEN_MAIN_NAME \"%s\"\n", m->name);
+    sb_printf(r, "#define KGEN_MAIN_RUN %s_tensors\n", m->name);
+    sb_printf(r, "#define KGEN_MAIN_INPUTS %s_input_info\n", m->name);
+    sb_printf(r, "#define KGEN_MAIN_OUTPUTS %s_output_info\n", m->name);
+    sb_printf(r, "#define KGEN_MAIN_NUM_INPUTS %s_NUM_INPUTS\n", up);
+    sb_printf(r, "#define KGEN_MAIN_NUM_OUTPUTS %s_NUM_OUTPUTS\n", up);
+    sb_printf(r, "#define KGEN_MAIN_ARENA_BYTES %s_ARENA_BYTES\n", up);
+    sb_puts(r, "#include \"kgen_main.h\"\n");
+    const char *io = em_template("kgen_io.h"), *mn = em_template("kgen_main.h");
+    if (io)
+        sb_puts(em_outset_add(o, "kgen_io.h"), io);
+    if (mn)
+        sb_puts(em_outset_add(o, "kgen_main.h"), mn);
+    StrBuf *mk = em_outset_add(o, "Makefile");
+    sb_printf(mk, "# Generated by kgen from %s. Builds the runner `%s`.\n", m->source, m->name);
+    sb_puts(mk, "CC ?= cc\nCFLAGS ?= -O2\n\n");
+    sb_printf(mk, "%s: %s_main.c %s.c %s_weights.c %s.h kgen_runtime.h kgen_io.h kgen_main.h\n", m->name, m->name,
+              m->name, m->name, m->name);
+    sb_printf(mk, "\t$(CC) $(CFLAGS) -o $@ %s_main.c %s.c %s_weights.c -lm\n\n", m->name, m->name, m->name);
+    sb_printf(mk, "clean:\n\trm -f %s\n\n.PHONY: clean\n", m->name);
+    free(up);
+}
+
+int em_c_model_files(OutSet *o, const EmModel *m)
+{
+    const Model *mod = m->model;
+    header(em_outset_add(o, ir_fmt("%s.h", m->name)), m, mod);
+    source_file(em_outset_add(o, ir_fmt("%s.c", m->name)), m, mod);
+    weights_file(em_outset_add(o, ir_fmt("%s_weights.c", m->name)), m, mod);
+    StrBuf *rt = em_outset_add(o, "kgen_runtime.h");
+    em_c_banner(rt, m->source);
+    sb_puts(rt, em_template("kgen_runtime.h"));
+    if (m->with_main)
+        runner_files(o, m);
+    return 0;
+}

@@ -1,0 +1,170 @@
+/* onnx_driver.c - `kgen model.onnx ...`: read, import, schedule by default, lower into a
+ * model, report, emit. Everything lives in one arena that goes at once. */
+#include "gen.h"
+#include "../emit/emit.h"
+#include "../ir/ops/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BINDS 64
+
+/* MACs of a kernel: output elements times reduction steps, for each stage it computes */
+static int64_t stage_macs(const Tensor *t)
+{
+    if (t->kind != T_COMPUTE || t->body->kind != E_REDUCE)
+        return 0;
+    int64_t n = ir_tensor_numel(t);
+    for (int i = 0; i < t->body->u.reduce.naxes; i++)
+        n *= t->body->u.reduce.axes[i]->extent;
+    return n;
+}
+
+static void report(const GenImport *im, const Model *m, Schedule *s)
+{
+    printf("model %s: %d ONNX nodes (%d folded into constants), %d kernels\n", m->name, im->nnodes, im->nfolded,
+           m->kernels.n);
+    int64_t total = 0, weights = 0;
+    for (int k = 0; k < m->kernels.n; k++) {
+        const Kernel *kk = m->kernels.items[k];
+        int64_t macs = 0;
+        const char *root = kk->name + strlen(m->name) + 1;
+        for (int i = 0; i < s->stages.n; i++) {
+            Stage *st = s->stages.items[i];
+            if (strcmp(st->t->name, root) == 0 || (st->attach == ATTACH_AT && !strcmp(st->attach_stage->t->name, root)))
+                macs += stage_macs(st->t);
+        }
+        total += macs;
+        printf("  kernel %-40s MACs %12lld\n", kk->name, (long long)macs);
+        for (int i = 0; i < kk->notes.n; i++)
+            printf("      %s\n", (const char *)kk->notes.items[i]);
+    }
+    for (int i = 0; i < m->constants.n; i++) {
+        const Buffer *b = m->constants.items[i];
+        weights += b->size * ir_dtype_bytes(b->dtype);
+    }
+    printf("total MACs %lld\n", (long long)total);
+    printf("memory plan: arena %lld bytes (lower bound %lld: the most bytes live at once), weights %lld bytes\n",
+           (long long)m->arena_bytes, (long long)m->arena_lower_bound, (long long)weights);
+    for (int i = 0; i < m->arena.n; i++) {
+        const Buffer *b = m->arena.items[i];
+        printf("  %-40s offset %10lld  bytes %10lld\n", b->name, (long long)b->ws_offset,
+               (long long)(b->size * ir_dtype_bytes(b->dtype)));
+    }
+}
+
+int gen_compile_onnx(const GenOptions *opt)
+{
+    if (strcmp(opt->target, "c"))
+        return ir_fail("target '%s' is not supported yet for ONNX models (supported: c)", opt->target);
+    char err[1024];
+    OnnxModel *om = onnx_load_file(opt->input, err, sizeof err);
+    if (!om)
+        return ir_fail("%s", err);
+    OnnxTensor *bound[MAX_BINDS] = {0};
+    GenBinding binds[MAX_BINDS];
+    int nb = 0;
+    if (opt->bind_dir) {
+        int gi = 0;
+        for (int i = 0; i < om->graph.ninputs && nb < MAX_BINDS; i++) {
+            int is_init = 0;
+            for (int j = 0; j < om->graph.ninit && !is_init; j++)
+                is_init = !strcmp(om->graph.initializers[j].name, om->graph.inputs[i].name);
+            if (is_init)
+                continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/input_%d.pb", opt->bind_dir, gi++);
+            OnnxTensor *t = onnx_load_tensor_file(path, err, sizeof err);
+            if (!t)
+                continue;
+            if (t->ndim > KG_MAX_DIMS || !t->data) {
+                onnx_tensor_free(t);
+                continue;
+            }
+            bound[nb] = t;
+            binds[nb].name = om->graph.inputs[i].name;
+            binds[nb].dtype = t->dtype;
+            binds[nb].ndim = t->ndim;
+            memcpy(binds[nb].dims, t->dims, sizeof(int64_t) * (size_t)t->ndim);
+            binds[nb].data = t->data;
+            nb++;
+        }
+    }
+    Arena *arena = ir_arena_new();
+    ir_arena_set(arena);
+    int rc = -1;
+    const char *name = opt->name ? opt->name : gen_name_from_path(opt->input);
+    GenImport im;
+    if (gen_onnx_import(om, binds, nb, &im)) {
+        ir_fail("%s: %s", opt->input, ir_errmsg());
+        goto done;
+    }
+    Schedule *s = sch_create(im.prog);
+    if (sch_default(s)) {
+        ir_fail("%s: default schedule: %s", opt->input, ir_errmsg());
+        goto done;
+    }
+    FILE *dump = opt->dump_out ? opt->dump_out : stdout;
+    if (opt->dump && !strcmp(opt->dump, "tir"))
+        ir_print_program(dump, im.prog);
+    if (opt->dump && !strcmp(opt->dump, "schedule"))
+        sch_print(dump, s);
+    Model *m = ir_lower_model(s, name);
+    if (!m) {
+        ir_fail("%s: cannot lower: %s", opt->input, ir_errmsg());
+        goto done;
+    }
+    if (opt->dump && !strcmp(opt->dump, "lower"))
+        for (int k = 0; k < m->kernels.n; k++)
+            ir_print_kernel(dump, m->kernels.items[k]);
+    if (opt->report)
+        report(&im, m, s);
+    if (opt->outdir) {
+        EmModel em = {0};
+        em.model = m;
+        em.name = name;
+        const char *slash = strrchr(opt->input, '/');
+        em.source = slash ? slash + 1 : opt->input;
+        em.with_main = opt->with_main;
+        EmValue *ins = ir_alloc(sizeof *ins * (size_t)(im.ninputs + 1));
+        EmValue *outs = ir_alloc(sizeof *outs * (size_t)(im.noutputs + 1));
+        for (int i = 0; i < im.ninputs; i++) {
+            if (im.inputs[i].frozen)
+                continue;
+            for (int j = 0; j < m->params.n; j++) {
+                Buffer *b = m->params.items[j];
+                if (!strcmp(b->name, im.inputs[i].t->name))
+                    ins[em.ninputs++] = (EmValue){im.inputs[i].onnx_name, b, i};
+            }
+        }
+        for (int i = 0; i < im.noutputs; i++)
+            for (int j = 0; j < m->params.n; j++) {
+                Buffer *b = m->params.items[j];
+                if (!b->is_input && !strcmp(b->name, im.outputs[i].t->name))
+                    outs[em.noutputs++] = (EmValue){im.outputs[i].onnx_name, b, i};
+            }
+        em.inputs = ins;
+        em.outputs = outs;
+        ir_vec_push(&em.notes, ir_fmt("opset %lld, %d nodes, %d kernels, arena %lld bytes", (long long)im.opset,
+                                      im.nnodes, m->kernels.n, (long long)m->arena_bytes),
+                    1 << 20, "notes");
+        for (int i = 0; i < im.ninputs; i++)
+            if (im.inputs[i].frozen)
+                ir_vec_push(&em.notes, ir_fmt("input '%s' was frozen into a constant (its value sets a shape)",
+                                              im.inputs[i].onnx_name),
+                            1 << 20, "notes");
+        OutSet o = {0};
+        if (em_c_model_files(&o, &em) || em_outset_write(&o, opt->outdir)) {
+            em_outset_free(&o);
+            goto done;
+        }
+        em_outset_free(&o);
+    }
+    rc = 0;
+done:
+    ir_arena_free(arena);
+    for (int i = 0; i < nb; i++)
+        onnx_tensor_free(bound[i]);
+    onnx_free(om);
+    return rc;
+}

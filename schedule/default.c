@@ -1,0 +1,270 @@
+/* default.c - the default schedule for imported models: operator fusion and simple
+ * per-stage loop schedules for the C target.
+ * requires: a verified program with its schedule fresh from sch_create.
+ *
+ * Fusion is expressed with the ordinary primitives:
+ *   - an injective compute (no reduction) read by exactly one stage, or read anywhere
+ *     but cheap (a pure index shuffle: transpose, reshape, slice, pad), is inlined into
+ *     its readers, so chains of elementwise and layout ops become index arithmetic;
+ *   - a reduction (conv, matmul, pooling, a norm's statistics) whose only reader reaches
+ *     it through same-shaped, identically indexed elementwise steps (bias, activation,
+ *     residual add) is computed at that reader's innermost loop: the epilogue runs on
+ *     the accumulator while it is in a register;
+ *   - everything else (outputs, tensors with several readers, scans) is a root stage
+ *     with its own kernel and, if it is an intermediate, a place in the arena.
+ */
+#include "schedule.h"
+
+#include <string.h>
+
+static int expr_reads(const Expr *e, const Tensor *t)
+{
+    PtrVec v = {0};
+    ir_expr_tensors(e, &v);
+    for (int i = 0; i < v.n; i++)
+        if (v.items[i] == t)
+            return 1;
+    return 0;
+}
+
+static int reads(const Tensor *r, const Tensor *t)
+{
+    if (r->kind == T_COMPUTE)
+        return expr_reads(r->body, t);
+    if (r->kind == T_SCAN)
+        return expr_reads(r->init, t) || expr_reads(r->update, t);
+    return 0;
+}
+
+static int has_reduce(const Expr *e)
+{
+    switch (e->kind) {
+    case E_REDUCE: return 1;
+    case E_BIN: return has_reduce(e->u.bin.a) || has_reduce(e->u.bin.b);
+    case E_UN: return has_reduce(e->u.un.a);
+    case E_CAST: return has_reduce(e->u.cast.a);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (has_reduce(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_SELECT: return has_reduce(e->u.sel.cond) || has_reduce(e->u.sel.t) || has_reduce(e->u.sel.f);
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            if (has_reduce(e->u.access.idx[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* How many times e reads t. */
+static int count_reads(const Expr *e, const Tensor *t)
+{
+    switch (e->kind) {
+    case E_ACCESS: {
+        int n = e->u.access.t == t;
+        for (int i = 0; i < e->u.access.n; i++)
+            n += count_reads(e->u.access.idx[i], t);
+        return n;
+    }
+    case E_BIN: return count_reads(e->u.bin.a, t) + count_reads(e->u.bin.b, t);
+    case E_UN: return count_reads(e->u.un.a, t);
+    case E_CAST: return count_reads(e->u.cast.a, t);
+    case E_CALL: {
+        int n = 0;
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            n += count_reads(e->u.call.args[i], t);
+        return n;
+    }
+    case E_SELECT: return count_reads(e->u.sel.cond, t) + count_reads(e->u.sel.t, t) + count_reads(e->u.sel.f, t);
+    case E_REDUCE: return count_reads(e->u.reduce.body, t);
+    default: return 0;
+    }
+}
+
+static int reads_count(const Tensor *r, const Tensor *t)
+{
+    if (r->kind == T_COMPUTE)
+        return count_reads(r->body, t);
+    if (r->kind == T_SCAN)
+        return count_reads(r->init, t) + count_reads(r->update, t);
+    return 0;
+}
+
+/* Does e read t inside a reduction (where an inlined body would be recomputed for every
+ * step of the reduction)? */
+static int read_in_reduce(const Expr *e, const Tensor *t, int in)
+{
+    switch (e->kind) {
+    case E_ACCESS:
+        if (e->u.access.t == t && in)
+            return 1;
+        for (int i = 0; i < e->u.access.n; i++)
+            if (read_in_reduce(e->u.access.idx[i], t, in))
+                return 1;
+        return 0;
+    case E_BIN: return read_in_reduce(e->u.bin.a, t, in) || read_in_reduce(e->u.bin.b, t, in);
+    case E_UN: return read_in_reduce(e->u.un.a, t, in);
+    case E_CAST: return read_in_reduce(e->u.cast.a, t, in);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (read_in_reduce(e->u.call.args[i], t, in))
+                return 1;
+        return 0;
+    case E_SELECT:
+        return read_in_reduce(e->u.sel.cond, t, in) || read_in_reduce(e->u.sel.t, t, in) ||
+               read_in_reduce(e->u.sel.f, t, in);
+    case E_REDUCE: return read_in_reduce(e->u.reduce.body, t, 1);
+    default: return 0;
+    }
+}
+
+/* Pure data movement: the body reads one element (maybe under selects, casts). */
+static int is_shuffle(const Expr *e)
+{
+    switch (e->kind) {
+    case E_ACCESS:
+    case E_INT:
+    case E_FLOAT: return 1;
+    case E_CAST: return is_shuffle(e->u.cast.a);
+    case E_SELECT: return is_shuffle(e->u.sel.t) && is_shuffle(e->u.sel.f);
+    default: return 0;
+    }
+}
+
+/* Every access of t in e reads t[axes...] exactly (t has the reader's shape). */
+static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, int ndim)
+{
+    switch (e->kind) {
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            if (!identity_reads(e->u.access.idx[i], t, axes, ndim))
+                return 0;
+        if (e->u.access.t != t)
+            return 1;
+        if (e->u.access.n != ndim)
+            return 0;
+        for (int d = 0; d < ndim; d++) {
+            const Expr *x = e->u.access.idx[d];
+            if (x->kind != E_VAR || x->u.var != axes[d]->var)
+                return 0;
+        }
+        return 1;
+    case E_BIN: return identity_reads(e->u.bin.a, t, axes, ndim) && identity_reads(e->u.bin.b, t, axes, ndim);
+    case E_UN: return identity_reads(e->u.un.a, t, axes, ndim);
+    case E_CAST: return identity_reads(e->u.cast.a, t, axes, ndim);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (!identity_reads(e->u.call.args[i], t, axes, ndim))
+                return 0;
+        return 1;
+    case E_SELECT:
+        return identity_reads(e->u.sel.cond, t, axes, ndim) && identity_reads(e->u.sel.t, t, axes, ndim) &&
+               identity_reads(e->u.sel.f, t, axes, ndim);
+    case E_REDUCE: return !expr_reads(e, t);
+    default: return 1;
+    }
+}
+
+static int same_shape(const Tensor *a, const Tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return 0;
+    return 1;
+}
+
+/* The stages that read s's tensor. */
+static int readers(Schedule *s, Stage *st, Stage **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *r = s->stages.items[i];
+        if (r != st && reads(r->t, st->t)) {
+            if (n < max)
+                out[n] = r;
+            n++;
+        }
+    }
+    return n;
+}
+
+int sch_default(Schedule *s)
+{
+    /* inline: from the last stage back, so chains collapse into their root */
+    for (int i = s->stages.n - 1; i >= 0; i--) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (t->kind != T_COMPUTE || t->is_output || has_reduce(t->body))
+            continue;
+        Stage *rd[2];
+        int n = readers(s, st, rd, 2);
+        if (n == 0)
+            continue;
+        int once = n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE &&
+                   !read_in_reduce(rd[0]->t->body, t, 0);
+        if (once || is_shuffle(t->body))
+            if (sch_compute_inline(s, st))
+                return -1;
+    }
+    /* reductions with a same-shaped elementwise epilogue */
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (t->kind != T_COMPUTE || t->is_output || st->attach != ATTACH_ROOT || t->body->kind != E_REDUCE)
+            continue;
+        /* follow the single-reader chain through inlined stages */
+        Stage *cur = st, *rd[2];
+        int ok = 1;
+        for (;;) {
+            if (readers(s, cur, rd, 2) != 1) {
+                ok = 0;
+                break;
+            }
+            Stage *r = rd[0];
+            if (r->t->kind != T_COMPUTE || !same_shape(r->t, t) ||
+                !identity_reads(r->t->body, cur->t, r->t->axes, r->t->ndim)) {
+                ok = 0;
+                break;
+            }
+            cur = r;
+            if (r->attach != ATTACH_INLINE)
+                break;
+        }
+        if (!ok || cur == st || cur->attach != ATTACH_ROOT || cur->t->ndim == 0)
+            continue;
+        if (cur->leaf.n != cur->t->ndim)
+            continue;
+        if (sch_compute_at(s, st, cur, cur->leaf.items[cur->leaf.n - 1]))
+            return -1;
+    }
+    /* vectorize the innermost loop of plain root stages */
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        if (ir_tensor_is_leaf(st->t) || st->attach != ATTACH_ROOT || st->t->kind != T_COMPUTE || st->nrels ||
+            st->leaf.n == 0)
+            continue;
+        IterVar *last = st->leaf.items[st->leaf.n - 1];
+        if (last->kind != IV_SPATIAL || st->t->body->kind == E_REDUCE)
+            continue;
+        int attached = 0;
+        for (int j = 0; j < s->stages.n && !attached; j++) {
+            Stage *p = s->stages.items[j];
+            attached = p->attach == ATTACH_AT && p->attach_stage == st;
+        }
+        if (attached)
+            continue;
+        if (last->extent >= 4 && last->extent <= SCH_MAX_VECTOR) {
+            if (sch_vectorize(st, last))
+                return -1;
+        } else if (last->extent > SCH_MAX_VECTOR) {
+            IterVar *o, *in;
+            if (sch_split(st, last, 16, &o, &in) || sch_vectorize(st, in))
+                return -1;
+        }
+    }
+    return 0;
+}

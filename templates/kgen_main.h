@@ -1,0 +1,326 @@
+/* kgen_main.h - the command-line runner of a generated model. `kgen --main` writes a
+ * NAME_main.c that includes the model's header, names the model's symbols and includes
+ * this file, which supplies main():
+ *
+ *     #define _POSIX_C_SOURCE 199309L          (before any #include: clock_gettime, mkdir)
+ *     #include "NAME.h"
+ *     #define KGEN_MAIN_NAME "NAME"
+ *     #define KGEN_MAIN_RUN NAME_tensors
+ *     #define KGEN_MAIN_INPUTS NAME_input_info
+ *     #define KGEN_MAIN_OUTPUTS NAME_output_info
+ *     #define KGEN_MAIN_NUM_INPUTS NAME_NUM_INPUTS
+ *     #define KGEN_MAIN_NUM_OUTPUTS NAME_NUM_OUTPUTS
+ *     #define KGEN_MAIN_ARENA_BYTES NAME_ARENA_BYTES
+ *     #include "kgen_main.h"
+ *
+ * The program it makes (the same on every host target):
+ *
+ *     NAME IN0 [IN1 ...] [-o OUTDIR]   reads the inputs (.npy or ONNX TensorProto .pb, by
+ *                                       extension) in the order of NAME_input_info, checks
+ *                                       each dtype and shape, runs the model and writes
+ *                                       OUTDIR/output_0.npy ... (OUTDIR is created); without
+ *                                       -o it prints each output's first values instead
+ *     NAME --bench N IN0 ...           one warm-up run, then N timed runs; prints
+ *                                       "median_ms=... min_ms=... mean_ms=... runs=N"
+ *     NAME --info                      the inputs and outputs with their shapes
+ *     NAME --help                      usage
+ *
+ * Exit status: 0 on success, 1 when a file cannot be read or written, an input does not
+ * match the model or the model returns an error status, 2 for a usage error.
+ *
+ * A model without inputs may leave NAME_input_info undefined: it is only referenced when
+ * NAME_NUM_INPUTS > 0. Needs POSIX (clock_gettime, mkdir) besides C99 and libc.
+ */
+#ifndef KGEN_MAIN_H
+#define KGEN_MAIN_H
+
+#if !defined(KGEN_MAIN_NAME) || !defined(KGEN_MAIN_RUN) || !defined(KGEN_MAIN_OUTPUTS) ||     \
+    !defined(KGEN_MAIN_NUM_INPUTS) || !defined(KGEN_MAIN_NUM_OUTPUTS) || !defined(KGEN_MAIN_ARENA_BYTES)
+#error "define KGEN_MAIN_NAME, _RUN, _INPUTS, _OUTPUTS, _NUM_INPUTS, _NUM_OUTPUTS and _ARENA_BYTES first"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "kgen_io.h"
+
+#if !defined(CLOCK_MONOTONIC)
+#error "kgen_main.h needs clock_gettime: put #define _POSIX_C_SOURCE 199309L before the first #include"
+#endif
+
+#define KGEN_MAIN_NIN_ ((int)(KGEN_MAIN_NUM_INPUTS))
+#define KGEN_MAIN_NOUT_ ((int)(KGEN_MAIN_NUM_OUTPUTS))
+
+static const kgen_value_info *kgen_main_input_(int i)
+{
+#if KGEN_MAIN_NUM_INPUTS > 0
+    return &KGEN_MAIN_INPUTS[i];
+#else
+    (void)i;
+    return NULL;
+#endif
+}
+
+static const kgen_value_info *kgen_main_output_(int i) { return &KGEN_MAIN_OUTPUTS[i]; }
+
+static void kgen_main_usage_(FILE *f)
+{
+    int i;
+    fprintf(f, "usage: %s", KGEN_MAIN_NAME);
+    for (i = 0; i < KGEN_MAIN_NIN_; i++)
+        fprintf(f, " %s.npy", kgen_main_input_(i)->name);
+    fprintf(f, " [-o OUTDIR]    run once, write OUTDIR/output_0.npy ...\n"
+               "       %s --bench N INPUTS...    time N runs after a warm-up\n"
+               "       %s --info                 list the inputs and outputs\n"
+               "inputs are .npy or ONNX TensorProto .pb files, in the order --info lists\n",
+            KGEN_MAIN_NAME, KGEN_MAIN_NAME);
+}
+
+static void kgen_main_info_(void)
+{
+    char ty[256];
+    const kgen_value_info *v;
+    int i;
+    printf("%s: %d input%s, %d output%s, arena %lu bytes\n", KGEN_MAIN_NAME, KGEN_MAIN_NIN_,
+           KGEN_MAIN_NIN_ == 1 ? "" : "s", KGEN_MAIN_NOUT_, KGEN_MAIN_NOUT_ == 1 ? "" : "s",
+           (unsigned long)(KGEN_MAIN_ARENA_BYTES));
+    for (i = 0; i < KGEN_MAIN_NIN_; i++) {
+        v = kgen_main_input_(i);
+        printf("input %d '%s': %s (graph input %d)\n", i, v->name,
+               kgen_io_format_type(ty, sizeof ty, v->dtype, v->ndim, v->shape), (int)v->graph_index);
+    }
+    for (i = 0; i < KGEN_MAIN_NOUT_; i++) {
+        v = kgen_main_output_(i);
+        printf("output %d '%s': %s\n", i, v->name, kgen_io_format_type(ty, sizeof ty, v->dtype, v->ndim, v->shape));
+    }
+}
+
+/* mkdir -p */
+static int kgen_main_mkdirs_(const char *dir)
+{
+    char path[4096];
+    size_t i, n = strlen(dir);
+    struct stat st;
+    if (n == 0 || n >= sizeof path) {
+        fprintf(stderr, "%s: bad output directory '%s'\n", KGEN_MAIN_NAME, dir);
+        return -1;
+    }
+    memcpy(path, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != 0)
+            continue;
+        path[i] = 0;
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", KGEN_MAIN_NAME, path, strerror(errno));
+            return -1;
+        }
+        path[i] = dir[i];
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: %s is not a directory\n", KGEN_MAIN_NAME, dir);
+        return -1;
+    }
+    return 0;
+}
+
+static double kgen_main_now_ms_(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int kgen_main_cmp_(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the first few elements of an output, for a run without -o */
+static void kgen_main_print_(int k, const kgen_io_tensor *t)
+{
+    char ty[256];
+    const unsigned char *p = (const unsigned char *)t->data;
+    size_t i, n = t->count < 8 ? t->count : 8, sz = kgen_io_dtype_size(t->dtype);
+    printf("output %d '%s': %s =", k, kgen_main_output_(k)->name,
+           kgen_io_format_type(ty, sizeof ty, t->dtype, t->ndim, t->shape));
+    for (i = 0; i < n; i++, p += sz) {
+        int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+        uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+        float f32; double f64;
+        switch (t->dtype.code * 100 + t->dtype.bits) {
+        case KGEN_DTYPE_INT * 100 + 8: memcpy(&i8, p, 1); printf(" %d", i8); break;
+        case KGEN_DTYPE_INT * 100 + 16: memcpy(&i16, p, 2); printf(" %d", i16); break;
+        case KGEN_DTYPE_INT * 100 + 32: memcpy(&i32, p, 4); printf(" %ld", (long)i32); break;
+        case KGEN_DTYPE_INT * 100 + 64: memcpy(&i64, p, 8); printf(" %lld", (long long)i64); break;
+        case KGEN_DTYPE_UINT * 100 + 8:
+        case KGEN_DTYPE_BOOL * 100 + 8: memcpy(&u8, p, 1); printf(" %u", u8); break;
+        case KGEN_DTYPE_UINT * 100 + 16: memcpy(&u16, p, 2); printf(" %u", u16); break;
+        case KGEN_DTYPE_UINT * 100 + 32: memcpy(&u32, p, 4); printf(" %lu", (unsigned long)u32); break;
+        case KGEN_DTYPE_UINT * 100 + 64: memcpy(&u64, p, 8); printf(" %llu", (unsigned long long)u64); break;
+        case KGEN_DTYPE_FLOAT * 100 + 16: memcpy(&u16, p, 2); printf(" %.6g", kgen_f16_to_f32(u16)); break;
+        case KGEN_DTYPE_BFLOAT * 100 + 16:
+            memcpy(&u16, p, 2);
+            printf(" %.6g", kgen_bits_f32((uint32_t)u16 << 16));
+            break;
+        case KGEN_DTYPE_FLOAT * 100 + 32: memcpy(&f32, p, 4); printf(" %.7g", f32); break;
+        case KGEN_DTYPE_FLOAT * 100 + 64: memcpy(&f64, p, 8); printf(" %.15g", f64); break;
+        default: printf(" ?"); break;
+        }
+    }
+    printf("%s\n", t->count > n ? " ..." : "");
+}
+
+int main(int argc, char **argv)
+{
+    kgen_io_tensor ins[KGEN_MAIN_NIN_ + 1], outs[KGEN_MAIN_NOUT_ + 1];
+    kgen_tensor views[KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_ + 1];
+    kgen_tensor *args[KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_ + 1];
+    const char *paths[KGEN_MAIN_NIN_ + 1];
+    const char *outdir = NULL;
+    char err[512], want[256], got[256], file[4200];
+    void *arena_block = NULL, *arena;
+    double *times = NULL, sum = 0, t0;
+    long bench = 0;
+    int i, k, same, npaths = 0, status, rc = 1, only_paths = 0;
+    const kgen_value_info *v;
+
+    for (i = 0; i < KGEN_MAIN_NIN_ + 1; i++)
+        kgen_io_init(&ins[i]);
+    for (i = 0; i < KGEN_MAIN_NOUT_ + 1; i++)
+        kgen_io_init(&outs[i]);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_paths && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+            kgen_main_usage_(stdout);
+            return 0;
+        } else if (!only_paths && !strcmp(a, "--info")) {
+            kgen_main_info_();
+            return 0;
+        } else if (!only_paths && (!strcmp(a, "--bench") || !strncmp(a, "--bench=", 8))) {
+            const char *n = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+            char *e;
+            bench = strtol(n, &e, 10);
+            if (*n == 0 || *e != 0 || bench < 1 || bench > 100000000L) {
+                fprintf(stderr, "%s: --bench needs a run count (1 or more), not '%s'\n", KGEN_MAIN_NAME, n);
+                return 2;
+            }
+        } else if (!only_paths && !strcmp(a, "-o")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: -o needs a directory\n", KGEN_MAIN_NAME);
+                return 2;
+            }
+            outdir = argv[++i];
+        } else if (!only_paths && !strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (!only_paths && a[0] == '-' && a[1] != 0) {
+            fprintf(stderr, "%s: unknown option '%s'\n", KGEN_MAIN_NAME, a);
+            kgen_main_usage_(stderr);
+            return 2;
+        } else {
+            if (npaths >= KGEN_MAIN_NIN_) {
+                fprintf(stderr, "%s: too many inputs: the model takes %d\n", KGEN_MAIN_NAME, KGEN_MAIN_NIN_);
+                kgen_main_usage_(stderr);
+                return 2;
+            }
+            paths[npaths++] = a;
+        }
+    }
+    if (npaths != KGEN_MAIN_NIN_) {
+        fprintf(stderr, "%s: %d input%s given, the model takes %d\n", KGEN_MAIN_NAME, npaths,
+                npaths == 1 ? "" : "s", KGEN_MAIN_NIN_);
+        kgen_main_usage_(stderr);
+        return 2;
+    }
+
+    for (i = 0; i < KGEN_MAIN_NIN_; i++) {
+        v = kgen_main_input_(i);
+        if (kgen_io_read(paths[i], &ins[i], err, sizeof err) != KGEN_IO_OK) {
+            fprintf(stderr, "%s: input %d '%s': %s\n", KGEN_MAIN_NAME, i, v->name, err);
+            goto done;
+        }
+        same = kgen_io_dtype_equal(v->dtype, ins[i].dtype) && v->ndim == ins[i].ndim;
+        for (k = 0; same && k < v->ndim; k++)
+            same = v->shape[k] == ins[i].shape[k];
+        if (!same) {
+            fprintf(stderr, "%s: input %d '%s' (%s): expected %s, got %s\n", KGEN_MAIN_NAME, i, v->name,
+                    paths[i], kgen_io_format_type(want, sizeof want, v->dtype, v->ndim, v->shape),
+                    kgen_io_format_type(got, sizeof got, ins[i].dtype, ins[i].ndim, ins[i].shape));
+            goto done;
+        }
+        views[i] = kgen_io_view(&ins[i]);
+    }
+    for (i = 0; i < KGEN_MAIN_NOUT_; i++) {
+        v = kgen_main_output_(i);
+        if (kgen_io_alloc(&outs[i], v->dtype, v->ndim, v->shape, err, sizeof err) != KGEN_IO_OK) {
+            fprintf(stderr, "%s: output %d '%s': %s\n", KGEN_MAIN_NAME, i, v->name, err);
+            goto done;
+        }
+        views[KGEN_MAIN_NIN_ + i] = kgen_io_view(&outs[i]);
+    }
+    for (i = 0; i < KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_; i++)
+        args[i] = &views[i];
+    arena_block = malloc((size_t)(KGEN_MAIN_ARENA_BYTES) + 64);
+    if (!arena_block) {
+        fprintf(stderr, "%s: out of memory for the %lu-byte arena\n", KGEN_MAIN_NAME,
+                (unsigned long)(KGEN_MAIN_ARENA_BYTES));
+        goto done;
+    }
+    arena = (unsigned char *)arena_block + (64 - (uintptr_t)arena_block % 64) % 64;
+
+    status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
+    if (status == KGEN_OK && bench > 0) {
+        times = (double *)malloc((size_t)bench * sizeof *times);
+        if (!times) {
+            fprintf(stderr, "%s: out of memory\n", KGEN_MAIN_NAME);
+            goto done;
+        }
+        for (i = 0; i < bench && status == KGEN_OK; i++) {
+            t0 = kgen_main_now_ms_();
+            status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
+            times[i] = kgen_main_now_ms_() - t0;
+            sum += times[i];
+        }
+    }
+    if (status != KGEN_OK) {
+        fprintf(stderr, "%s: the model returned status %d (%s)\n", KGEN_MAIN_NAME, status, kgen_status_str(status));
+        goto done;
+    }
+    if (bench > 0) {
+        qsort(times, (size_t)bench, sizeof *times, kgen_main_cmp_);
+        printf("median_ms=%.6f min_ms=%.6f mean_ms=%.6f runs=%ld\n",
+               bench % 2 ? times[bench / 2] : (times[bench / 2 - 1] + times[bench / 2]) / 2, times[0],
+               sum / (double)bench, bench);
+    }
+    if (outdir) {
+        if (kgen_main_mkdirs_(outdir) != 0)
+            goto done;
+        for (i = 0; i < KGEN_MAIN_NOUT_; i++) {
+            snprintf(file, sizeof file, "%s/output_%d.npy", outdir, i);
+            if (kgen_io_write_npy(file, outs[i].dtype, outs[i].ndim, outs[i].shape, outs[i].data, err,
+                                  sizeof err) != KGEN_IO_OK) {
+                fprintf(stderr, "%s: %s\n", KGEN_MAIN_NAME, err);
+                goto done;
+            }
+        }
+    } else if (bench == 0) {
+        for (i = 0; i < KGEN_MAIN_NOUT_; i++)
+            kgen_main_print_(i, &outs[i]);
+    }
+    rc = 0;
+done:
+    for (i = 0; i < KGEN_MAIN_NIN_; i++)
+        kgen_io_free(&ins[i]);
+    for (i = 0; i < KGEN_MAIN_NOUT_; i++)
+        kgen_io_free(&outs[i]);
+    free(arena_block);
+    free(times);
+    return rc;
+}
+
+#endif /* KGEN_MAIN_H */
