@@ -210,16 +210,19 @@ int sch_default(Schedule *s)
             if (sch_compute_inline(s, st))
                 return -1;
     }
-    /* reductions with a same-shaped elementwise epilogue */
+    /* reductions: a register tile of the two innermost output axes, accumulated in a
+     * local array (the reduction computed at the tile loop of its same-shaped epilogue,
+     * or of a copy made with cache_write), reduce loops outside the tile */
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
-        if (t->kind != T_COMPUTE || t->is_output || st->attach != ATTACH_ROOT || t->body->kind != E_REDUCE)
+        if (t->kind != T_COMPUTE || st->attach != ATTACH_ROOT || t->body->kind != E_REDUCE || st->nrels ||
+            t->ndim == 0)
             continue;
         /* follow the single-reader chain through inlined stages */
         Stage *cur = st, *rd[2];
-        int ok = 1;
-        for (;;) {
+        int ok = !t->is_output;
+        while (ok) {
             if (readers(s, cur, rd, 2) != 1) {
                 ok = 0;
                 break;
@@ -234,11 +237,46 @@ int sch_default(Schedule *s)
             if (r->attach != ATTACH_INLINE)
                 break;
         }
-        if (!ok || cur == st || cur->attach != ATTACH_ROOT || cur->t->ndim == 0)
-            continue;
-        if (cur->leaf.n != cur->t->ndim)
-            continue;
-        if (sch_compute_at(s, st, cur, cur->leaf.items[cur->leaf.n - 1]))
+        Stage *P = st, *E = cur;
+        if (!ok || cur == st || cur->attach != ATTACH_ROOT || cur->nrels || cur->leaf.n != t->ndim) {
+            /* no epilogue to ride on: compute into a local copy, then store */
+            P = sch_cache_write(s, st, SCOPE_LOCAL);
+            if (!P)
+                return -1;
+            E = st;
+            i++;   /* the cache stage was inserted before st */
+        }
+        int r = E->t->ndim;
+        IterVar *b = E->leaf.items[r - 1], *a = r >= 2 ? E->leaf.items[r - 2] : NULL;
+        int64_t V = b->extent >= 16 ? 16 : b->extent, A = a ? (a->extent >= 4 ? 4 : a->extent) : 1;
+        IterVar *bo, *bi, *ao = NULL, *ai = NULL;
+        if (sch_split(E, b, V, &bo, &bi))
+            return -1;
+        if (a && sch_split(E, a, A, &ao, &ai))
+            return -1;
+        if (a) {
+            IterVar *order[4] = {ao, bo, ai, bi};
+            if (sch_reorder(E, order, 4))
+                return -1;
+        }
+        if (sch_compute_at(s, P, E, bo))
+            return -1;
+        /* in the reduction: reduce loops first, then the tile (rows unrolled, columns vectorized) */
+        IterVar *order[KG_MAX_DIMS + 16];
+        int n = 0, nsp = P->t->ndim;
+        for (int k = nsp; k < P->leaf.n && n < KG_MAX_DIMS + 14; k++)
+            order[n++] = P->leaf.items[k];
+        IterVar *pa = nsp >= 2 ? P->leaf.items[nsp - 2] : NULL, *pb = P->leaf.items[nsp - 1];
+        if (pa)
+            order[n++] = pa;
+        order[n++] = pb;
+        if (sch_reorder(P, order, n))
+            return -1;
+        if (pa && A > 1 && sch_unroll(P, pa))
+            return -1;
+        if (V > 1 && sch_vectorize(P, pb))
+            return -1;
+        if (V > 1 && sch_vectorize(E, bi))
             return -1;
     }
     /* vectorize the innermost loop of plain root stages */

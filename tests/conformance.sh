@@ -1,0 +1,572 @@
+#!/usr/bin/env bash
+# conformance.sh - `make conformance`: every test of the ONNX node-test subset
+# (${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}/MANIFEST.tsv) through kgen and a real C
+# compiler, judged by the rule in that folder's README.md.
+#
+#  1. kgen, two jobs at a time:  $KGEN DIR/model.onnx --target c -o $BUILD/conf/T --name T
+#     --bind-inputs DIR/test_data_set_0. A non-zero exit is "unsupported" (kgen's first line
+#     is kept); a crash (status >= 128) or a timeout is a failure.
+#  2. The generated models are batched (BATCH per batch; names where one is the other plus
+#     "_..." go to different batches, so generated symbols cannot clash), and each batch is
+#     ONE C driver compiled with its models' .c files by a single `$CC -O1 -std=c99 -w`.
+#     A batch that does not compile drops the models the errors name, or else is split in
+#     halves, recursively, so one bad model fails alone with its compiler message.
+#  3. The driver runs each model in a forked child (a crash or a hang, cut by alarm(), fails
+#     that model only): it reads input_{graph_index}.pb for every listed input (kgen_io.h),
+#     fills outputs and arena with garbage, calls NAME_tensors, and compares each output with
+#     output_{graph_index}.pb: shape, dtype, floats |got-exp| <= 1e-5 + 1e-3*|exp| with NaN
+#     meeting NaN and infinities exact, integers and bools exact.
+#
+# Tests whose MANIFEST dtypes include FLOAT16, BFLOAT16, FLOAT8*, FLOAT4*, INT4, UINT4, INT2,
+# UINT2 or STRING are skipped. Prints FAIL and UNSUPPORTED lines, a per-op table and ends
+# with "conformance: N passed, N failed, N skipped" (unsupported counts as failed).
+# Everything it makes is under $BUILD/conf; results.tsv there has one row per test.
+#
+# Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1
+# (a missing test folder fails instead of skipping), KGEN_CONF_ONLY=REGEX (run only the
+# matching test names), KGEN_CONF_TIMEOUT (seconds per model run, 10), KGEN_CONF_BATCH (60).
+set -u
+export LC_ALL=C
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+CC=${CC:-cc}
+TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+ONLY=${KGEN_CONF_ONLY:-}
+RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-10}
+JOBS=2
+BATCH=${KGEN_CONF_BATCH:-60}
+here=$(cd "$(dirname "$0")" && pwd)
+templates=$here/../templates
+
+if [ ! -f "$TESTS/MANIFEST.tsv" ]; then
+  if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
+    echo "FAIL conformance: $TESTS/MANIFEST.tsv not found (KGEN_REQUIRE_ALL=1)"
+    echo "conformance: 0 passed, 1 failed, 0 skipped"
+    exit 1
+  fi
+  echo "SKIP conformance: $TESTS/MANIFEST.tsv not found"
+  echo "conformance: 0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+if [ ! -x "$KGEN" ]; then
+  echo "FAIL conformance: $KGEN is not an executable (run make first)"
+  echo "conformance: 0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+mkdir -p "$BUILD"
+work=$(cd "$BUILD" && pwd)/conf
+tests_abs=$(cd "$TESTS" && pwd)
+kgen_abs=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")
+rm -rf "$work"
+mkdir -p "$work/res"
+to=""
+command -v timeout >/dev/null 2>&1 && to="timeout"
+
+# ---------------------------------------------------------------- the test list
+
+# list.tsv: name, C name, op, the skipped dtypes ("-" when it runs)
+awk -F'\t' -v only="$ONLY" '
+  NR == 1 { next }
+  only != "" && $1 !~ only { next }
+  {
+    skip = ""
+    n = split($4 "," $5, ty, ",")
+    for (i = 1; i <= n; i++)
+      if (ty[i] ~ /^(FLOAT16|BFLOAT16|FLOAT8.*|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$/ && index("," skip ",", "," ty[i] ",") == 0)
+        skip = skip (skip == "" ? "" : ",") ty[i]
+    c = $1
+    gsub(/[^A-Za-z0-9_]/, "_", c)
+    if (c !~ /^[A-Za-z_]/) c = "t_" c
+    while (c in used) c = c "_"
+    used[c] = 1
+    print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip)
+  }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
+
+# ---------------------------------------------------------------- 1. kgen
+
+# one test: its log and exit status land in $work/NAME.kgen.{log,rc}
+kgen_one() {
+  local name=$1 c=$2
+  $to 120 "$kgen_abs" "$tests_abs/$name/model.onnx" --target c -o "$work/$c" --name "$c" \
+    --bind-inputs "$tests_abs/$name/test_data_set_0" > "$work/$c.kgen.log" 2>&1
+  echo $? > "$work/$c.kgen.rc"
+}
+export -f kgen_one
+t_start=$SECONDS
+export work tests_abs kgen_abs to
+awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" |
+  xargs -P $JOBS -L 1 bash -c 'kgen_one "$0" "$1"' 2>/dev/null
+
+# res/kgen.tsv: name, status, reason for the ones kgen refused; ok.txt: the ones it made
+: > "$work/ok.txt"
+while IFS=$'\t' read -r name c op skip; do
+  [ "$skip" = "-" ] || continue
+  rc=$(cat "$work/$c.kgen.rc" 2>/dev/null || echo 255)
+  first=$(grep -m1 -v '^[[:space:]]*$' "$work/$c.kgen.log" 2>/dev/null | tr '\t' ' ' | cut -c1-300)
+  if [ "$rc" = 0 ] && [ -f "$work/$c/$c.c" ]; then
+    printf '%s\t%s\n' "$name" "$c" >> "$work/ok.txt"
+  elif [ "$rc" = 0 ]; then
+    printf '%s\tFAIL\tkgen exited 0 but wrote no %s.c\n' "$name" "$c"
+  elif [ "$rc" = 124 ]; then
+    printf '%s\tFAIL\tkgen timed out after 120 s\n' "$name"
+  elif [ "$rc" -ge 128 ]; then
+    printf '%s\tFAIL\tkgen crashed (signal %s)%s\n' "$name" $((rc - 128)) "${first:+: $first}"
+  else
+    printf '%s\tUNSUPPORTED\t%s\n' "$name" "${first:-kgen exit status $rc, no message}"
+  fi
+done < "$work/list.tsv" > "$work/res/kgen.tsv"
+
+t_kgen=$SECONDS
+# ---------------------------------------------------------------- 2. batches
+
+# Greedy: each model goes to the first batch with room and no name that is a prefix of its
+# own followed by "_" (or the other way round), because generated symbols are NAME_...
+awk -F'\t' -v max=$BATCH '
+  {
+    c = $2
+    np = 0
+    for (i = 2; i <= length(c); i++)
+      if (substr(c, i, 1) == "_") pre[++np] = substr(c, 1, i - 1)
+    for (b = 0; ; b++) {
+      if (size[b] >= max) continue
+      if ((b, c) in prefix) continue
+      bad = 0
+      for (k = 1; k <= np; k++) if ((b, pre[k]) in member) { bad = 1; break }
+      if (!bad) break
+    }
+    size[b]++
+    member[b, c] = 1
+    for (k = 1; k <= np; k++) prefix[b, pre[k]] = 1
+    print b "\t" $1 "\t" c
+  }' "$work/ok.txt" > "$work/batches.tsv"
+
+# The part of every driver that does not depend on its models.
+cat > "$work/conf_driver.h" <<'EOF'
+/* conf_driver.h - written by tests/conformance.sh: runs a table of generated models
+ * (ConfModel), each in a forked child, and prints "PASS name" or "FAIL name: reason". */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kgen_io.h"
+
+typedef struct {
+    const char *name, *data;
+    int (*run)(kgen_tensor *const *args, int nargs, void *arena);
+    const kgen_value_info *ins;
+    int nin;
+    const kgen_value_info *outs;
+    int nout;
+    unsigned long long arena;
+} ConfModel;
+
+static int conf_exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* element i as a double (floats) or its bits (integers) */
+static double conf_float(const kgen_io_tensor *t, size_t i)
+{
+    const unsigned char *p = (const unsigned char *)t->data + i * kgen_io_dtype_size(t->dtype);
+    uint16_t h;
+    float f;
+    double d;
+    if (t->dtype.code == KGEN_DTYPE_BFLOAT) {
+        memcpy(&h, p, 2);
+        return kgen_bits_f32((uint32_t)h << 16);
+    }
+    switch (t->dtype.bits) {
+    case 16: memcpy(&h, p, 2); return kgen_f16_to_f32(h);
+    case 32: memcpy(&f, p, 4); return f;
+    default: memcpy(&d, p, 8); return d;
+    }
+}
+
+static long long conf_int(const kgen_io_tensor *t, size_t i)
+{
+    const unsigned char *p = (const unsigned char *)t->data + i * kgen_io_dtype_size(t->dtype);
+    int sign = t->dtype.code == KGEN_DTYPE_INT;
+    int8_t a; int16_t b; int32_t c; int64_t d;
+    uint8_t ua; uint16_t ub; uint32_t uc; uint64_t ud;
+    switch (t->dtype.bits) {
+    case 8: if (sign) { memcpy(&a, p, 1); return a; } memcpy(&ua, p, 1); return ua;
+    case 16: if (sign) { memcpy(&b, p, 2); return b; } memcpy(&ub, p, 2); return ub;
+    case 32: if (sign) { memcpy(&c, p, 4); return c; } memcpy(&uc, p, 4); return uc;
+    default: if (sign) { memcpy(&d, p, 8); return d; } memcpy(&ud, p, 8); return (long long)ud;
+    }
+}
+
+static void conf_index(char *buf, size_t n, const kgen_io_tensor *t, size_t flat)
+{
+    size_t idx[KGEN_IO_MAX_DIMS];
+    int k;
+    for (k = t->ndim - 1; k >= 0; k--) {
+        idx[k] = t->shape[k] ? flat % (size_t)t->shape[k] : 0;
+        flat = t->shape[k] ? flat / (size_t)t->shape[k] : 0;
+    }
+    snprintf(buf, n, "[");
+    for (k = 0; k < t->ndim; k++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%lu", k ? ", " : "", (unsigned long)idx[k]);
+    snprintf(buf + strlen(buf), n - strlen(buf), "]");
+}
+
+/* got against expected: 0, or 1 with the reason in msg */
+static int conf_compare(int k, const char *name, const kgen_io_tensor *got, const kgen_io_tensor *exp,
+                        char *msg, size_t n)
+{
+    char a[200], b[200], at[120];
+    size_t i, bad = 0, first = 0;
+    int is_float = exp->dtype.code == KGEN_DTYPE_FLOAT || exp->dtype.code == KGEN_DTYPE_BFLOAT;
+    double worst = 0;
+    int same = kgen_io_dtype_equal(got->dtype, exp->dtype) && got->ndim == exp->ndim;
+    for (i = 0; same && i < (size_t)got->ndim; i++)
+        same = got->shape[i] == exp->shape[i];
+    if (!same) {
+        snprintf(msg, n, "output %d '%s': the model makes %s, expected %s", k, name,
+                 kgen_io_format_type(a, sizeof a, got->dtype, got->ndim, got->shape),
+                 kgen_io_format_type(b, sizeof b, exp->dtype, exp->ndim, exp->shape));
+        return 1;
+    }
+    for (i = 0; i < exp->count; i++) {
+        int ok;
+        if (is_float) {
+            double g = conf_float(got, i), e = conf_float(exp, i);
+            if (e != e)
+                ok = g != g;
+            else if (isinf(e))
+                ok = g == e;
+            else {
+                ok = g == g && fabs(g - e) <= 1e-5 + 1e-3 * fabs(e);
+                if (g == g && fabs(g - e) > worst)
+                    worst = fabs(g - e);
+            }
+        } else
+            ok = conf_int(got, i) == conf_int(exp, i);
+        if (!ok && bad++ == 0)
+            first = i;
+    }
+    if (bad == 0)
+        return 0;
+    conf_index(at, sizeof at, exp, first);
+    if (is_float)
+        snprintf(msg, n, "output %d '%s': %lu of %lu values differ; first at %s: got %.9g, expected %.9g "
+                 "(largest finite error %.3g)", k, name, (unsigned long)bad, (unsigned long)exp->count, at,
+                 conf_float(got, first), conf_float(exp, first), worst);
+    else
+        snprintf(msg, n, "output %d '%s': %lu of %lu values differ; first at %s: got %lld, expected %lld", k,
+                 name, (unsigned long)bad, (unsigned long)exp->count, at, conf_int(got, first),
+                 conf_int(exp, first));
+    return 1;
+}
+
+/* one model: 0 pass, 1 fail with the reason in msg */
+static int conf_check(const ConfModel *m, char *msg, size_t n)
+{
+    kgen_io_tensor ins[64], outs[64], exp;
+    kgen_tensor views[128];
+    kgen_tensor *args[128];
+    char path[4096], err[512], a[200], b[200];
+    void *block = NULL, *arena;
+    int i, k, status, rc = 1, nin = 0, nout = 0, same;
+    if (m->nin > 64 || m->nout > 64) {
+        snprintf(msg, n, "too many inputs or outputs for the driver");
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/output_%d.pb", m->data, m->nout);
+    if (conf_exists(path)) {
+        snprintf(msg, n, "the model has %d outputs, the test expects more (%s exists)", m->nout, path);
+        return 1;
+    }
+    for (i = 0; i < m->nin; i++, nin++) {
+        const kgen_value_info *v = &m->ins[i];
+        snprintf(path, sizeof path, "%s/input_%d.pb", m->data, (int)v->graph_index);
+        if (kgen_io_read_pb(path, &ins[i], err, sizeof err) != KGEN_IO_OK) {
+            snprintf(msg, n, "input %d '%s': %s", i, v->name, err);
+            goto done;
+        }
+        same = kgen_io_dtype_equal(v->dtype, ins[i].dtype) && v->ndim == ins[i].ndim;
+        for (k = 0; same && k < v->ndim; k++)
+            same = v->shape[k] == ins[i].shape[k];
+        if (!same) {
+            snprintf(msg, n, "input %d '%s': the model takes %s, input_%d.pb is %s", i, v->name,
+                     kgen_io_format_type(a, sizeof a, v->dtype, v->ndim, v->shape), (int)v->graph_index,
+                     kgen_io_format_type(b, sizeof b, ins[i].dtype, ins[i].ndim, ins[i].shape));
+            nin++;
+            goto done;
+        }
+        views[i] = kgen_io_view(&ins[i]);
+    }
+    for (i = 0; i < m->nout; i++, nout++) {
+        const kgen_value_info *v = &m->outs[i];
+        if (kgen_io_alloc(&outs[i], v->dtype, v->ndim, v->shape, err, sizeof err) != KGEN_IO_OK) {
+            snprintf(msg, n, "output %d '%s': %s", i, v->name, err);
+            goto done;
+        }
+        memset(outs[i].data, 0xff, outs[i].nbytes);   /* NaN, -1, 0xff: unwritten values show */
+        views[m->nin + i] = kgen_io_view(&outs[i]);
+    }
+    for (i = 0; i < m->nin + m->nout; i++)
+        args[i] = &views[i];
+    block = malloc((size_t)m->arena + 64);
+    if (!block) {
+        snprintf(msg, n, "no memory for an arena of %llu bytes", m->arena);
+        goto done;
+    }
+    arena = (unsigned char *)block + (64 - (uintptr_t)block % 64) % 64;
+    memset(arena, 0xa5, (size_t)m->arena);        /* the arena is not zeroed for the model */
+    status = m->run(args, m->nin + m->nout, arena);
+    if (status != KGEN_OK) {
+        snprintf(msg, n, "NAME_tensors returned %d (%s)", status, kgen_status_str(status));
+        goto done;
+    }
+    for (i = 0; i < m->nout; i++) {
+        const kgen_value_info *v = &m->outs[i];
+        snprintf(path, sizeof path, "%s/output_%d.pb", m->data, (int)v->graph_index);
+        if (kgen_io_read_pb(path, &exp, err, sizeof err) != KGEN_IO_OK) {
+            snprintf(msg, n, "output %d '%s': %s", i, v->name, err);
+            goto done;
+        }
+        k = conf_compare(i, v->name, &outs[i], &exp, msg, n);
+        kgen_io_free(&exp);
+        if (k)
+            goto done;
+    }
+    rc = 0;
+done:
+    for (i = 0; i < nin; i++)
+        kgen_io_free(&ins[i]);
+    for (i = 0; i < nout; i++)
+        kgen_io_free(&outs[i]);
+    free(block);
+    return rc;
+}
+
+/* every model in a child of its own: a crash or a hang fails that model only */
+static int conf_main(const ConfModel *models, int count, int argc, char **argv)
+{
+    unsigned seconds = argc > 1 ? (unsigned)atoi(argv[1]) : 10;
+    int i, failed = 0;
+    for (i = 0; i < count; i++) {
+        char msg[2048];
+        int fd[2], st = 0;
+        ssize_t got;
+        size_t len = 0;
+        pid_t pid;
+        fflush(stdout);
+        if (pipe(fd) != 0 || (pid = fork()) < 0) {
+            printf("FAIL %s: the driver could not fork\n", models[i].name);
+            failed++;
+            continue;
+        }
+        if (pid == 0) {
+            close(fd[0]);
+            alarm(seconds);
+            msg[0] = 'P';
+            if (conf_check(&models[i], msg + 1, sizeof msg - 1))
+                msg[0] = 'F';
+            len = strlen(msg);
+            while (len > 0 && (got = write(fd[1], msg, len)) > 0)
+                len -= (size_t)got;
+            _exit(0);
+        }
+        close(fd[1]);
+        while (len < sizeof msg - 1 && (got = read(fd[0], msg + len, sizeof msg - 1 - len)) > 0)
+            len += (size_t)got;
+        msg[len] = 0;
+        close(fd[0]);
+        while (waitpid(pid, &st, 0) < 0)
+            ;
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+            printf("FAIL %s: timed out after %u s\n", models[i].name, seconds);
+        else if (WIFSIGNALED(st))
+            printf("FAIL %s: crashed (signal %d, %s)\n", models[i].name, WTERMSIG(st),
+                   WTERMSIG(st) == SIGSEGV ? "SIGSEGV" : WTERMSIG(st) == SIGFPE ? "SIGFPE" :
+                   WTERMSIG(st) == SIGABRT ? "SIGABRT" : WTERMSIG(st) == SIGBUS ? "SIGBUS" :
+                   WTERMSIG(st) == SIGILL ? "SIGILL" : "other");
+        else if (len == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            printf("FAIL %s: the child exited with status %d and no result\n", models[i].name,
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        else if (msg[0] == 'P')
+            printf("PASS %s\n", models[i].name);
+        else
+            printf("FAIL %s: %s\n", models[i].name, msg + 1);
+        failed += !(len > 0 && msg[0] == 'P' && WIFEXITED(st));
+    }
+    fflush(stdout);
+    return failed != 0;
+}
+EOF
+
+# driver DIR NAME... writes DIR/driver.c for the models (test names; C names from list.tsv)
+gen_driver() {
+  local dir=$1; shift
+  mkdir -p "$dir"
+  {
+    echo "/* generated by tests/conformance.sh */"
+    echo "#include \"conf_driver.h\""
+    local i=0 name c C
+    for name in "$@"; do
+      c=${cname[$name]}
+      C=$(printf '%s' "$c" | tr 'a-z' 'A-Z')
+      cat <<EOF
+
+#include "$c/$c.h"
+#if defined(${C}_ARENA_BYTES)
+#define M${i}_ARENA ${C}_ARENA_BYTES
+#define M${i}_NIN ${C}_NUM_INPUTS
+#define M${i}_NOUT ${C}_NUM_OUTPUTS
+#else
+#define M${i}_ARENA ${c}_ARENA_BYTES
+#define M${i}_NIN ${c}_NUM_INPUTS
+#define M${i}_NOUT ${c}_NUM_OUTPUTS
+#endif
+#if M${i}_NIN > 0
+#define M${i}_INS ${c}_input_info
+#else
+#define M${i}_INS NULL
+#endif
+EOF
+      i=$((i + 1))
+    done
+    echo
+    echo "static const ConfModel conf_models[] = {"
+    i=0
+    for name in "$@"; do
+      c=${cname[$name]}
+      echo "    {\"$name\", \"$tests_abs/$name/test_data_set_0\", ${c}_tensors, M${i}_INS, M${i}_NIN, ${c}_output_info, M${i}_NOUT, M${i}_ARENA},"
+      i=$((i + 1))
+    done
+    echo "};"
+    echo
+    echo "int main(int argc, char **argv) { return conf_main(conf_models, (int)(sizeof conf_models / sizeof conf_models[0]), argc, argv); }"
+  } > "$dir/driver.c"
+}
+
+# build DIR NAME...: compile a driver for these models. On errors that name model files,
+# those models fail with their first error and the rest is built again; other errors split
+# the batch in halves. Built drivers are listed in DIR.../run (one executable per line).
+build() {
+  local dir=$1; shift
+  local name c files=() log=$dir.cc.log
+  gen_driver "$dir" "$@"
+  for name in "$@"; do
+    c=${cname[$name]}
+    files+=("$work/$c/$c.c")
+    [ -f "$work/$c/${c}_weights.c" ] && files+=("$work/$c/${c}_weights.c")
+  done
+  if $CC -O1 -std=c99 -w -I"$work" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" -lm > "$log" 2>&1; then
+    echo "$dir/run" >> "$dir.built"
+    return
+  fi
+  # errors inside a model's own files (its .c, .h, weights) name it
+  local bad=() keep=()
+  for name in "$@"; do
+    c=${cname[$name]}
+    if grep -q "^$work/$c/[^:]*:[0-9]*:[0-9:]* error:" "$log"; then bad+=("$name"); else keep+=("$name"); fi
+  done
+  if [ ${#bad[@]} -gt 0 ]; then
+    for name in "${bad[@]}"; do
+      c=${cname[$name]}
+      printf '%s\tFAIL\tdoes not compile: %s\n' "$name" \
+        "$(grep -m1 "^$work/$c/[^:]*:[0-9]*:[0-9:]* error:" "$log" | sed "s|^$work/||" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+    done
+    [ ${#keep[@]} -gt 0 ] && build "${dir}r" "${keep[@]}" && cat "${dir}r.built" >> "$dir.built" 2>/dev/null
+    cat "${dir}r.res" >> "$dir.res" 2>/dev/null
+    return 0
+  fi
+  if [ $# -eq 1 ]; then
+    printf '%s\tFAIL\tdoes not build: %s\n' "$1" \
+      "$(grep -m1 -E 'error|undefined|multiple definition' "$log" | sed "s|$work/||g" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+    return 0
+  fi
+  local half=$(($# / 2))
+  build "${dir}a" "${@:1:half}"
+  build "${dir}b" "${@:half+1}"
+  cat "${dir}a.built" "${dir}b.built" >> "$dir.built" 2>/dev/null
+  cat "${dir}a.res" "${dir}b.res" >> "$dir.res" 2>/dev/null
+  return 0
+}
+
+# batch B: build its driver(s), run them, and leave name/status/reason rows in res/B.tsv
+batch() {
+  local b=$1 dir=$work/b$1
+  local names=()
+  mapfile -t names < <(awk -F'\t' -v b="$b" '$1 == b { print $2 }' "$work/batches.tsv")
+  : > "$dir.built"
+  : > "$dir.res"
+  build "$dir" "${names[@]}"
+  {
+    cat "$dir.res"
+    local exe
+    while read -r exe; do
+      [ -n "$exe" ] || continue
+      $to $((RUN_TIMEOUT * 70 + 60)) "$exe" "$RUN_TIMEOUT" 2> "$exe.stderr" |
+        sed -n -e 's/^PASS \([^ ]*\)$/\1\tPASS\t/p' -e 's/^FAIL \([^:]*\): \(.*\)$/\1\tFAIL\t\2/p' | tr -d '\r'
+    done < "$dir.built"
+  } > "$work/res/b$b.tsv"
+}
+
+declare -A cname
+while IFS=$'\t' read -r name c; do cname[$name]=$c; done < "$work/ok.txt"
+
+nbatches=$(awk -F'\t' 'BEGIN { n = 0 } $1 + 1 > n { n = $1 + 1 } END { print n }' "$work/batches.tsv")
+running=0
+for ((b = 0; b < nbatches; b++)); do
+  batch $b &
+  running=$((running + 1))
+  if [ $running -ge $JOBS ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+t_end=$SECONDS
+
+# ---------------------------------------------------------------- report
+
+cat "$work"/res/*.tsv > "$work/res.all"
+awk -F'\t' -v OFS='\t' '
+  FILENAME == ARGV[1] { st[$1] = $2; why[$1] = $3; next }
+  {
+    name = $1; op = $3; skip = $4
+    if (skip != "-") { s = "SKIP"; r = skip }
+    else if (name in st) { s = st[name]; r = why[name] }
+    else { s = "FAIL"; r = "no result (the batch driver was killed?)" }
+    print name, op, s, r
+  }' "$work/res.all" "$work/list.tsv" > "$work/results.tsv"
+
+awk -F'\t' '$3 == "FAIL" { print "FAIL " $1 ": " $4 }' "$work/results.tsv"
+awk -F'\t' '$3 == "UNSUPPORTED" { print "UNSUPPORTED " $1 ": " $4 }' "$work/results.tsv"
+
+echo
+printf '%-32s %7s %7s %12s %8s\n' op_type passed failed unsupported skipped
+awk -F'\t' '
+  { ops[$2] = 1; n[$2, $3]++ }
+  END { for (o in ops) printf "%-32s %7d %7d %12d %8d\n", o, n[o, "PASS"], n[o, "FAIL"], n[o, "UNSUPPORTED"], n[o, "SKIP"] }
+' "$work/results.tsv" | sort
+echo
+
+awk -F'\t' '
+  $3 == "SKIP" { k = split($4, ty, ","); for (i = 1; i <= k; i++) c[ty[i]]++ }
+  END { for (d in c) print d " " c[d] }
+' "$work/results.tsv" | sort | paste -sd, - | sed 's/,/, /g; s/^./skipped tests by dtype: &/'
+
+pass=$(awk -F'\t' '$3 == "PASS"' "$work/results.tsv" | wc -l)
+fail=$(awk -F'\t' '$3 == "FAIL" || $3 == "UNSUPPORTED"' "$work/results.tsv" | wc -l)
+unsup=$(awk -F'\t' '$3 == "UNSUPPORTED"' "$work/results.tsv" | wc -l)
+skip=$(awk -F'\t' '$3 == "SKIP"' "$work/results.tsv" | wc -l)
+echo "time: kgen $((t_kgen - t_start)) s, build and run $((t_end - t_kgen)) s ($nbatches batches of at most $BATCH)"
+echo "($unsup of the failures are unsupported by kgen; details in $work/results.tsv)"
+echo "conformance: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
