@@ -8,6 +8,7 @@
 #include "../schedule/schedule.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,6 +178,103 @@ static Tensor *fold(Import *I, Tensor *t)
     return r;
 }
 
+/* ---------------------------------------------------------------- batch-norm folding */
+
+/* How many nodes read a value, plus one if it is a graph output. */
+static int uses(const OnnxGraph *g, const char *name)
+{
+    int n = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        for (int j = 0; j < g->nodes[i].ninputs; j++)
+            n += !strcmp(g->nodes[i].inputs[j], name);
+    for (int i = 0; i < g->noutputs; i++)
+        n += !strcmp(g->outputs[i].name, name);
+    return n;
+}
+
+static int const_f32(const Tensor *t, int64_t n)
+{
+    return t && t->kind == T_CONSTANT && t->dtype == DT_F32 && ir_tensor_numel(t) == n;
+}
+
+/* A BatchNormalization (inference) right after a Conv or Gemm that only it reads, with
+ * every parameter constant, is folded into the weights and bias:
+ *   s = scale / sqrt(var + eps),  W'[f] = W[f] * s[f],  B' = (B - mean) * s + beta.
+ * Returns the index of the folded BN node (its output then aliases the producer's) or -1;
+ * c->in[1..2] are replaced. */
+static int fold_bn(Import *I, const OnnxGraph *g, int ni, OpCtx *c)
+{
+    const OnnxNode *n = &g->nodes[ni];
+    int conv = !strcmp(n->op_type, "Conv"), gemm = !strcmp(n->op_type, "Gemm");
+    if ((!conv && !gemm) || n->noutputs != 1 || uses(g, n->outputs[0]) != 1)
+        return -1;
+    int bi = -1;
+    for (int i = ni + 1; i < g->nnodes && bi < 0; i++)
+        if (!strcmp(g->nodes[i].op_type, "BatchNormalization") && g->nodes[i].ninputs >= 5 &&
+            !strcmp(g->nodes[i].inputs[0], n->outputs[0]))
+            bi = i;
+    if (bi < 0)
+        return -1;
+    const OnnxNode *bn = &g->nodes[bi];
+    const OnnxAttr *tm = onnx_node_attr(bn, "training_mode");
+    if ((tm && tm->i) || bn->noutputs != 1)
+        return -1;
+    Tensor *W = c->in[1];
+    if (!W || W->kind != T_CONSTANT || W->dtype != DT_F32 || W->ndim < 2)
+        return -1;
+    int64_t F;
+    int64_t tB = 0;
+    if (conv)
+        F = W->shape[0];
+    else {
+        const OnnxAttr *ta = onnx_node_attr(n, "transA"), *tb = onnx_node_attr(n, "transB"),
+                       *al = onnx_node_attr(n, "alpha"), *be = onnx_node_attr(n, "beta");
+        if ((ta && ta->i) || (al && al->f != 1.0f) || (be && be->f != 1.0f) || W->ndim != 2)
+            return -1;
+        tB = tb ? tb->i : 0;
+        F = tB ? W->shape[0] : W->shape[1];
+    }
+    Tensor *p[4];
+    for (int k = 0; k < 4; k++) {
+        p[k] = lookup(I, bn->inputs[k + 1]);
+        if (!const_f32(p[k], F))
+            return -1;
+    }
+    Tensor *B = c->nin > 2 ? c->in[2] : NULL;
+    if (B && !const_f32(B, F))
+        return -1;
+    const OnnxAttr *ea = onnx_node_attr(bn, "epsilon");
+    double eps = ea ? ea->f : 1e-5;
+    const float *scale = p[0]->data, *beta = p[1]->data, *mean = p[2]->data, *var = p[3]->data;
+    int64_t nw = ir_tensor_numel(W), per = nw / F;
+    float *w2 = malloc(sizeof *w2 * (size_t)nw), *b2 = malloc(sizeof *b2 * (size_t)F);
+    if (!w2 || !b2)
+        ir_die("out of memory");
+    const float *w = W->data;
+    for (int64_t k = 0; k < nw; k++) {
+        int64_t f = conv || tB ? k / per : k % F;
+        w2[k] = (float)(w[k] * (scale[f] / sqrt((double)var[f] + eps)));
+    }
+    for (int64_t f = 0; f < F; f++) {
+        double s = scale[f] / sqrt((double)var[f] + eps);
+        b2[f] = (float)(((B ? ((const float *)B->data)[f] : 0.0f) - mean[f]) * s + beta[f]);
+    }
+    Tensor *nw_t = ir_constant(unique(I->prog, ir_fmt("%s_bnfold", W->name)), DT_F32, W->ndim, W->shape, w2);
+    int64_t bshape[1] = {F};
+    Tensor *nb_t = ir_constant(unique(I->prog, ir_fmt("%s_bnfold_bias", c->base)), DT_F32, 1, bshape, b2);
+    free(w2);
+    free(b2);
+    if (!nw_t || !nb_t || ir_program_add(I->prog, nw_t) || ir_program_add(I->prog, nb_t))
+        return -1;
+    nw_t->comment = ir_fmt("%s folded with BatchNormalization '%s'", W->name, bn->name);
+    nb_t->comment = nw_t->comment;
+    c->in[1] = nw_t;
+    c->in[2] = nb_t;
+    if (c->nin < 3)
+        c->nin = 3;
+    return bi;
+}
+
 /* ---------------------------------------------------------------- the graph */
 
 static const OnnxTensor *find_init(const OnnxGraph *g, const char *name)
@@ -279,8 +377,16 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
     }
 
     /* nodes, in the graph's (topological) order */
+    int *folded_into = ir_alloc(sizeof *folded_into * (size_t)(g->nnodes + 1));   /* BN node -> producer + 1 */
     for (int ni = 0; ni < g->nnodes; ni++) {
         const OnnxNode *n = &g->nodes[ni];
+        if (folded_into[ni]) {
+            /* a BatchNormalization folded into the Conv/Gemm before it */
+            define(&I, n->outputs[0], lookup(&I, g->nodes[folded_into[ni] - 1].outputs[0]));
+            out->nnodes++;
+            out->nfolded++;
+            continue;
+        }
         if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
             return ir_fail("node %d '%s' (%s): unsupported operator domain '%s'", ni, n->name, n->op_type, n->domain);
         const OpDef *def = op_find(n->op_type);
@@ -311,6 +417,9 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         for (int i = 0; i < n->noutputs; i++)
             c.out_names[i] = n->outputs[i][0] ? unique(I.prog, gen_c_name(n->outputs[i])) : NULL;
         c.base = gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type);
+        int bn = fold_bn(&I, g, ni, &c);
+        if (bn >= 0)
+            folded_into[bn] = ni + 1;
         int first = I.prog->tensors.n;
         if (def->build(&c))
             return node_fail(n, ni);

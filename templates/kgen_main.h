@@ -181,7 +181,7 @@ int main(int argc, char **argv)
     kgen_io_tensor ins[KGEN_MAIN_NIN_ + 1], outs[KGEN_MAIN_NOUT_ + 1];
     kgen_tensor views[KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_ + 1];
     kgen_tensor *args[KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_ + 1];
-    const char *paths[KGEN_MAIN_NIN_ + 1];
+    const char *paths[KGEN_MAIN_NIN_ + 1] = {0};
     const char *outdir = NULL;
     char err[512], want[256], got[256], file[4200];
     void *arena_block = NULL, *arena;

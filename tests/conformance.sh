@@ -55,6 +55,14 @@ if [ ! -x "$KGEN" ]; then
 fi
 
 mkdir -p "$BUILD"
+# two runs on one build folder would delete each other's files
+if command -v flock >/dev/null 2>&1; then
+  exec 9> "$BUILD/conf.lock"
+  if ! flock -n 9; then
+    echo "conformance: waiting for another run on $BUILD to end" >&2
+    flock 9
+  fi
+fi
 work=$(cd "$BUILD" && pwd)/conf
 tests_abs=$(cd "$TESTS" && pwd)
 kgen_abs=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")

@@ -23,4 +23,18 @@ for f in tests/error/kg/*.kg; do
   if [ -z "$why" ]; then pass=$((pass + 1)); else
     echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
 done
+# ONNX models: NAME.onnx with its expected message in NAME.expect
+for f in tests/error/onnx/*.onnx; do
+  name=onnx_$(basename $f .onnx)
+  expect=$(head -1 ${f%.onnx}.expect)
+  out=$work/$name.out
+  $KGEN "$f" --target c -o $out >$work/$name.stdout 2>$work/$name.stderr
+  rc=$?
+  why=""
+  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
+  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
+  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
+  if [ -z "$why" ]; then pass=$((pass + 1)); else
+    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+done
 echo "errors: $pass passed, $fail failed"

@@ -244,14 +244,15 @@ static int range(OpCtx *c)
         double span = ((double)v[1] - (double)v[0]) / (double)v[2];
         if (span > (double)MAX_ELEMS)
             return ir_fail("%s: more than %lld elements", c->op, (long long)MAX_ELEMS);
+        /* unsigned arithmetic: the distance may not fit in int64 */
         n = 0;
         if (v[2] > 0 && v[1] > v[0])
-            n = (v[1] - v[0] + v[2] - 1) / v[2];
+            n = (int64_t)(((uint64_t)v[1] - (uint64_t)v[0] - 1) / (uint64_t)v[2] + 1);
         else if (v[2] < 0 && v[1] < v[0])
-            n = (v[0] - v[1] + (-v[2]) - 1) / (-v[2]);
+            n = (int64_t)(((uint64_t)v[0] - (uint64_t)v[1] - 1) / (0 - (uint64_t)v[2]) + 1);
         buf = ir_alloc((size_t)n * (size_t)ir_dtype_bytes(t) + 1);
         for (int64_t k = 0; k < n; k++)
-            put_int(buf, t, k, v[0] + k * v[2]);
+            put_int(buf, t, k, (int64_t)((uint64_t)v[0] + (uint64_t)k * (uint64_t)v[2]));
     }
     Tensor *out = n ? op_const_tensor(c, "range", t, 1, &n, buf) : empty_value(c, "range", t, 1, &n);
     if (!out)

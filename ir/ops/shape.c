@@ -465,8 +465,8 @@ static int split(OpCtx *c)
     }
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
-        if (sp[i] < 0)
-            return ir_fail("%s: split[%d] is negative", c->op, i);
+        if (sp[i] < 0 || sp[i] > len)
+            return ir_fail("%s: split[%d] (%lld) is out of range", c->op, i, (long long)sp[i]);
         total += sp[i];
     }
     if (total != len)
@@ -556,6 +556,11 @@ static int slice(OpCtx *c)
         int64_t dim = x->shape[d], step = sp[i], b = st[i], e = en[i];
         if (step == 0)
             return ir_fail("%s: step for axis %d is 0", c->op, d);
+        /* a step past the dimension takes one element: keep it small */
+        if (step > dim)
+            step = dim > 0 ? dim : 1;
+        if (step < -dim)
+            step = dim > 0 ? -dim : -1;
         if (b < 0)
             b = b < -dim ? -1 - dim : b + dim;   /* stays below 0 when far below */
         if (e < 0)
@@ -564,11 +569,11 @@ static int slice(OpCtx *c)
         if (step > 0) {
             b = b < 0 ? 0 : b > dim ? dim : b;
             e = e < 0 ? 0 : e > dim ? dim : e;
-            cnt = e > b ? (e - b + step - 1) / step : 0;
+            cnt = e > b ? (e - b - 1) / step + 1 : 0;
         } else {
             b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
             e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
-            cnt = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+            cnt = b > e ? (b - e - 1) / (-step) + 1 : 0;
         }
         a.start[d] = b;
         a.step[d] = cnt == 1 ? 1 : step;
@@ -610,6 +615,8 @@ static int expand(OpCtx *c)
     for (int d = 0; d < r; d++) {
         int dx = d - (r - x->ndim), ds = d - (r - n);
         int64_t a = dx >= 0 ? x->shape[dx] : 1, b = ds >= 0 ? sh[ds] : 1;
+        if (b < 0)
+            return ir_fail("%s: shape[%d] is %lld", c->op, ds, (long long)b);
         if (a != b && a != 1 && b != 1)
             return ir_fail("%s: input dimension %lld cannot broadcast to %lld", c->op, (long long)a, (long long)b);
         s[d] = a == 1 ? b : a;
@@ -916,13 +923,15 @@ static int gather_nd(OpCtx *c)
 
 typedef enum { RD_NONE, RD_ADD, RD_MUL, RD_MAX, RD_MIN } Reduction;
 
-static int get_reduction(OpCtx *c, Reduction *out)
+static int get_reduction(OpCtx *c, DType t, Reduction *out)
 {
     const char *s = op_attr_str(c, "reduction", "none");
     static const char *const names[] = {"none", "add", "mul", "max", "min"};
     for (int i = 0; i < 5; i++)
         if (!strcmp(s, names[i])) {
             *out = (Reduction)i;
+            if (i && (t == DT_BOOL || t == DT_F16))
+                return ir_fail("%s: reduction '%s' on type %s is not supported", c->op, s, ir_dtype_name(t));
             return 0;
         }
     return ir_fail("%s: unknown reduction '%s'", c->op, s);
@@ -971,14 +980,15 @@ static int scatter_nd(OpCtx *c)
     if (!x || !ind || !up || check_indices(c, ind))
         return -1;
     Reduction rd;
-    if (get_reduction(c, &rd))
+    if (get_reduction(c, x->dtype, &rd))
         return -1;
     int q = ind->ndim, r = x->ndim;
     if (q < 1 || r < 1)
         return ir_fail("%s: data and indices must have rank 1 or more", c->op);
+    if (ind->shape[q - 1] < 1 || ind->shape[q - 1] > r)
+        return ir_fail("%s: the last indices dimension (%lld) exceeds data's rank", c->op,
+                       (long long)ind->shape[q - 1]);
     int k = (int)ind->shape[q - 1];
-    if (k < 1 || k > r)
-        return ir_fail("%s: the last indices dimension (%d) exceeds data's rank", c->op, k);
     if (up->dtype != x->dtype)
         return ir_fail("%s: updates have type %s, data %s", c->op, ir_dtype_name(up->dtype), ir_dtype_name(x->dtype));
     if (up->ndim != q - 1 + r - k)
@@ -1049,7 +1059,7 @@ static int scatter_elements(OpCtx *c)
     if (!x || !ind || !up || check_indices(c, ind))
         return -1;
     Reduction rd;
-    if (get_reduction(c, &rd))
+    if (get_reduction(c, x->dtype, &rd))
         return -1;
     int r = x->ndim, axis;
     if (r < 1 || ind->ndim != r || up->ndim != r)
@@ -1272,6 +1282,8 @@ static int resize_coeffs(const ResizeOpts *o, double ratio, double scale, double
             return 2;
         }
         double s = scale < 1 ? scale : 1, sum = 0;
+        if (!(s * MAX_TAPS > 2))
+            return -1;
         int64_t start = (int64_t)floor(-1 / s) + 1, n = 2 - 2 * start;
         if (n > MAX_TAPS)
             return -1;
@@ -1293,6 +1305,8 @@ static int resize_coeffs(const ResizeOpts *o, double ratio, double scale, double
             return 4;
         }
         double s = scale < 1 ? scale : 1, sum = 0;
+        if (!(s * MAX_TAPS > 4))
+            return -1;
         int64_t start = (int64_t)floor(-2 / s) + 1, n = 2 - 2 * start;
         if (n > MAX_TAPS)
             return -1;
@@ -1374,6 +1388,10 @@ static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, doubl
                 continue;
             }
             break;
+        }
+        if (!(fabs(xo) < 1e15)) {
+            free(ti), free(tw), free(cnt);
+            return ir_fail("%s: output position %lld maps to input coordinate %g", c->op, (long long)x, xo);
         }
         double fl = floor(xo), ratio = xo == fl ? 1 : xo - fl;
         int n = resize_coeffs(o, ratio, scale, cf);
@@ -1635,12 +1653,11 @@ static int resize_common(OpCtx *c, Tensor *x, const ResizeOpts *o, const double 
     }
     for (int d = 0; d < r; d++)
         owm1[d] = scales_f32 && !sizes ? (double)(float)(ow[d] - 1) : ow[d] - 1;
+    if (check_dims(c, r, os))
+        return -1;
     AxisTable tabs[KG_MAX_DIMS];
     memset(tabs, 0, sizeof tabs);
     for (int d = 0; d < r; d++) {
-        if (os[d] < 1)
-            return ir_fail("%s: output dimension %d is %lld; empty tensors are not supported", c->op, d,
-                           (long long)os[d]);
         double a0 = r0[d], dr = r1[d] - a0;
         if (roi_f32)
             dr = (double)(float)dr;

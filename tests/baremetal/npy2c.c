@@ -2,8 +2,9 @@
  * programs that have no file system (bare-metal tests).
  *
  *     npy2c IN.npy SYMBOL > header.h
+ *     npy2c --count IN.npy               prints the element count only
  *
- * writes
+ * The first form writes
  *
  *     #define SYMBOL_COUNT 784
  *     static const float SYMBOL[784] = { 1.23456791e-01f, ... };
@@ -23,9 +24,20 @@ int main(int argc, char **argv)
     const float *v;
     size_t i;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: npy2c IN.npy SYMBOL > header.h\n");
+    int count_only = argc == 3 && !strcmp(argv[1], "--count");
+
+    if (argc != 3 || (!count_only && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: npy2c IN.npy SYMBOL > header.h\n       npy2c --count IN.npy\n");
         return 2;
+    }
+    if (count_only) {
+        if (kgen_io_read(argv[2], &t, err, sizeof err) != KGEN_IO_OK) {
+            fprintf(stderr, "npy2c: %s\n", err);
+            return 1;
+        }
+        printf("%lu\n", (unsigned long)t.count);
+        kgen_io_free(&t);
+        return 0;
     }
     if (kgen_io_read(argv[1], &t, err, sizeof err) != KGEN_IO_OK) {
         fprintf(stderr, "npy2c: %s\n", err);

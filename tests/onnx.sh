@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# onnx.sh - the ONNX path on models kept in the repository (tests/data/onnx/*/ in the
+# node-test layout): run through the importer and interpreter (--check-onnx), then as
+# generated C compiled by the system compiler and run by the generated runner.
+set -u
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+work=$BUILD/onnx
+rm -rf $work; mkdir -p $work
+pass=0 fail=0
+for d in tests/data/onnx/*/; do
+  d=${d%/}
+  name=$(basename $d)
+  if $KGEN --check-onnx $d >$work/$name.check 2>&1; then pass=$((pass + 1)); else
+    echo "FAIL onnx $name (interpreter)"; sed 's/^/    /' $work/$name.check | head -5; fail=$((fail + 1)); fi
+done
+# batch-norm folding and fusion: Conv + BatchNormalization + Relu become one kernel
+if $KGEN tests/data/onnx/conv_bn_relu/model.onnx --report >$work/report.txt 2>&1 &&
+   grep -q "1 folded" $work/report.txt && grep -q "1 kernels" $work/report.txt; then pass=$((pass + 1)); else
+  echo "FAIL onnx conv_bn_relu report (expected 1 folded node and 1 kernel)"; sed 's/^/    /' $work/report.txt | head; fail=$((fail + 1)); fi
+echo "onnx: $pass passed, $fail failed"
