@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LIST 4096     /* elements of a shape/axes/pads/splits input */
+#define MAX_LIST 64       /* elements of a shape, axes, pads or steps input (ranks are <= 8) */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -1519,7 +1519,7 @@ static int resize_emit(OpCtx *c, Tensor *x, const int64_t *os, AxisTable *tabs, 
             tap = ir_varref(rax[nr++]->var);
         }
         Expr *tix[2] = {o[d], tap};
-        ix[d] = ir_bin(OP_MIN, ir_bin(OP_MAX, op_read(ti[d], tix), iconst(0)), iconst(x->shape[d] - 1));
+        ix[d] = op_read(ti[d], tix);   /* the tables hold in-range indices only */
         if (tw[d]) {
             Expr *we = op_read(tw[d], tix);
             w = w ? ir_bin(OP_MUL, w, we) : we;
