@@ -466,9 +466,16 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         Tensor *t = lookup(&I, name);
         if (!t)
             return ir_fail("graph output '%s' is not produced by any node", name);
-        int taken = ir_tensor_is_leaf(t) || t->kind == T_SCAN;
+        int taken = (ir_tensor_is_leaf(t) && ir_tensor_numel(t) > 0) || t->kind == T_SCAN;
         for (int j = 0; j < out->noutputs && !taken; j++)
             taken = out->outputs[j].t == t;
+        if (taken && ir_tensor_numel(t) == 0) {
+            /* an empty output needs no kernel, only a name of its own */
+            t = ir_constant(unique(I.prog, ir_fmt("%s_out", gen_c_name(name))), t->dtype, t->ndim, t->shape, NULL);
+            if (!t || ir_program_add(I.prog, t))
+                return -1;
+            taken = 0;
+        }
         if (taken) {
             OpCtx c = {0};
             c.op = "output";

@@ -821,8 +821,9 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < p->tensors.n; i++) {
             Tensor *t = p->tensors.items[i];
-            if (pass == 0 ? t->kind != T_PLACEHOLDER : pass == 1 ? t->kind != T_CONSTANT : !t->is_output)
-                continue;
+            if (pass == 0 ? t->kind != T_PLACEHOLDER || t->is_output
+                          : pass == 1 ? t->kind != T_CONSTANT || t->is_output : !t->is_output)
+                continue;   /* (an empty output may be a leaf: nothing computes it) */
             Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
             b->is_input = pass < 2;
             b->constant = pass == 1 ? t : NULL;
@@ -865,11 +866,12 @@ static Stmt *lower_root(Lower *L, Stage *st)
     return ir_seq2(init, upd);
 }
 
-static Stmt *finish(Stmt *b)
+/* Simplify, unroll, check; -1 with ir_fail() when a loop annotation cannot hold. */
+static int finish(Stmt **b)
 {
-    b = ir_simplify_stmt(b);
-    b = ir_simplify_stmt(unroll(b));
-    return check_loops(b, 0, 0) ? NULL : b;
+    *b = ir_simplify_stmt(*b);
+    *b = ir_simplify_stmt(unroll(*b));
+    return check_loops(*b, 0, 0);
 }
 
 Kernel *ir_lower(Schedule *s, const char *name)
@@ -906,8 +908,9 @@ Kernel *ir_lower(Schedule *s, const char *name)
     Stmt *b = ir_seq((Stmt **)body.items, body.n);
     for (int i = roots.n - 1; i >= 0; i--)
         b = ir_allocate(roots.items[i], b);
-    if (!(L.k->body = finish(b)))
+    if (finish(&b))
         return NULL;
+    L.k->body = b;
     return L.k;
 }
 
@@ -1067,7 +1070,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
         L.group = &group;
         Stmt *nest = lower_root(&L, st);
         L.group = NULL;
-        if (L.failed || !(nest = finish(nest)))
+        if (L.failed || finish(&nest))
             return NULL;
         Kernel *k = ir_alloc(sizeof *k);
         k->name = ir_fmt("%s_%s", name, st->t->name);

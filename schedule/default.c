@@ -147,6 +147,9 @@ static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, 
             return 0;
         for (int d = 0; d < ndim; d++) {
             const Expr *x = e->u.access.idx[d];
+            int64_t v;
+            if (axes[d]->extent == 1 && ir_expr_is_const(x, &v) && v == 0)
+                continue;   /* a broadcast read of a size-1 dimension */
             if (x->kind != E_VAR || x->u.var != axes[d]->var)
                 return 0;
         }
@@ -192,6 +195,33 @@ static int readers(Schedule *s, Stage *st, Stage **out, int max)
     return n;
 }
 
+static int has_select(const Expr *e)
+{
+    switch (e->kind) {
+    case E_SELECT: return 1;
+    case E_CAST: return has_select(e->u.cast.a);
+    default: return 0;
+    }
+}
+
+/* Is stage st (already decided) inlined somewhere a reduction repeats it: read inside a
+ * reduction by a reader, or inlined into a stage that is? */
+static int in_reduce_context(Schedule *s, Stage *st, int depth)
+{
+    if (st->attach != ATTACH_INLINE || depth > 64)
+        return 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *r = s->stages.items[i];
+        if (r == st || !reads(r->t, st->t))
+            continue;
+        if (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, st->t, 0))
+            return 1;
+        if (in_reduce_context(s, r, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
 int sch_default(Schedule *s)
 {
     /* inline: from the last stage back, so chains collapse into their root */
@@ -204,9 +234,18 @@ int sch_default(Schedule *s)
         int n = readers(s, st, rd, 2);
         if (n == 0)
             continue;
-        int once = n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE &&
-                   !read_in_reduce(rd[0]->t->body, t, 0);
-        if (once || is_shuffle(t->body))
+        int repeated = 0;   /* would the inlined body run again for every step of a reduction? */
+        for (int k = 0; k < s->stages.n && !repeated; k++) {
+            Stage *r = s->stages.items[k];
+            if (r != st && reads(r->t, t))
+                repeated = (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, t, 0)) || r->t->kind == T_SCAN ||
+                           in_reduce_context(s, r, 0);
+        }
+        int once = n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE && !repeated;
+        /* an index shuffle is free to inline, except a guarded one (padding) inside a
+         * reduction: its guard would sit in the innermost loop; materialize it instead */
+        int shuffle = is_shuffle(t->body) && !(repeated && has_select(t->body));
+        if (once || shuffle)
             if (sch_compute_inline(s, st))
                 return -1;
     }

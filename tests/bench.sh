@@ -15,3 +15,19 @@ for n in 256 512 1024; do
   $CC -O3 -march=native -std=c99 -I$d -DM=$n tests/bench/matmul_bench.c $d/matmul.c -lm -o $d/bench || exit 1
   $pin $d/bench
 done
+
+echo
+echo "# committed real models: generated C, $CC -O3 -march=native, 1 thread, median of 20 runs"
+printf '%-20s %12s %14s %14s\n' model median_ms arena_bytes weights_bytes
+for dir in tests/models/*/; do
+  name=$(basename $dir)
+  [ -f $dir/model.onnx ] || continue
+  d=$work/models/$name
+  rm -rf $d
+  $KGEN $dir/model.onnx --target c -o $d --name $name --main >/dev/null || { echo "$name: kgen failed"; continue; }
+  make -s -C $d CC="$CC" CFLAGS="-O3 -march=native" >/dev/null 2>&1 || { echo "$name: build failed"; continue; }
+  ms=$($pin $d/$name --bench 20 $dir/input_0.npy | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
+  arena=$(sed -n "s/^#define [A-Z0-9_]*_ARENA_BYTES \([0-9]*\)/\1/p" $d/$name.h)
+  wbytes=$($KGEN $dir/model.onnx --report | sed -n 's/.*weights \([0-9]*\) bytes.*/\1/p')
+  printf '%-20s %12s %14s %14s\n' $name "$ms" "$arena" "$wbytes"
+done

@@ -8,7 +8,9 @@
 #     is kept); a crash (status >= 128) or a timeout is a failure.
 #  2. The generated models are batched (BATCH per batch; names where one is the other plus
 #     "_..." go to different batches, so generated symbols cannot clash), and each batch is
-#     ONE C driver compiled with its models' .c files by a single `$CC -O1 -std=c99 -w`.
+#     ONE C driver compiled with its models' .c files by a single `$CC -O1 -std=c99 -w`:
+#     the driver #includes them, one translation unit, which compiles in a third of the
+#     time that separate files take (KGEN_CONF_UNITY=0 passes them as separate files).
 #     A batch that does not compile drops the models the errors name, or else is split in
 #     halves, recursively, so one bad model fails alone with its compiler message.
 #  3. The driver runs each model in a forked child (a crash or a hang, cut by alarm(), fails
@@ -35,6 +37,7 @@ ONLY=${KGEN_CONF_ONLY:-}
 RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-10}
 JOBS=2
 BATCH=${KGEN_CONF_BATCH:-60}
+UNITY=${KGEN_CONF_UNITY:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 templates=$here/../templates
 
@@ -447,6 +450,15 @@ gen_driver() {
 EOF
       i=$((i + 1))
     done
+    if [ "$UNITY" = 1 ]; then
+      echo
+      echo "/* the models' sources, in this one translation unit */"
+      for name in "$@"; do
+        c=${cname[$name]}
+        echo "#include \"$c/$c.c\""
+        [ -f "$work/$c/${c}_weights.c" ] && echo "#include \"$c/${c}_weights.c\""
+      done
+    fi
     echo
     echo "static const ConfModel conf_models[] = {"
     i=0
@@ -469,6 +481,7 @@ build() {
   local name c files=() log=$dir.cc.log
   gen_driver "$dir" "$@"
   for name in "$@"; do
+    [ "$UNITY" = 1 ] && break
     c=${cname[$name]}
     files+=("$work/$c/$c.c")
     [ -f "$work/$c/${c}_weights.c" ] && files+=("$work/$c/${c}_weights.c")
