@@ -70,6 +70,7 @@ typedef struct {
     const EmValue *outputs;
     int noutputs;
     int with_main;             /* --main: NAME_main.c, kgen_io.h, kgen_main.h, Makefile */
+    int weights_in_file;       /* --weights=file: NAME_weights.bin, loaded by the caller */
     PtrVec notes;              /* char*: lines for the header comment of NAME.c */
 } EmModel;
 

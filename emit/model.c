@@ -13,6 +13,21 @@
 /* the C symbol of a constant: NAME_w_<buffer> */
 static const char *weight_symbol(const EmModel *m, const Buffer *b) { return ir_fmt("%s_w_%s", m->name, b->name); }
 
+/* --weights=file: each constant's byte offset in NAME_weights.bin (64-byte aligned) */
+static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
+{
+    int64_t off = 0, at = -1;
+    for (int i = 0; i < mod->constants.n; i++) {
+        const Buffer *c = mod->constants.items[i];
+        if (c == b)
+            at = off;
+        off += (c->size * ir_dtype_bytes(c->dtype) + 63) / 64 * 64;
+    }
+    if (total)
+        *total = off;
+    return at;
+}
+
 static void put_float(StrBuf *o, double v, DType t)
 {
     if (isnan(v)) {
@@ -151,6 +166,16 @@ static void header(StrBuf *h, const EmModel *m, const Model *mod)
                  " * every tensor is checked first; returns KGEN_OK or the first KGEN_ERR_* found. */\n",
               m->name);
     sb_printf(h, "int %s_tensors(kgen_tensor *const *args, int nargs, void *arena);\n\n", m->name);
+    if (m->weights_in_file) {
+        int64_t total;
+        blob_offset(mod, NULL, &total);
+        sb_printf(h, "/* The weights live in %s_weights.bin (%lld bytes): load them into memory (64-byte\n"
+                     " * aligned) and pass them here once before running; the model keeps the pointer.\n"
+                     " * Returns KGEN_ERR_SHAPE for a blob of the wrong size. */\n",
+                  m->name, (long long)total);
+        sb_printf(h, "#define %s_WEIGHTS_BYTES %lld\n", up, (long long)total);
+        sb_printf(h, "int %s_set_weights(const void *blob, size_t bytes);\n\n", m->name);
+    }
     sb_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
     free(up);
 }
@@ -175,6 +200,20 @@ static void weights_file(StrBuf *w, const EmModel *m, const Model *mod)
         sb_printf(w, "typedef int %s_no_weights; /* ISO C wants something in every file */\n", m->name);
 }
 
+static void weights_blob(StrBuf *w, const Model *mod)
+{
+    for (int i = 0; i < mod->constants.n; i++) {
+        const Buffer *b = mod->constants.items[i];
+        size_t n = (size_t)(b->size * ir_dtype_bytes(b->dtype)), padded = (n + 63) / 64 * 64;
+        size_t at = w->len;
+        for (size_t k = 0; k < padded; k++)
+            sb_puts(w, " ");   /* grow; bytes are written below */
+        memset(w->data + at, 0, padded);
+        if (n)
+            memcpy(w->data + at, b->constant->data, n);
+    }
+}
+
 static int is_output(const EmModel *m, const Buffer *b)
 {
     for (int i = 0; i < m->noutputs; i++)
@@ -187,9 +226,19 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
     em_c_banner(c, m->source);
     sb_printf(c, "#include \"%s.h\"\n", m->name);
-    if (mod->constants.n)
+    if (m->weights_in_file) {
+        int64_t total;
+        blob_offset(mod, NULL, &total);
+        sb_printf(c, "\n/* weights: %s_weights.bin, set by %s_set_weights() */\n", m->name, m->name);
+        sb_printf(c, "static const unsigned char *%s_blob;\n\n", m->name);
+        sb_printf(c, "int %s_set_weights(const void *blob, size_t bytes)\n{\n", m->name);
+        sb_printf(c, "    if (!blob)\n        return KGEN_ERR_NULL;\n    if (bytes != %lld)\n        return KGEN_ERR_SHAPE;\n",
+                  (long long)total);
+        sb_printf(c, "    %s_blob = (const unsigned char *)blob;\n    return KGEN_OK;\n}\n", m->name);
+    }
+    if (mod->constants.n && !m->weights_in_file)
         sb_printf(c, "\n/* weights: %s_weights.c */\n", m->name);
-    for (int i = 0; i < mod->constants.n; i++) {
+    for (int i = 0; i < mod->constants.n && !m->weights_in_file; i++) {
         const Buffer *b = mod->constants.items[i];
         sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), weight_symbol(m, b),
                   (long long)(b->size ? b->size : 1));
@@ -213,6 +262,8 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    unsigned char *a = (unsigned char *)arena;\n");
     else
         sb_puts(c, "    (void)arena;\n");
+    if (m->weights_in_file && mod->constants.n)
+        sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
         for (int k = 0; k < mod->kernels.n && !used; k++) {
@@ -231,7 +282,10 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         for (int q = 0; q < kk->params.n; q++) {
             const Buffer *b = kk->params.items[q];
             sb_puts(c, q ? ", " : "");
-            if (b->constant)
+            if (b->constant && m->weights_in_file)
+                sb_printf(c, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
+                          (long long)blob_offset(mod, b, NULL));
+            else if (b->constant)
                 sb_puts(c, weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
                 sb_printf(c, "(%s *)(a + %lld)", ir_dtype_ctype(b->dtype), (long long)b->ws_offset);
@@ -265,7 +319,36 @@ static void runner_files(OutSet *o, const EmModel *m)
     sb_puts(r, "#define _POSIX_C_SOURCE 199309L\n");
     sb_printf(r, "#include \"%s.h\"\n\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_NAME \"%s\"\n", m->name);
-    sb_printf(r, "#define KGEN_MAIN_RUN %s_tensors\n", m->name);
+    if (m->weights_in_file) {
+        sb_puts(r, "#include <stdio.h>\n#include <stdlib.h>\n\n");
+        sb_printf(r, "#ifndef KGEN_WEIGHTS_PATH\n#define KGEN_WEIGHTS_PATH \"%s_weights.bin\"\n#endif\n\n", m->name);
+        sb_puts(r, "/* Loads the weights file once (path: $KGEN_WEIGHTS, else KGEN_WEIGHTS_PATH), then runs. */\n");
+        sb_printf(r, "static int run(kgen_tensor *const *args, int nargs, void *arena)\n{\n"
+                     "    static void *blob;\n"
+                     "    if (!blob) {\n"
+                     "        const char *path = getenv(\"KGEN_WEIGHTS\") ? getenv(\"KGEN_WEIGHTS\") : KGEN_WEIGHTS_PATH;\n"
+                     "        FILE *f = fopen(path, \"rb\");\n"
+                     "        size_t n = %s_WEIGHTS_BYTES, got;\n"
+                     "        int status;\n"
+                     "        blob = malloc(n + 64);\n"
+                     "        if (!f || !blob) {\n"
+                     "            fprintf(stderr, \"%s: cannot read the weights file %%s\\n\", path);\n"
+                     "            exit(1);\n"
+                     "        }\n"
+                     "        got = fread(blob, 1, n, f);\n"
+                     "        fclose(f);\n"
+                     "        status = %s_set_weights(blob, got);\n"
+                     "        if (status != KGEN_OK) {\n"
+                     "            fprintf(stderr, \"%s: %%s: %%lu bytes, expected %%lu\\n\", path, (unsigned long)got, (unsigned long)n);\n"
+                     "            exit(1);\n"
+                     "        }\n"
+                     "    }\n"
+                     "    return %s_tensors(args, nargs, arena);\n}\n\n",
+                  up, m->name, m->name, m->name, m->name);
+        sb_puts(r, "#define KGEN_MAIN_RUN run\n");
+    } else {
+        sb_printf(r, "#define KGEN_MAIN_RUN %s_tensors\n", m->name);
+    }
     sb_printf(r, "#define KGEN_MAIN_INPUTS %s_input_info\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_OUTPUTS %s_output_info\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_NUM_INPUTS %s_NUM_INPUTS\n", up);
@@ -280,9 +363,16 @@ static void runner_files(OutSet *o, const EmModel *m)
     StrBuf *mk = em_outset_add(o, "Makefile");
     sb_printf(mk, "# Generated by kgen from %s. Builds the runner `%s`.\n", m->source, m->name);
     sb_puts(mk, "CC ?= cc\nCFLAGS ?= -O2\n\n");
-    sb_printf(mk, "%s: %s_main.c %s.c %s_weights.c %s.h kgen_runtime.h kgen_io.h kgen_main.h\n", m->name, m->name,
-              m->name, m->name, m->name);
-    sb_printf(mk, "\t$(CC) $(CFLAGS) -o $@ %s_main.c %s.c %s_weights.c -lm\n\n", m->name, m->name, m->name);
+    if (m->weights_in_file) {
+        sb_printf(mk, "%s: %s_main.c %s.c %s.h kgen_runtime.h kgen_io.h kgen_main.h\n", m->name, m->name, m->name,
+                  m->name);
+        sb_printf(mk, "\t$(CC) $(CFLAGS) -DKGEN_WEIGHTS_PATH='\"$(CURDIR)/%s_weights.bin\"' -o $@ %s_main.c %s.c -lm\n\n",
+                  m->name, m->name, m->name);
+    } else {
+        sb_printf(mk, "%s: %s_main.c %s.c %s_weights.c %s.h kgen_runtime.h kgen_io.h kgen_main.h\n", m->name, m->name,
+                  m->name, m->name, m->name);
+        sb_printf(mk, "\t$(CC) $(CFLAGS) -o $@ %s_main.c %s.c %s_weights.c -lm\n\n", m->name, m->name, m->name);
+    }
     sb_printf(mk, "clean:\n\trm -f %s\n\n.PHONY: clean\n", m->name);
     free(up);
 }
@@ -292,7 +382,10 @@ int em_c_model_files(OutSet *o, const EmModel *m)
     const Model *mod = m->model;
     header(em_outset_add(o, ir_fmt("%s.h", m->name)), m, mod);
     source_file(em_outset_add(o, ir_fmt("%s.c", m->name)), m, mod);
-    weights_file(em_outset_add(o, ir_fmt("%s_weights.c", m->name)), m, mod);
+    if (m->weights_in_file)
+        weights_blob(em_outset_add(o, ir_fmt("%s_weights.bin", m->name)), mod);
+    else
+        weights_file(em_outset_add(o, ir_fmt("%s_weights.c", m->name)), m, mod);
     StrBuf *rt = em_outset_add(o, "kgen_runtime.h");
     em_c_banner(rt, m->source);
     sb_puts(rt, em_template("kgen_runtime.h"));

@@ -129,6 +129,7 @@ typedef struct {
     /* ONNX models */
     int with_main;              /* --main: also a runner program and its Makefile */
     int report;                 /* --report: fused graph, MACs, memory plan on stdout */
+    int weights_in_file;        /* --weights=file (default --weights=embed) */
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
 } GenOptions;

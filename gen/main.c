@@ -22,6 +22,8 @@ static void usage(FILE *f)
           "  --dump=PASS     print an IR to stdout: tir (tensor IR), schedule, lower (loop IR)\n"
           "  --main          (ONNX) also write a runner program NAME_main.c and a Makefile\n"
           "  --report        (ONNX) print the fused kernels, their MACs and the memory plan\n"
+          "  --weights=MODE  (ONNX) embed: static const arrays in NAME_weights.c (default);\n"
+          "                  file: NAME_weights.bin, passed in with NAME_set_weights()\n"
           "  --bind-inputs D (ONNX) data (D/input_N.pb) for inputs whose values set shapes\n"
           "  --help          this text\n"
           "  --version       the version\n",
@@ -102,6 +104,11 @@ int main(int argc, char **argv)
             opt.no_schedule = 1;
         } else if (!strcmp(a, "--main")) {
             opt.with_main = 1;
+        } else if (!strcmp(a, "--weights=embed") || !strcmp(a, "--weights=file")) {
+            opt.weights_in_file = !strcmp(a, "--weights=file");
+        } else if (!strncmp(a, "--weights", 9)) {
+            fprintf(stderr, "kgen: error: unknown weights mode '%s' (use --weights=embed or --weights=file)\n", a);
+            return 1;
         } else if (!strcmp(a, "--report")) {
             opt.report = 1;
         } else if (!strcmp(a, "--bind-inputs")) {

@@ -126,6 +126,7 @@ int gen_compile_onnx(const GenOptions *opt)
         const char *slash = strrchr(opt->input, '/');
         em.source = slash ? slash + 1 : opt->input;
         em.with_main = opt->with_main;
+        em.weights_in_file = opt->weights_in_file;
         EmValue *ins = ir_alloc(sizeof *ins * (size_t)(im.ninputs + 1));
         EmValue *outs = ir_alloc(sizeof *outs * (size_t)(im.noutputs + 1));
         for (int i = 0; i < im.ninputs; i++) {

@@ -21,4 +21,14 @@ if $KGEN tests/data/onnx/conv_bn_relu/model.onnx --report >$work/report.txt 2>&1
   pass=$((pass + 1)); else
   echo "FAIL onnx conv_bn_relu report (expected the folded batch norm and the conv fused into the relu kernel)"
   sed 's/^/    /' $work/report.txt | head; fail=$((fail + 1)); fi
+# --weights=file: the weights in a binary file loaded at run time give the same outputs
+d=$work/weights_file
+if $KGEN tests/models/small_cnn/model.onnx --target c -o $d --name scw --main --weights=file >$d.log 2>&1 &&
+   [ -f $d/scw_weights.bin ] && [ ! -f $d/scw_weights.c ] &&
+   make -s -C $d CC=${CC:-cc} CFLAGS="-O2 -std=c99 -Wall -Wextra -pedantic -Werror" >>$d.log 2>&1 &&
+   $d/scw tests/models/small_cnn/input_0.npy -o $d/out >>$d.log 2>&1 &&
+   ${CC:-cc} -O1 -std=c99 -Itemplates tests/models/npycmp.c -lm -o $work/npycmp >>$d.log 2>&1 &&
+   $work/npycmp $d/out/output_0.npy tests/models/small_cnn/output_0.npy >>$d.log 2>&1; then
+  pass=$((pass + 1)); else
+  echo "FAIL onnx --weights=file (small_cnn)"; sed 's/^/    /' $d.log | tail -5; fail=$((fail + 1)); fi
 echo "onnx: $pass passed, $fail failed"
