@@ -132,6 +132,7 @@ typedef struct {
     int weights_in_file;        /* --weights=file (default --weights=embed) */
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
+    int layout_block;           /* --layout=nchwc[8|16]: 2-D convs in NCHWc (ir/layout.h); 0: NCHW */
 } GenOptions;
 
 /* Read a whole file (NUL-terminated). Returns 0, or -1 with ir_fail(). */

@@ -25,6 +25,8 @@ static void usage(FILE *f)
           "  --weights=MODE  (ONNX) embed: static const arrays in NAME_weights.c (default);\n"
           "                  file: NAME_weights.bin, passed in with NAME_set_weights()\n"
           "  --bind-inputs D (ONNX) data (D/input_N.pb) for inputs whose values set shapes\n"
+          "  --layout=L      (ONNX) activation layout of 2-D convs: nchw (default), nchwc (blocks\n"
+          "                  of 8 channels, same as nchwc8) or nchwc16\n"
           "  --help          this text\n"
           "  --version       the version\n",
           f);
@@ -109,6 +111,13 @@ int main(int argc, char **argv)
         } else if (!strncmp(a, "--weights", 9)) {
             fprintf(stderr, "kgen: error: unknown weights mode '%s' (use --weights=embed or --weights=file)\n", a);
             return 1;
+        } else if (!strncmp(a, "--layout=", 9)) {
+            const char *l = a + 9;
+            opt.layout_block = !strcmp(l, "nchwc") || !strcmp(l, "nchwc8") ? 8 : !strcmp(l, "nchwc16") ? 16 : 0;
+            if (!opt.layout_block && strcmp(l, "nchw")) {
+                fprintf(stderr, "kgen: error: unknown layout '%s' (use nchw, nchwc, nchwc8 or nchwc16)\n", l);
+                return 1;
+            }
         } else if (!strcmp(a, "--report")) {
             opt.report = 1;
         } else if (!strcmp(a, "--bind-inputs")) {

@@ -2,6 +2,7 @@
  * model, report, emit. Everything lives in one arena that goes at once. */
 #include "gen.h"
 #include "../emit/emit.h"
+#include "../ir/layout.h"
 #include "../ir/ops/ops.h"
 
 #include <stdlib.h>
@@ -96,6 +97,11 @@ int gen_compile_onnx(const GenOptions *opt)
     const char *name = opt->name ? opt->name : gen_name_from_path(opt->input);
     GenImport im;
     if (gen_onnx_import(om, binds, nb, &im)) {
+        ir_fail("%s: %s", opt->input, ir_errmsg());
+        goto done;
+    }
+    /* --layout=nchwc: blocked convolutions (ir/layout.c) */
+    if (opt->layout_block && ir_layout_nchwc(im.prog, opt->layout_block)) {
         ir_fail("%s: %s", opt->input, ir_errmsg());
         goto done;
     }

@@ -222,6 +222,76 @@ static int in_reduce_context(Schedule *s, Stage *st, int depth)
     return 0;
 }
 
+/* A tile size for an extent: the largest divisor of the extent between want/2 and want
+ * (no tail, no guard in the vector loop), else want itself (a guarded tail), or the
+ * extent when it is smaller. */
+static int64_t tile_size(int64_t extent, int64_t want)
+{
+    if (extent <= want)
+        return extent;
+    for (int64_t v = want; v * 2 > want; v--)
+        if (extent % v == 0)
+            return v;
+    return want;
+}
+
+static void collect_reads(const Expr *e, PtrVec *out)
+{
+    switch (e->kind) {
+    case E_ACCESS:
+        ir_vec_push(out, (void *)e, 1 << 20, "accesses");
+        for (int i = 0; i < e->u.access.n; i++)
+            collect_reads(e->u.access.idx[i], out);
+        return;
+    case E_BIN:
+        collect_reads(e->u.bin.a, out);
+        collect_reads(e->u.bin.b, out);
+        return;
+    case E_UN: collect_reads(e->u.un.a, out); return;
+    case E_CAST: collect_reads(e->u.cast.a, out); return;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            collect_reads(e->u.call.args[i], out);
+        return;
+    case E_SELECT:
+        collect_reads(e->u.sel.cond, out);
+        collect_reads(e->u.sel.t, out);
+        collect_reads(e->u.sel.f, out);
+        return;
+    case E_REDUCE: collect_reads(e->u.reduce.body, out); return;
+    default: return;
+    }
+}
+
+/* The output axis to tile as the register tile's rows: one whose index the reads along
+ * the innermost (vectorized) axis do not use, so each vector load serves every row (the
+ * output channels of a convolution, the rows of a matmul); else the second innermost. */
+static int tile_rows_axis(const Tensor *t, int r)
+{
+    if (r < 2)
+        return -1;
+    PtrVec reads = {0};
+    collect_reads(t->body, &reads);
+    Var *inner = t->axes[r - 1]->var;
+    for (int d = r - 2; d >= 0; d--) {
+        if (t->axes[d]->extent < 2)
+            continue;
+        int used = 0;
+        for (int i = 0; i < reads.n && !used; i++) {
+            const Expr *acc = reads.items[i];
+            int vec = 0, uses_d = 0;
+            for (int k = 0; k < acc->u.access.n; k++) {
+                vec |= ir_expr_uses_var(acc->u.access.idx[k], inner);
+                uses_d |= ir_expr_uses_var(acc->u.access.idx[k], t->axes[d]->var);
+            }
+            used = vec && uses_d;
+        }
+        if (!used)
+            return d;
+    }
+    return r - 2;
+}
+
 int sch_default(Schedule *s)
 {
     /* inline: from the last stage back, so chains collapse into their root */
@@ -286,16 +356,24 @@ int sch_default(Schedule *s)
             i++;   /* the cache stage was inserted before st */
         }
         int r = E->t->ndim;
-        IterVar *b = E->leaf.items[r - 1], *a = r >= 2 ? E->leaf.items[r - 2] : NULL;
-        int64_t V = b->extent >= 16 ? 16 : b->extent, A = a ? (a->extent >= 4 ? 4 : a->extent) : 1;
+        int ia = tile_rows_axis(P->t, r);
+        IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
+        int64_t V = tile_size(b->extent, 16), A = a ? tile_size(a->extent, 8) : 1;
         IterVar *bo, *bi, *ao = NULL, *ai = NULL;
         if (sch_split(E, b, V, &bo, &bi))
             return -1;
         if (a && sch_split(E, a, A, &ao, &ai))
             return -1;
         if (a) {
-            IterVar *order[4] = {ao, bo, ai, bi};
-            if (sch_reorder(E, order, 4))
+            /* the tile's rows and columns go innermost, the rest keeps its order */
+            IterVar *order[KG_MAX_DIMS + 4];
+            int n = 0;
+            for (int k = 0; k < E->leaf.n; k++)
+                if (E->leaf.items[k] != ai && E->leaf.items[k] != bi)
+                    order[n++] = E->leaf.items[k];
+            order[n++] = ai;
+            order[n++] = bi;
+            if (sch_reorder(E, order, n))
                 return -1;
         }
         if (sch_compute_at(s, P, E, bo))
@@ -305,7 +383,7 @@ int sch_default(Schedule *s)
         int n = 0, nsp = P->t->ndim;
         for (int k = nsp; k < P->leaf.n && n < KG_MAX_DIMS + 14; k++)
             order[n++] = P->leaf.items[k];
-        IterVar *pa = nsp >= 2 ? P->leaf.items[nsp - 2] : NULL, *pb = P->leaf.items[nsp - 1];
+        IterVar *pa = ia >= 0 ? P->leaf.items[ia] : NULL, *pb = P->leaf.items[nsp - 1];
         if (pa)
             order[n++] = pa;
         order[n++] = pb;

@@ -18,6 +18,18 @@
  *     kgen_io_write_npy("y.npy", t.dtype, t.ndim, t.shape, t.data, err, sizeof err);
  *     kgen_io_free(&t);
  *
+ * The functions:
+ *     kgen_io_read(path, t, err, n)         .npy or .pb, by the file's extension
+ *     kgen_io_read_npy / kgen_io_read_pb    one format, whatever the extension
+ *     kgen_io_parse_npy / kgen_io_parse_pb  the same from a buffer (buf, len)
+ *     kgen_io_write_npy(path, dtype, ndim, shape, data, err, n)
+ *     kgen_io_encode_npy(...)               the .npy bytes in a malloc'd buffer
+ *     kgen_io_alloc(t, dtype, ndim, shape)  a zeroed tensor (for outputs)
+ *     kgen_io_view(t)                       a kgen_tensor (DLTensor) over t
+ *     kgen_io_free(t)                       frees and zeroes t (any state, even zeroed)
+ *     kgen_io_dtype / _dtype_size / _dtype_equal / _dtype_name, kgen_io_format_type
+ *     kgen_io_slurp(path, &len, err, n)     a whole file in a malloc'd buffer
+ *
  * Why files are read whole and decoded from memory: the parsers take (buffer, length)
  * and check every offset against the length before using it, so a truncated or hostile
  * file yields an error message in the caller's buffer, never a read past the end, and

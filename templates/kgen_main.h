@@ -70,15 +70,25 @@ static const kgen_value_info *kgen_main_output_(int i) { return &KGEN_MAIN_OUTPU
 
 static void kgen_main_usage_(FILE *f)
 {
+    char ty[256];
+    const kgen_value_info *v;
     int i;
-    fprintf(f, "usage: %s", KGEN_MAIN_NAME);
-    for (i = 0; i < KGEN_MAIN_NIN_; i++)
-        fprintf(f, " %s.npy", kgen_main_input_(i)->name);
-    fprintf(f, " [-o OUTDIR]    run once, write OUTDIR/output_0.npy ...\n"
-               "       %s --bench N INPUTS...    time N runs after a warm-up\n"
-               "       %s --info                 list the inputs and outputs\n"
-               "inputs are .npy or ONNX TensorProto .pb files, in the order --info lists\n",
-            KGEN_MAIN_NAME, KGEN_MAIN_NAME);
+    fprintf(f, "usage: %s INPUTS [-o OUTDIR]\n"
+               "         run once, write OUTDIR/output_0.npy ... (no -o: print each output's first values)\n"
+               "       %s --bench N INPUTS\n"
+               "         one warm-up run, then N timed runs: median_ms=... min_ms=... mean_ms=... runs=N\n"
+               "       %s --info\n"
+               "         the inputs and outputs\n",
+            KGEN_MAIN_NAME, KGEN_MAIN_NAME, KGEN_MAIN_NAME);
+    if (KGEN_MAIN_NIN_ == 0)
+        fprintf(f, "INPUTS: none, the model takes no inputs\n");
+    else
+        fprintf(f, "INPUTS: %d .npy or ONNX TensorProto .pb file%s, in this order:\n", KGEN_MAIN_NIN_,
+                KGEN_MAIN_NIN_ == 1 ? "" : "s");
+    for (i = 0; i < KGEN_MAIN_NIN_; i++) {
+        v = kgen_main_input_(i);
+        fprintf(f, "  '%s': %s\n", v->name, kgen_io_format_type(ty, sizeof ty, v->dtype, v->ndim, v->shape));
+    }
 }
 
 static void kgen_main_info_(void)

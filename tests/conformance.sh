@@ -71,8 +71,14 @@ tests_abs=$(cd "$TESTS" && pwd)
 kgen_abs=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")
 rm -rf "$work"
 mkdir -p "$work/res"
+# a private copy, so that a rebuild of kgen during the run changes nothing
+cp "$kgen_abs" "$work/kgen.bin" && kgen_abs=$work/kgen.bin
+# limit SECONDS COMMAND...: the command, killed after SECONDS where coreutils' timeout exists
 to=""
-command -v timeout >/dev/null 2>&1 && to="timeout"
+command -v timeout >/dev/null 2>&1 && to=timeout
+limit() {
+  if [ -n "$to" ]; then timeout "$@"; else shift; "$@"; fi
+}
 
 # ---------------------------------------------------------------- the test list
 
@@ -99,11 +105,11 @@ awk -F'\t' -v only="$ONLY" '
 # one test: its log and exit status land in $work/NAME.kgen.{log,rc}
 kgen_one() {
   local name=$1 c=$2
-  $to 120 "$kgen_abs" "$tests_abs/$name/model.onnx" --target c -o "$work/$c" --name "$c" \
+  limit 120 "$kgen_abs" "$tests_abs/$name/model.onnx" --target c -o "$work/$c" --name "$c" \
     --bind-inputs "$tests_abs/$name/test_data_set_0" > "$work/$c.kgen.log" 2>&1
   echo $? > "$work/$c.kgen.rc"
 }
-export -f kgen_one
+export -f kgen_one limit
 t_start=$SECONDS
 export work tests_abs kgen_abs to
 awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" |
@@ -119,6 +125,8 @@ while IFS=$'\t' read -r name c op skip; do
     printf '%s\t%s\n' "$name" "$c" >> "$work/ok.txt"
   elif [ "$rc" = 0 ]; then
     printf '%s\tFAIL\tkgen exited 0 but wrote no %s.c\n' "$name" "$c"
+  elif [ "$rc" = 126 ] || [ "$rc" = 127 ]; then
+    printf '%s\tFAIL\tkgen could not be run: %s\n' "$name" "$first"
   elif [ "$rc" = 124 ]; then
     printf '%s\tFAIL\tkgen timed out after 120 s\n' "$name"
   elif [ "$rc" -ge 128 ]; then
@@ -186,7 +194,7 @@ static int conf_exists(const char *path)
     return f != NULL;
 }
 
-/* element i as a double (floats) or its bits (integers) */
+/* element i of a floating-point tensor, as a double */
 static double conf_float(const kgen_io_tensor *t, size_t i)
 {
     const unsigned char *p = (const unsigned char *)t->data + i * kgen_io_dtype_size(t->dtype);
@@ -532,7 +540,7 @@ batch() {
     local exe
     while read -r exe; do
       [ -n "$exe" ] || continue
-      $to $((RUN_TIMEOUT * 70 + 60)) "$exe" "$RUN_TIMEOUT" 2> "$exe.stderr" |
+      limit $((RUN_TIMEOUT * 70 + 60)) "$exe" "$RUN_TIMEOUT" 2> "$exe.stderr" |
         sed -n -e 's/^PASS \([^ ]*\)$/\1\tPASS\t/p' -e 's/^FAIL \([^:]*\): \(.*\)$/\1\tFAIL\t\2/p' | tr -d '\r'
     done < "$dir.built"
   } > "$work/res/b$b.tsv"

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# layout.sh - the NCHWc layout pass (--layout=nchwc, ir/layout.c) end to end.
+#
+# For tests/models/{resnet_blocks,mobilenetv2_small,small_cnn} and a few conv node tests
+# of ../shared/onnx-node-tests (run with --bind-inputs and their .pb inputs), and for a
+# generated model with the awkward convs (channels that are not a multiple of the block,
+# depthwise, depthwise with a multiplier, grouped), each layout in nchw nchwc nchwc16:
+#   1. kgen MODEL --main --layout=L, the runner built with strict flags (-Werror);
+#   2. the outputs compared with the reference (npycmp; the generated model's reference is
+#      its own NCHW output);
+# and with --dump=tir, that the blocked models convert layouts only at the edges of the
+# blocked region (the count of X_to_nchwc / X_to_nchw conversions, no conversion between
+# two convs). Then the single-thread latency of resnet_blocks and mobilenetv2_small with
+# and without the layout (-O3 -march=native, runner --bench 50: median ms), a figure, not
+# a test. Prints FAIL lines, figures, and last "layout: N passed, N failed".
+# Run from the repository root (KGEN, BUILD, CC honoured; LAYOUT_BENCH=0 skips the timing).
+set -u
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+CC=${CC:-cc}
+STRICT="-O2 -std=c99 -Wall -Wextra -pedantic -Werror"
+NODE_TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+out=$BUILD/layout
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL layout $*"; fail=$((fail + 1)); }
+
+rm -rf $out; mkdir -p $out
+if ! $CC -std=c99 -O2 -I templates tests/models/npycmp.c -o $out/npycmp -lm > $out/npycmp.log 2>&1; then
+  bad "cannot build tests/models/npycmp.c"; echo "layout: $pass passed, $fail failed"; exit 1
+fi
+
+# compile MODEL as NAME into DIR with layout L (extra kgen args after), build the runner
+build() {
+  local model=$1 dir=$2 name=$3 layout=$4; shift 4
+  rm -rf "$dir"
+  timeout 60 "$KGEN" "$model" --target c -o "$dir" --name "$name" --main --layout="$layout" "$@" > "$dir.kgen.log" 2>&1 &&
+    make -s -C "$dir" CC="$CC" CFLAGS="$STRICT" > "$dir.build.log" 2>&1
+}
+# run DIR/NAME on the inputs into DIR/out, compare output K with REF
+run_cmp() {
+  local dir=$1 name=$2 ref=$3 k=$4; shift 4
+  rm -rf "$dir/out"
+  timeout 60 "$dir/$name" "$@" -o "$dir/out" > "$dir.run.log" 2>&1 &&
+    "$out/npycmp" --rtol 1e-3 --atol 1e-4 "$ref" "$dir/out/output_$k.npy" > "$dir.cmp$k.log" 2>&1
+}
+# count of the conversions to blocked and back in the tensor IR: "TO_B TO_N"
+conversions() {
+  "$KGEN" "$@" --dump=tir 2>/dev/null | awk '/_to_nchwc\[/ {b++} /_to_nchw\[/ {n++} END {print b + 0, n + 0}'
+}
+
+# ---------------------------------------------------------------- repository models
+for name in resnet_blocks mobilenetv2_small small_cnn; do
+  model=tests/models/$name/model.onnx
+  for L in nchw nchwc nchwc16; do
+    d=$out/$name.$L
+    if ! build $model $d $name $L; then bad "$name --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log) $(grep -m1 error $d.build.log)"; continue; fi
+    if run_cmp $d $name tests/models/$name/output_0.npy 0 tests/models/$name/input_0.npy; then ok
+    else bad "$name --layout=$L: output differs: $(tail -1 $d.cmp0.log) $(head -1 $d.run.log)"; fi
+  done
+done
+
+# conversions only at the edges: resnet_blocks converts its input once for the residual
+# Add of block 0 (conv1 reads NCHW directly) and goes back once before the pooling;
+# mobilenetv2_small (stem conv reads NCHW) and small_cnn go back once, before pooling /
+# flatten. No conversion is read by a conv or by another conversion.
+expect_conv() {
+  local name=$1 want=$2 L=$3 got
+  got=$(conversions tests/models/$name/model.onnx --layout=$L)
+  if [ "$got" = "$want" ]; then ok; else bad "$name --layout=$L: conversions (to blocked, to NCHW) are '$got', expected '$want'"; fi
+}
+for L in nchwc nchwc16; do
+  expect_conv resnet_blocks "1 1" $L
+  expect_conv mobilenetv2_small "0 1" $L
+done
+for B in 8 16; do
+  L=nchwc$B
+  tir=$("$KGEN" tests/models/mobilenetv2_small/model.onnx --layout=$L --dump=tir 2>/dev/null)
+  # every conv (a sum over rk0, rk1) has a 5-D blocked output whose last axis is the block
+  nconv=$(grep -c 'sum(.*rk0 < .*rk1 < ' <<< "$tir")
+  nblk=$(grep -cE "^  [A-Za-z0-9_]+\[n < [0-9]+, co < [0-9]+, h < [0-9]+, w < [0-9]+, ci < $B\].*sum\(.*rk0 < .*rk1 < " <<< "$tir")
+  if [ "$nconv" -gt 0 ] && [ "$nconv" = "$nblk" ]; then ok; else bad "mobilenetv2_small --layout=$L: $nblk of $nconv convs blocked"; fi
+  # no conversion back feeds a conv, its padding or a conversion to blocked
+  readers=$(grep -E '_to_nchw\[' <<< "$tir" | grep -vE '^  [A-Za-z0-9_]+_to_nchw\[' | grep -cE '_pad\[|rk0 <.*rk1 <.*_to_nchw|_to_nchwc\[')
+  if [ "$readers" = 0 ]; then ok; else bad "mobilenetv2_small --layout=$L: a conversion to NCHW is read inside the blocked region"; fi
+done
+# the report still fuses the epilogue (bias, clip) into the blocked conv kernels
+if "$KGEN" tests/models/mobilenetv2_small/model.onnx --layout=nchwc --report > $out/report.txt 2>&1 &&
+   grep -q "fuses .*_conv: Conv" $out/report.txt; then ok; else bad "mobilenetv2_small --layout=nchwc --report: no conv fused"; fi
+# two runs give the same bytes
+d=$out/mobilenetv2_small.nchwc
+if timeout 60 "$KGEN" tests/models/mobilenetv2_small/model.onnx --target c -o $d.again --name mobilenetv2_small --main --layout=nchwc > /dev/null 2>&1 &&
+   diff -r -x out -x '*.o' -x mobilenetv2_small $d $d.again > /dev/null 2>&1; then ok; else bad "mobilenetv2_small --layout=nchwc: two kgen runs differ"; fi
+# a bad layout name is a user error
+if "$KGEN" tests/models/small_cnn/model.onnx --report --layout=nhwc > $out/bad.log 2>&1; then bad "--layout=nhwc was accepted"
+elif grep -q "unknown layout 'nhwc'" $out/bad.log; then ok; else bad "--layout=nhwc: unexpected message: $(head -1 $out/bad.log)"; fi
+
+# ---------------------------------------------------------------- node tests
+if [ -d "$NODE_TESTS" ]; then
+  for t in test_conv_with_strides_padding test_basic_conv_with_padding test_conv_with_autopad_same \
+           test_conv_with_strides_and_asymmetric_padding test_conv_with_strides_no_padding; do
+    dir=$NODE_TESTS/$t
+    [ -d "$dir" ] || continue
+    for L in nchw nchwc nchwc16; do
+      d=$out/$t.$L
+      if ! build $dir/model.onnx $d $t $L --bind-inputs $dir/test_data_set_0; then bad "$t --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log)"; continue; fi
+      if run_cmp $d $t $dir/test_data_set_0/output_0.pb 0 $dir/test_data_set_0/input_*.pb; then ok
+      else bad "$t --layout=$L: output differs: $(tail -1 $d.cmp0.log) $(head -1 $d.run.log)"; fi
+    done
+    # the conv is blocked (weights packed at run time: W is an input) and converted back once
+    got=$(conversions $dir/model.onnx --layout=nchwc --bind-inputs $dir/test_data_set_0)
+    if [ "$got" = "0 1" ]; then ok; else bad "$t --layout=nchwc: conversions '$got', expected '0 1'"; fi
+  done
+else
+  echo "    layout: $NODE_TESTS not found, node tests skipped"
+fi
+
+# ---------------------------------------------------------------- awkward convs
+# A model written by tests/layout_model.py-like code below (pure python, no onnx
+# package): X[1,12,10,10] -> Conv 3x3 12->12 (NCHW input, 12 channels: padded) -> Sigmoid
+# (not zero-preserving: guarded) -> depthwise 3x3 stride 2 (12 channels) -> Conv group 2
+# (6 in / 8 out per group) -> Conv 1x1 16->32 -> depthwise with multiplier 2 (32->64) ->
+# Conv group 4 (16 in / 8 out per group) -> Relu, outputs Y and the depthwise result D.
+# The reference is the model's own NCHW output.
+if command -v python3 > /dev/null 2>&1; then
+  gen=$out/awkward
+  mkdir -p $gen
+  python3 - $gen << 'EOF'
+import struct, sys
+out = sys.argv[1]
+def varint(n):
+    b = b""
+    while True:
+        c = n & 0x7F; n >>= 7
+        if n: b += bytes([c | 0x80])
+        else: return b + bytes([c])
+def key(f, wt): return varint(f << 3 | wt)
+def ld(f, data): return key(f, 2) + varint(len(data)) + data
+def vi(f, n): return key(f, 0) + varint(n)
+def s(f, text): return ld(f, text.encode())
+seed = [12345]
+def rnd():
+    seed[0] = (seed[0] * 1103515245 + 12345) % 2**31
+    return seed[0] / 2**31 - 0.5
+def tensor(name, dims, vals):
+    return b"".join(vi(1, d) for d in dims) + vi(2, 1) + ld(9, struct.pack("<%df" % len(vals), *vals)) + s(8, name)
+def rt(name, dims):
+    n = 1
+    for d in dims: n *= d
+    return tensor(name, dims, [rnd() for _ in range(n)])
+def attr_i(name, v): return s(1, name) + vi(3, v) + vi(20, 2)
+def attr_is(name, vs): return s(1, name) + b"".join(vi(8, v) for v in vs) + vi(20, 7)
+def node(op, ins, outs, attrs=()):
+    return b"".join(s(1, i) for i in ins) + b"".join(s(2, o) for o in outs) + s(3, outs[0]) + s(4, op) + \
+        b"".join(ld(5, a) for a in attrs)
+def vinfo(name, dims):
+    shape = b"".join(ld(1, vi(1, d)) for d in dims)
+    return s(1, name) + ld(2, ld(1, vi(1, 1) + ld(2, shape)))
+inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("bd", [12]),
+         rt("wg", [16, 6, 1, 1]), rt("wm", [32, 16, 1, 1]), rt("bm", [32]), rt("wdm", [64, 1, 3, 3]),
+         rt("wgg", [32, 16, 1, 1]), rt("bgg", [32])]
+p1 = [attr_is("pads", [1, 1, 1, 1])]
+nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["s1"]),
+         node("Conv", ["s1", "wd", "bd"], ["D"], p1 + [attr_i("group", 12), attr_is("strides", [2, 2])]),
+         node("Conv", ["D", "wg"], ["g1"], [attr_i("group", 2)]),
+         node("Conv", ["g1", "wm", "bm"], ["m1"]), node("Relu", ["m1"], ["r1"]),
+         node("Conv", ["r1", "wdm"], ["dm"], p1 + [attr_i("group", 32)]),
+         node("Conv", ["dm", "wgg", "bgg"], ["gg"], [attr_i("group", 4)]), node("Relu", ["gg"], ["Y"])]
+graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
+    ld(11, vinfo("X", [1, 12, 10, 10])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + ld(12, vinfo("D", [1, 12, 5, 5]))
+model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
+open(out + "/model.onnx", "wb").write(model)
+x = [rnd() * 4 for _ in range(12 * 10 * 10)]
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 12, 10, 10), }"
+hdr += " " * (63 - len(hdr) % 64) + "\n"
+open(out + "/input_0.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() +
+                                       struct.pack("<%df" % len(x), *x))
+EOF
+  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy; [ -f $gen/ref/out/output_1.npy ]; then
+    ok
+    for L in nchwc nchwc16; do
+      d=$gen/$L
+      if ! build $gen/model.onnx $d awkward $L; then bad "awkward --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log)"; continue; fi
+      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null)"; fi
+    done
+    # nchwc: conv1 reads NCHW directly; the depthwise (12 channels) blocked, the grouped
+    # conv with 6 channels per group stays NCHW, the 1x1 conv reads it directly, the
+    # depthwise with multiplier 2 stays NCHW, the grouped conv (16/8 per group) converts
+    # its input once; back to NCHW for D, for the group-2 conv, for the multiplier
+    # depthwise and for Y.
+    got=$(conversions $gen/model.onnx --layout=nchwc)
+    if [ "$got" = "1 4" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 4'"; fi
+  else
+    bad "awkward: could not make the model or its NCHW reference: $(tail -1 $gen/ref.kgen.log 2>/dev/null)"
+  fi
+else
+  echo "    layout: python3 not found, generated model skipped"
+fi
+
+# ---------------------------------------------------------------- latency (a figure)
+if [ "${LAYOUT_BENCH:-1}" != 0 ]; then
+  for name in resnet_blocks mobilenetv2_small; do
+    line="    $name median ms (1 thread, -O3 -march=native):"
+    for L in nchw nchwc nchwc16; do
+      d=$out/bench.$name.$L
+      rm -rf $d
+      if timeout 60 "$KGEN" tests/models/$name/model.onnx --target c -o $d --name $name --main --layout=$L > /dev/null 2>&1 &&
+         make -s -C $d CC="$CC" CFLAGS="-O3 -march=native -std=c99" > /dev/null 2>&1; then
+        ms=$(OMP_NUM_THREADS=1 "$d/$name" --bench 50 tests/models/$name/input_0.npy 2>&1 | grep -o 'median_ms[ =:]*[0-9.]*' | grep -o '[0-9.]*$')
+        line="$line $L ${ms:-?}"
+      else
+        line="$line $L (build failed)"
+      fi
+    done
+    echo "$line"
+  done
+fi
+
+echo "layout: $pass passed, $fail failed"
+[ $fail -eq 0 ]
