@@ -319,7 +319,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     signature(c, m);
     sb_puts(c, "\n{\n");
     if (mod->arena.n)
-        sb_puts(c, "    unsigned char *a = (unsigned char *)arena;\n");
+        sb_puts(c, "    unsigned char *kgen_arena = (unsigned char *)arena;\n");
     else
         sb_puts(c, "    (void)arena;\n");
     if (m->weights_in_file && mod->constants.n)
@@ -348,7 +348,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             else if (b->constant)
                 sb_puts(c, weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
-                sb_printf(c, "(%s *)(a + %lld)", ir_dtype_ctype(b->dtype), (long long)b->ws_offset);
+                sb_printf(c, "(%s *)(kgen_arena + %lld)", ir_dtype_ctype(b->dtype), (long long)b->ws_offset);
             else
                 sb_puts(c, b->name);
         }

@@ -95,6 +95,11 @@ int gen_compile_onnx(const GenOptions *opt)
     ir_arena_set(arena);
     int rc = -1;
     const char *name = opt->name ? opt->name : gen_name_from_path(opt->input);
+    if (strcmp(gen_c_name(name), name)) {
+        ir_fail("model name '%s' is not a C identifier kgen can use (a keyword, a C library name, or "
+                "a kgen_ prefix); try --name %s", name, gen_c_name(name));
+        goto done;
+    }
     GenImport im;
     if (gen_onnx_import(om, binds, nb, &im)) {
         ir_fail("%s: %s", opt->input, ir_errmsg());

@@ -49,6 +49,25 @@ static Tensor *lookup(Import *I, const char *name)
     return NULL;
 }
 
+/* Names a generated file declares itself, or that C and its libraries reserve: a tensor
+ * named so gets a trailing underscore. */
+static int reserved(const char *s)
+{
+    static const char *const words[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+        "true", "false", "arena", "workspace", "main", "exp", "log", "sqrt", "tanh", "erf", "pow", "floor", "ceil",
+        "round", "trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+        "fabs", "fmin", "fmax", "fma", "abs", "isnan", "isinf", "rint", "fmod", "exit", "free", "malloc", "printf",
+        "memcpy", "memset", "NAN", "INFINITY", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+        "uint32_t", "uint64_t", "size_t", "NULL"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strcmp(words[i], s))
+            return 1;
+    return !strncmp(s, "kgen_", 5) || !strncmp(s, "KGEN_", 5) || s[0] == '_';
+}
+
 const char *gen_c_name(const char *onnx_name)
 {
     size_t n = strlen(onnx_name);
@@ -59,6 +78,8 @@ const char *gen_c_name(const char *onnx_name)
     for (size_t i = 0; i < n && k < 200; i++)
         s[k++] = isalnum((unsigned char)onnx_name[i]) ? onnx_name[i] : '_';
     s[k] = 0;
+    if (reserved(s))
+        return ir_fmt("%s%s_", s[0] == '_' ? "t" : "", s);
     return s;
 }
 
@@ -469,7 +490,7 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         int taken = (ir_tensor_is_leaf(t) && ir_tensor_numel(t) > 0) || t->kind == T_SCAN;
         for (int j = 0; j < out->noutputs && !taken; j++)
             taken = out->outputs[j].t == t;
-        if (taken && ir_tensor_numel(t) == 0) {
+        if ((taken || t->kind == T_PLACEHOLDER) && ir_tensor_numel(t) == 0) {
             /* an empty output needs no kernel, only a name of its own */
             t = ir_constant(unique(I.prog, ir_fmt("%s_out", gen_c_name(name))), t->dtype, t->ndim, t->shape, NULL);
             if (!t || ir_program_add(I.prog, t))
