@@ -64,6 +64,9 @@ sanitize:
 golden: kgen
 	bash tests/golden.sh --update
 
+conformance: kgen
+	bash tests/conformance.sh
+
 bench: kgen
 	bash tests/bench.sh
 

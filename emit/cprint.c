@@ -186,10 +186,11 @@ char *em_c_func_name(const Kernel *k)
     return s;
 }
 
-/* The type a dtype is computed in: its storage type, except f16 (computed in float). */
+/* The type a dtype is computed in: its storage type, except the storage float types f16,
+ * bf16 and float8 (computed in float). */
 static const char *value_type(DType t)
 {
-    return t == DT_F16 ? "float" : ir_dtype_ctype(t);
+    return ir_dtype_is_storage(t) ? "float" : ir_dtype_ctype(t);
 }
 
 /* ---------------------------------------------------------------- printer state */
@@ -534,6 +535,8 @@ static int is_unsigned_int(DType t)
  * int by C anyway. */
 static const char *minmax_suffix(DType t)
 {
+    if (ir_dtype_is_storage(t))
+        return "f32";
     switch (t) {
     case DT_F16:
     case DT_F32: return "f32";
@@ -563,10 +566,10 @@ static void put_math_name(Printer *P, MathFn fn, DType t)
         sb_printf(P->out, "%sf", ir_mathfn_name(fn));
 }
 
-/* Converting between these prints nothing: f16 values are computed in float. */
+/* Converting between these prints nothing: f16, bf16, float8 values are computed in float. */
 static int noop_cast(DType from, DType to)
 {
-    return from == to || (from == DT_F16 && to == DT_F32);
+    return from == to || (ir_dtype_is_storage(from) && to == DT_F32);
 }
 
 /* An expression printed exactly as one of its operands. */
@@ -630,7 +633,7 @@ static int expr_prec(const Expr *e)
     case E_FLOAT: return is_negative_const(e) ? P_UNARY : P_PRIMARY;
     case E_BIN: return bin_infix(e, &tok, &prec) ? prec : P_PRIMARY;
     case E_UN: return P_UNARY;
-    case E_CAST: return e->dtype == DT_BOOL || e->dtype == DT_F16 ? P_PRIMARY : P_UNARY;
+    case E_CAST: return e->dtype == DT_BOOL || ir_dtype_is_storage(e->dtype) ? P_PRIMARY : P_UNARY;
     default: return P_PRIMARY;
     }
 }
@@ -815,10 +818,10 @@ static void print_cast(Printer *P, const Expr *e)
         sb_puts(P->out, "(");
         expr(P, a, P_REL);
         sb_puts(P->out, " != 0)");
-    } else if (to == DT_F16) {
-        /* a value cast to f16 takes f16's precision; it stays a float afterwards */
-        sb_puts(P->out, "kgen_f16_to_f32(kgen_f32_to_f16(");
-        if (from == DT_F32)
+    } else if (ir_dtype_is_storage(to)) {
+        /* a value cast to f16 (bf16, float8) takes its precision; it stays a float afterwards */
+        sb_printf(P->out, "kgen_%s_to_f32(kgen_f32_to_%s(", ir_dtype_name(to), ir_dtype_name(to));
+        if (from == DT_F32 || ir_dtype_is_storage(from))
             expr(P, a, P_NONE);
         else {
             sb_puts(P->out, "(float)");
@@ -871,10 +874,10 @@ static void expr(Printer *P, const Expr *e, int prec)
         sb_puts(o, ")");
         break;
     case E_LOAD:
-        if (e->u.load.buf->dtype == DT_F16)
-            sb_puts(o, "kgen_f16_to_f32(");
+        if (ir_dtype_is_storage(e->u.load.buf->dtype))
+            sb_printf(o, "kgen_%s_to_f32(", ir_dtype_name(e->u.load.buf->dtype));
         element(P, e->u.load.buf, e->u.load.index);
-        if (e->u.load.buf->dtype == DT_F16)
+        if (ir_dtype_is_storage(e->u.load.buf->dtype))
             sb_puts(o, ")");
         break;
     case E_ACCESS:
@@ -1109,16 +1112,16 @@ static void stmt(Printer *P, const Stmt *s)
         element(P, b, s->u.store.index);
         sb_puts(o, " = ");
         const Expr *v = transparent(s->u.store.value);
-        if (b->dtype == DT_F16 && v->kind == E_LOAD && v->u.load.buf->dtype == DT_F16) {
-            /* an f16 copy moves the bits */
+        if (ir_dtype_is_storage(b->dtype) && v->kind == E_LOAD && v->u.load.buf->dtype == b->dtype) {
+            /* an f16 (bf16, float8) copy moves the bits */
             element(P, v->u.load.buf, v->u.load.index);
             sb_puts(o, ";\n");
-        } else if (b->dtype == DT_F16) {
-            /* a cast to f16 right before the store is the store's own rounding */
-            if (v->kind == E_CAST && v->dtype == DT_F16)
+        } else if (ir_dtype_is_storage(b->dtype)) {
+            /* a cast to the type right before the store is the store's own rounding */
+            if (v->kind == E_CAST && v->dtype == b->dtype)
                 v = v->u.cast.a;
-            sb_puts(o, "kgen_f32_to_f16(");
-            if (v->dtype != DT_F32 && v->dtype != DT_F16) {
+            sb_printf(o, "kgen_f32_to_%s(", ir_dtype_name(b->dtype));
+            if (v->dtype != DT_F32 && !ir_dtype_is_storage(v->dtype)) {
                 sb_puts(o, "(float)");
                 expr_nominus(P, v, P_UNARY);
             } else {

@@ -43,8 +43,15 @@ char *em_c_macro_name(const char *s)
 
 const char *em_c_dlpack_code(DType t)
 {
-    if (t == DT_BOOL)
-        return "KGEN_DTYPE_BOOL";
+    switch (t) {
+    case DT_BOOL: return "KGEN_DTYPE_BOOL";
+    case DT_BF16: return "KGEN_DTYPE_BFLOAT";
+    case DT_F8E4M3FN: return "KGEN_DTYPE_FLOAT8_E4M3FN";
+    case DT_F8E4M3FNUZ: return "KGEN_DTYPE_FLOAT8_E4M3FNUZ";
+    case DT_F8E5M2: return "KGEN_DTYPE_FLOAT8_E5M2";
+    case DT_F8E5M2FNUZ: return "KGEN_DTYPE_FLOAT8_E5M2FNUZ";
+    default: break;
+    }
     if (ir_dtype_is_float(t))
         return "KGEN_DTYPE_FLOAT";
     return ir_dtype_is_signed(t) ? "KGEN_DTYPE_INT" : "KGEN_DTYPE_UINT";

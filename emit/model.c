@@ -110,7 +110,7 @@ static void put_weight_f64(StrBuf *o, double v)
 static void put_elements(StrBuf *o, const Tensor *t)
 {
     int64_t n = ir_tensor_numel(t);
-    int bytes = ir_dtype_bytes(t->dtype), per = ir_dtype_is_float(t->dtype) && t->dtype != DT_F16 ? 8 : 16;
+    int bytes = ir_dtype_bytes(t->dtype), per = ir_dtype_is_float(t->dtype) && !ir_dtype_is_storage(t->dtype) ? 8 : 16;
     const unsigned char *p = t->data;
     for (int64_t i = 0; i < n; i++) {
         sb_puts(o, i % per == 0 ? (i ? ",\n    " : "    ") : ", ");
@@ -119,8 +119,13 @@ static void put_elements(StrBuf *o, const Tensor *t)
         case DT_F32: { float v; memcpy(&v, q, 4); put_weight_f32(o, v); break; }
         case DT_F64: { double v; memcpy(&v, q, 8); put_weight_f64(o, v); break; }
         case DT_F16:
+        case DT_BF16:
         case DT_U16: { uint16_t v; memcpy(&v, q, 2); sb_printf(o, "%u", (unsigned)v); break; }
         case DT_BOOL:
+        case DT_F8E4M3FN:
+        case DT_F8E4M3FNUZ:
+        case DT_F8E5M2:
+        case DT_F8E5M2FNUZ:
         case DT_U8: sb_printf(o, "%u", (unsigned)*q); break;
         case DT_I8: sb_printf(o, "%d", (int)(int8_t)*q); break;
         case DT_I16: { int16_t v; memcpy(&v, q, 2); sb_printf(o, "%d", (int)v); break; }

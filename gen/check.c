@@ -48,17 +48,22 @@ static int compare(const char *what, const Tensor *t, const void *got, const Onn
         return ir_fail("%s: shape differs from the expected one", what);
     int64_t n = ir_tensor_numel(t);
     for (int64_t k = 0; k < n; k++) {
-        if (ir_dtype_is_float(t->dtype) && t->dtype != DT_F16) {
+        if (ir_dtype_is_float(t->dtype) && !ir_dtype_is_storage(t->dtype)) {
             double g = get_f(got, t->dtype, k), w = get_f(want->data, t->dtype, k);
             int ok = (isnan(w) && isnan(g)) || (isinf(w) ? g == w : fabs(g - w) <= 1e-5 + 1e-3 * fabs(w));
             if (!ok)
                 return ir_fail("%s[%lld]: got %.9g, expected %.9g", what, (long long)k, g, w);
-        } else if (t->dtype == DT_F16) {
-            uint16_t a, b;
-            memcpy(&a, (const char *)got + 2 * k, 2);
-            memcpy(&b, (const char *)want->data + 2 * k, 2);
-            if (a != b)
-                return ir_fail("%s[%lld]: f16 bits %04x, expected %04x", what, (long long)k, a, b);
+        } else if (ir_dtype_is_storage(t->dtype)) {
+            /* the same bits, or NaN for NaN (float8 NaNs differ in sign) */
+            int nb = ir_dtype_bytes(t->dtype);
+            unsigned a = 0, b = 0;
+            const unsigned char *pa = (const unsigned char *)got + nb * k, *pb = (const unsigned char *)want->data + nb * k;
+            memcpy(&a, pa, (size_t)nb);
+            memcpy(&b, pb, (size_t)nb);
+            if (a != b && !(isnan(ir_storage_to_f32(t->dtype, pa)) && isnan(ir_storage_to_f32(t->dtype, pb))))
+                return ir_fail("%s[%lld]: %s bits %0*x (%g), expected %0*x (%g)", what, (long long)k,
+                               ir_dtype_name(t->dtype), 2 * nb, a, (double)ir_storage_to_f32(t->dtype, pa), 2 * nb,
+                               b, (double)ir_storage_to_f32(t->dtype, pb));
         } else if (get_i(got, t->dtype, k) != get_i(want->data, t->dtype, k)) {
             return ir_fail("%s[%lld]: got %lld, expected %lld", what, (long long)k,
                            (long long)get_i(got, t->dtype, k), (long long)get_i(want->data, t->dtype, k));

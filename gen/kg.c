@@ -319,7 +319,7 @@ static Expr *lit_as(P *p, const Val *v, DType t, const GenTok *at, const char *w
     }
     if (ir_dtype_is_float(t)) {
         double f = v->weak == 'f' ? v->f : (double)v->i;
-        if (isfinite(f) && fabs(f) > (t == DT_F16 ? 65504.0 : t == DT_F32 ? FLT_MAX : DBL_MAX)) {
+        if (isfinite(f) && fabs(f) > ir_dtype_float_max(t)) {
             err(p, at, "%s literal %g does not fit in %s (in '%s')", v->weak == 'f' ? "float" : "integer", f,
                 ir_dtype_name(t), what);
             return NULL;

@@ -21,6 +21,27 @@ int ir_dtype_bytes(DType t) { return dtypes[t].bytes; }
 int ir_dtype_is_float(DType t) { return dtypes[t].is_float; }
 int ir_dtype_is_signed(DType t) { return dtypes[t].is_signed; }
 
+int ir_dtype_is_float8(DType t)
+{
+    return t == DT_F8E4M3FN || t == DT_F8E4M3FNUZ || t == DT_F8E5M2 || t == DT_F8E5M2FNUZ;
+}
+
+int ir_dtype_is_storage(DType t) { return t == DT_F16 || t == DT_BF16 || ir_dtype_is_float8(t); }
+
+double ir_dtype_float_max(DType t)
+{
+    switch (t) {
+    case DT_F16: return 65504.0;
+    case DT_BF16: return 3.3895313892515355e38;
+    case DT_F8E4M3FN: return 448.0;
+    case DT_F8E4M3FNUZ: return 240.0;
+    case DT_F8E5M2:
+    case DT_F8E5M2FNUZ: return 57344.0;
+    case DT_F32: return 3.4028234663852886e38;
+    default: return 1.7976931348623157e308;
+    }
+}
+
 int ir_dtype_parse(const char *name, DType *out)
 {
     for (int i = 0; i < DT_COUNT; i++)
@@ -121,7 +142,7 @@ Expr *ir_int(int64_t v, DType t)
 Expr *ir_float(double v, DType t)
 {
     Expr *e = mk(E_FLOAT, t);
-    e->u.fval = t == DT_F32 || t == DT_F16 ? (double)(float)v : v;
+    e->u.fval = t == DT_F32 || ir_dtype_is_storage(t) ? (double)(float)v : v;
     return e;
 }
 

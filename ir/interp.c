@@ -138,6 +138,100 @@ static uint16_t f2h(float f)
     return (uint16_t)(sign | h);
 }
 
+/* bf16 and the float8 types, as templates/kgen_runtime.h converts them (kind: 0 e5m2,
+ * 1 FN, 2 FNUZ; maxcode: the bits of the largest finite magnitude) */
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float f8_to_f32(uint8_t v, uint32_t m, uint32_t bias, int kind)
+{
+    uint32_t sign = (uint32_t)(v & 0x80u) << 24, exp = (v & 0x7fu) >> m, man = v & ((1u << m) - 1u);
+    if (kind == 2 && v == 0x80u)
+        return bits_f32(0x7fc00000u);
+    if (kind == 1 && (v & 0x7fu) == 0x7fu)
+        return bits_f32(sign | 0x7fc00000u);
+    if (kind == 0 && exp == (0x7fu >> m))
+        return bits_f32(sign | 0x7f800000u | (man << (23 - m)));
+    if (exp)
+        return bits_f32(sign | ((exp + 127 - bias) << 23) | (man << (23 - m)));
+    if (!man)
+        return bits_f32(sign);
+    uint32_t e = 128 - bias;
+    while (!(man & (1u << m))) {
+        man <<= 1;
+        e--;
+    }
+    return bits_f32(sign | (e << 23) | ((man & ((1u << m) - 1u)) << (23 - m)));
+}
+
+static uint8_t f32_to_f8(float f, uint32_t m, uint32_t bias, int kind, uint32_t maxcode)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 24) & 0x80u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+    uint32_t nan = kind == 2 ? 0x80u : sign | (kind == 1 ? 0x7fu : 0x7eu);
+    uint32_t over = kind == 0 ? sign | 0x7cu : nan, zero = kind == 2 ? 0u : sign, h, rem, half;
+    int32_t e = (int32_t)exp - 127 + (int32_t)bias;
+    if (exp == 0xffu)
+        return (uint8_t)(man ? nan : over);
+    if (e <= 0) {
+        if (e < -24 || (uint32_t)(24 - e) - m > 25)
+            return (uint8_t)zero;
+        uint32_t shift = (uint32_t)(24 - e) - m;
+        man |= 0x800000u;
+        h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    } else {
+        h = ((uint32_t)e << m) | (man >> (23 - m)), rem = man & ((1u << (23 - m)) - 1), half = 1u << (22 - m);
+    }
+    if (rem > half || (rem == half && (h & 1)))
+        h++;
+    return (uint8_t)(h > maxcode ? over : h ? sign | h : zero);
+}
+
+float ir_storage_to_f32(DType t, const void *p)
+{
+    uint16_t x = 0;
+    uint8_t b = *(const uint8_t *)p;
+    if (ir_dtype_bytes(t) == 2)
+        memcpy(&x, p, 2);
+    switch (t) {
+    case DT_F16: return h2f(x);
+    case DT_BF16: return bits_f32((uint32_t)x << 16);
+    case DT_F8E4M3FN: return f8_to_f32(b, 3, 7, 1);
+    case DT_F8E4M3FNUZ: return f8_to_f32(b, 3, 8, 2);
+    case DT_F8E5M2: return f8_to_f32(b, 2, 15, 0);
+    case DT_F8E5M2FNUZ: return f8_to_f32(b, 2, 16, 2);
+    default: ir_die("ir_storage_to_f32: %s is not a storage type", ir_dtype_name(t));
+    }
+    return 0;
+}
+
+void ir_f32_to_storage(DType t, float v, void *p)
+{
+    uint16_t x;
+    uint8_t *b = p;
+    switch (t) {
+    case DT_F16: x = f2h(v); memcpy(p, &x, 2); return;
+    case DT_BF16: {
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        x = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40u)
+                                            : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        memcpy(p, &x, 2);
+        return;
+    }
+    case DT_F8E4M3FN: *b = f32_to_f8(v, 3, 7, 1, 0x7e); return;
+    case DT_F8E4M3FNUZ: *b = f32_to_f8(v, 3, 8, 2, 0x7f); return;
+    case DT_F8E5M2: *b = f32_to_f8(v, 2, 15, 0, 0x7b); return;
+    case DT_F8E5M2FNUZ: *b = f32_to_f8(v, 2, 16, 2, 0x7f); return;
+    default: ir_die("ir_f32_to_storage: %s is not a storage type", ir_dtype_name(t));
+    }
+}
+
 static Val load_elem(const unsigned char *p, DType t)
 {
     Val v = {0};
@@ -154,7 +248,10 @@ static Val load_elem(const unsigned char *p, DType t)
     case DT_F16: { uint16_t x; memcpy(&x, p, 2); v.f = h2f(x); break; }
     case DT_F32: { float x; memcpy(&x, p, 4); v.f = x; break; }
     case DT_F64: memcpy(&v.f, p, 8); break;
-    default: break;
+    default:
+        if (ir_dtype_is_storage(t))
+            v.f = ir_storage_to_f32(t, p);
+        break;
     }
     return v;
 }
@@ -174,7 +271,10 @@ static void store_elem(unsigned char *p, DType t, Val v)
     case DT_F16: { uint16_t x = f2h((float)v.f); memcpy(p, &x, 2); break; }
     case DT_F32: { float x = (float)v.f; memcpy(p, &x, 4); break; }
     case DT_F64: memcpy(p, &v.f, 8); break;
-    default: break;
+    default:
+        if (ir_dtype_is_storage(t))
+            ir_f32_to_storage(t, (float)v.f, p);
+        break;
     }
 }
 
@@ -369,6 +469,11 @@ static Val eval(Interp *I, const Expr *e)
             r.f = fround(from == DT_U64 ? (double)(uint64_t)a.i : (double)a.i, to);
         else
             r.i = wrap(a.i, to);
+        if (ir_dtype_is_storage(to) && from != to) {   /* the value takes the type's precision */
+            unsigned char tmp[2];
+            ir_f32_to_storage(to, (float)r.f, tmp);
+            r.f = ir_storage_to_f32(to, tmp);
+        }
         return r;
     }
     case E_SELECT: return eval(I, e->u.sel.cond).i ? eval(I, e->u.sel.t) : eval(I, e->u.sel.f);

@@ -70,7 +70,12 @@ void ir_vec_push(PtrVec *v, void *item, int limit, const char *what);
     X(DT_U64, "u64", "uint64_t", 8, 0, 0)           \
     X(DT_F16, "f16", "uint16_t", 2, 1, 1)           \
     X(DT_F32, "f32", "float", 4, 1, 1)              \
-    X(DT_F64, "f64", "double", 8, 1, 1)
+    X(DT_F64, "f64", "double", 8, 1, 1)             \
+    X(DT_BF16, "bf16", "uint16_t", 2, 1, 1)         \
+    X(DT_F8E4M3FN, "f8e4m3fn", "uint8_t", 1, 1, 1)  \
+    X(DT_F8E4M3FNUZ, "f8e4m3fnuz", "uint8_t", 1, 1, 1) \
+    X(DT_F8E5M2, "f8e5m2", "uint8_t", 1, 1, 1)      \
+    X(DT_F8E5M2FNUZ, "f8e5m2fnuz", "uint8_t", 1, 1, 1)
 
 typedef enum {
 #define X(e, n, c, b, f, s) e,
@@ -85,6 +90,17 @@ int ir_dtype_bytes(DType t);
 int ir_dtype_is_float(DType t);
 int ir_dtype_is_signed(DType t);
 int ir_dtype_parse(const char *name, DType *out);   /* 0 on success */
+/* The storage float types (f16, bf16, the float8 types): stored as bit patterns
+ * (ir_dtype_ctype), computed in float; a load converts with kgen_<name>_to_f32 and a
+ * store with kgen_f32_to_<name> (round to nearest even; float8 overflow gives NaN, or
+ * inf for f8e5m2: ONNX's saturate=0; the default saturate=1 is a clamp that Cast and
+ * QuantizeLinear compute before the store). */
+int ir_dtype_is_storage(DType t);
+int ir_dtype_is_float8(DType t);
+double ir_dtype_float_max(DType t);  /* the largest finite value of a float type */
+/* interp.c: the conversions of the storage types, as the runtime does them */
+float ir_storage_to_f32(DType t, const void *p);
+void ir_f32_to_storage(DType t, float v, void *p);
 
 /* ---------------------------------------------------------------- expressions */
 

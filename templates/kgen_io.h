@@ -148,6 +148,11 @@ KGEN_IO_API size_t kgen_io_dtype_size(kgen_dtype dt)
         return (dt.bits == 16 || dt.bits == 32 || dt.bits == 64) ? dt.bits / 8u : 0;
     case KGEN_DTYPE_BFLOAT:
         return dt.bits == 16 ? 2 : 0;
+    case KGEN_DTYPE_FLOAT8_E4M3FN:
+    case KGEN_DTYPE_FLOAT8_E4M3FNUZ:
+    case KGEN_DTYPE_FLOAT8_E5M2:
+    case KGEN_DTYPE_FLOAT8_E5M2FNUZ:
+        return dt.bits == 8 ? 1 : 0;
     case KGEN_DTYPE_BOOL:
         return dt.bits == 8 ? 1 : 0;
     default:
@@ -183,6 +188,10 @@ KGEN_IO_API const char *kgen_io_dtype_name(kgen_dtype dt)
     case KGEN_DTYPE_UINT: return uints[k];
     case KGEN_DTYPE_FLOAT: return floats[k];
     case KGEN_DTYPE_BFLOAT: return k == 1 ? "bfloat16" : "?";
+    case KGEN_DTYPE_FLOAT8_E4M3FN: return k == 0 ? "float8_e4m3fn" : "?";
+    case KGEN_DTYPE_FLOAT8_E4M3FNUZ: return k == 0 ? "float8_e4m3fnuz" : "?";
+    case KGEN_DTYPE_FLOAT8_E5M2: return k == 0 ? "float8_e5m2" : "?";
+    case KGEN_DTYPE_FLOAT8_E5M2FNUZ: return k == 0 ? "float8_e5m2fnuz" : "?";
     case KGEN_DTYPE_BOOL: return k == 0 ? "bool" : "?";
     default: return "?";
     }
@@ -538,7 +547,8 @@ KGEN_IO_API unsigned char *kgen_io_encode_npy(kgen_dtype dt, int32_t ndim, const
     size_t size = kgen_io_dtype_size(dt), count = 1, nbytes, base, pad, hlen, used;
     unsigned char *out;
     int32_t i;
-    if (size == 0 || dt.code == KGEN_DTYPE_BFLOAT) {
+    if (size == 0 || (dt.code != KGEN_DTYPE_FLOAT && dt.code != KGEN_DTYPE_INT && dt.code != KGEN_DTYPE_UINT &&
+                      dt.code != KGEN_DTYPE_BOOL)) {
         kgen_io_fail_(err, errlen, ".npy cannot hold dtype %s (code %d, %d bits)", kgen_io_dtype_name(dt),
                       dt.code, dt.bits);
         return NULL;
@@ -869,6 +879,10 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
     case 12: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_UINT, 32); vfield = 11; vname = "uint64_data"; break;
     case 13: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_UINT, 64); vfield = 11; vname = "uint64_data"; break;
     case 16: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_BFLOAT, 16); break;
+    case 17: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E4M3FN, 8); break;
+    case 18: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E4M3FNUZ, 8); break;
+    case 19: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E5M2, 8); break;
+    case 20: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E5M2FNUZ, 8); break;
     case 0:
         return kgen_io_fail_(err, errlen, "TensorProto has no data_type");
     default:

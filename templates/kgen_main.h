@@ -178,6 +178,10 @@ static void kgen_main_print_(int k, const kgen_io_tensor *t)
             memcpy(&u16, p, 2);
             printf(" %.6g", kgen_bits_f32((uint32_t)u16 << 16));
             break;
+        case KGEN_DTYPE_FLOAT8_E4M3FN * 100 + 8: printf(" %.6g", kgen_f8e4m3fn_to_f32(*p)); break;
+        case KGEN_DTYPE_FLOAT8_E4M3FNUZ * 100 + 8: printf(" %.6g", kgen_f8e4m3fnuz_to_f32(*p)); break;
+        case KGEN_DTYPE_FLOAT8_E5M2 * 100 + 8: printf(" %.6g", kgen_f8e5m2_to_f32(*p)); break;
+        case KGEN_DTYPE_FLOAT8_E5M2FNUZ * 100 + 8: printf(" %.6g", kgen_f8e5m2fnuz_to_f32(*p)); break;
         case KGEN_DTYPE_FLOAT * 100 + 32: memcpy(&f32, p, 4); printf(" %.7g", f32); break;
         case KGEN_DTYPE_FLOAT * 100 + 64: memcpy(&f64, p, 8); printf(" %.15g", f64); break;
         default: printf(" ?"); break;

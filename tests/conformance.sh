@@ -19,8 +19,8 @@
 #     output_{graph_index}.pb: shape, dtype, floats |got-exp| <= 1e-5 + 1e-3*|exp| with NaN
 #     meeting NaN and infinities exact, integers and bools exact.
 #
-# Tests whose MANIFEST dtypes include FLOAT16, BFLOAT16, FLOAT8*, FLOAT4*, INT4, UINT4, INT2,
-# UINT2 or STRING are skipped. Prints FAIL and UNSUPPORTED lines, a per-op table and ends
+# Tests whose MANIFEST dtypes include FLOAT4*, INT4, UINT4, INT2, UINT2 or STRING are
+# skipped (KGEN_CONF_SKIP, a regex of dtypes). Prints FAIL and UNSUPPORTED lines, a per-op table and ends
 # with "conformance: N passed, N failed, N skipped" (unsupported counts as failed).
 # Everything it makes is under $BUILD/conf; results.tsv there has one row per test.
 #
@@ -83,7 +83,7 @@ limit() {
 # ---------------------------------------------------------------- the test list
 
 # list.tsv: name, C name, op, the skipped dtypes ("-" when it runs)
-awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT16|BFLOAT16|FLOAT8.*|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
+awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
   NR == 1 { next }
   only != "" && $1 !~ only { next }
   {
@@ -201,9 +201,13 @@ static double conf_float(const kgen_io_tensor *t, size_t i)
     uint16_t h;
     float f;
     double d;
-    if (t->dtype.code == KGEN_DTYPE_BFLOAT) {
-        memcpy(&h, p, 2);
-        return kgen_bits_f32((uint32_t)h << 16);
+    switch (t->dtype.code) {
+    case KGEN_DTYPE_BFLOAT: memcpy(&h, p, 2); return kgen_bf16_to_f32(h);
+    case KGEN_DTYPE_FLOAT8_E4M3FN: return kgen_f8e4m3fn_to_f32(*p);
+    case KGEN_DTYPE_FLOAT8_E4M3FNUZ: return kgen_f8e4m3fnuz_to_f32(*p);
+    case KGEN_DTYPE_FLOAT8_E5M2: return kgen_f8e5m2_to_f32(*p);
+    case KGEN_DTYPE_FLOAT8_E5M2FNUZ: return kgen_f8e5m2fnuz_to_f32(*p);
+    default: break;
     }
     switch (t->dtype.bits) {
     case 16: memcpy(&h, p, 2); return kgen_f16_to_f32(h);
@@ -246,7 +250,8 @@ static int conf_compare(int k, const char *name, const kgen_io_tensor *got, cons
 {
     char a[200], b[200], at[120];
     size_t i, bad = 0, first = 0;
-    int is_float = exp->dtype.code == KGEN_DTYPE_FLOAT || exp->dtype.code == KGEN_DTYPE_BFLOAT;
+    int is_float = exp->dtype.code != KGEN_DTYPE_INT && exp->dtype.code != KGEN_DTYPE_UINT &&
+                   exp->dtype.code != KGEN_DTYPE_BOOL;
     double worst = 0;
     int same = kgen_io_dtype_equal(got->dtype, exp->dtype) && got->ndim == exp->ndim;
     for (i = 0; same && i < (size_t)got->ndim; i++)

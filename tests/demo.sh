@@ -22,3 +22,24 @@ done
 echo
 echo "Generated sources are in $work/<example>/ (committed copies: out/examples/)."
 echo "Run times include the plain reference each test program computes for comparison."
+
+echo
+echo "ONNX models (tests/models/): kgen, build the generated runner, run it, compare with torch"
+mkdir -p $work/models
+$CC -O1 -std=c99 -Itemplates tests/models/npycmp.c -lm -o $work/npycmp 2>/dev/null
+printf '%-20s %-7s %10s %10s %12s  %s\n' model target "kgen ms" "cc ms" "median_ms" result
+for dir in tests/models/*/; do
+  name=$(basename $dir)
+  d=$work/models/$name
+  t0=$(ms); $KGEN $dir/model.onnx --target c -o $d --name $name --main 2>$d.err; rc=$?; t1=$(ms)
+  if [ $rc -ne 0 ]; then printf '%-20s %-7s %10s %10s %12s  %s\n' $name c - - - "kgen failed: $(head -1 $d.err)"; continue; fi
+  make -s -C $d CC="$CC" CFLAGS="-O3 -march=native" >$d.err 2>&1; rc=$?; t2=$(ms)
+  if [ $rc -ne 0 ]; then printf '%-20s %-7s %10s %10s %12s  %s\n' $name c $((t1 - t0)) - - "build failed"; continue; fi
+  result="matches torch"
+  $d/$name $dir/input_0.npy -o $d/out >/dev/null 2>&1 && $work/npycmp $d/out/output_0.npy $dir/output_0.npy >$d.cmp 2>&1 ||
+    result="MISMATCH (see $d.cmp)"
+  med=$($d/$name --bench 20 $dir/input_0.npy | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
+  printf '%-20s %-7s %10s %10s %12s  %s\n' $name c $((t1 - t0)) $((t2 - t1)) "$med" "$result"
+done
+echo
+echo "Other targets (CUDA, OpenCL, Metal, JavaScript, WebAssembly) are not implemented yet."

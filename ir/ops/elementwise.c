@@ -507,13 +507,16 @@ static int gelu(OpCtx *c) { return unary(c, f_gelu, K_FLOAT); }
 /* ---------------------------------------------------------------- types and copies */
 
 /* Cast and CastLike: a conversion of each element. Float to integer truncates towards
- * zero; anything to bool is "!= 0". The float8 'saturate' attribute does not apply. */
+ * zero; anything to bool is "!= 0". To a float8 type, 'saturate' (default 1) clamps to
+ * the largest finite value first (op_f8_saturate); saturate=0 leaves overflow to the
+ * conversion, which makes it NaN (inf for f8e5m2). Float conversions round to nearest even. */
 static int cast_to(OpCtx *c, Tensor *x, DType to)
 {
     IterVar **ax = op_axes(x->ndim, x->shape);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, x->ndim, idx);
-    return op_emit_out(c, 0, x->ndim, ax, ir_cast(to, op_read(x, idx))) ? 0 : -1;
+    Expr *v = op_f8_saturate(op_read(x, idx), to, op_attr_int(c, "saturate", 1) != 0);
+    return op_emit_out(c, 0, x->ndim, ax, ir_cast(to, v)) ? 0 : -1;
 }
 
 static int cast(OpCtx *c)

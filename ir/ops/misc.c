@@ -133,8 +133,8 @@ static int constant_of_shape(OpCtx *c)
             return ir_fail("%s: value: %s", c->op, ir_errmsg());
         if (ot->nelems != 1 || !ot->data)
             return ir_fail("%s: value must have one element", c->op);
-        if (t == DT_F16)
-            return ir_fail("%s: unsupported type f16", c->op);
+        if (ir_dtype_is_storage(t))
+            return ir_fail("%s: unsupported type %s", c->op, ir_dtype_name(t));
         const unsigned char *p = ot->data;
         switch (t) {
         case DT_F32: { float f; memcpy(&f, p, 4); v = ir_float(f, t); break; }
@@ -211,8 +211,8 @@ static int range(OpCtx *c)
             return ir_fail("%s: inputs have different types", c->op);
     }
     DType t = ts[0]->dtype;
-    if (t == DT_F16)
-        return ir_fail("%s: unsupported type f16", c->op);
+    if (ir_dtype_is_storage(t))
+        return ir_fail("%s: unsupported type %s", c->op, ir_dtype_name(t));
     int64_t n;
     void *buf;
     if (ir_dtype_is_float(t)) {
@@ -274,8 +274,8 @@ static int eye_like(OpCtx *c)
     const OnnxAttr *a = op_attr(c, "dtype");
     if (a && op_dtype_from_onnx((int)a->i, &t))
         return ir_fail("%s: %s", c->op, ir_errmsg());
-    if (t == DT_F16)
-        return ir_fail("%s: unsupported type f16", c->op);
+    if (ir_dtype_is_storage(t))
+        return ir_fail("%s: unsupported type %s", c->op, ir_dtype_name(t));
     int64_t k = op_attr_int(c, "k", 0);
     k = k < -INT32_MAX ? -INT32_MAX : k > INT32_MAX ? INT32_MAX : k;
     IterVar **ax = op_axes(2, x->shape);
@@ -348,9 +348,9 @@ static int non_zero(OpCtx *c)
     double *v = malloc(sizeof *v * (size_t)numel);
     if (!v)
         ir_die("out of memory");
-    if (x->dtype == DT_F16 || op_const_floats(c, 0, "X", v, numel) < 0) {
+    if (ir_dtype_is_storage(x->dtype) || op_const_floats(c, 0, "X", v, numel) < 0) {
         free(v);
-        return x->dtype == DT_F16 ? ir_fail("%s: unsupported type f16", c->op) : -1;
+        return ir_dtype_is_storage(x->dtype) ? ir_fail("%s: unsupported type %s", c->op, ir_dtype_name(x->dtype)) : -1;
     }
     int64_t nnz = 0;
     for (int64_t k = 0; k < numel; k++)

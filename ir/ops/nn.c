@@ -564,8 +564,8 @@ static int pool(OpCtx *c, PoolKind kind)
         return ir_fail("%s: input type %s is not supported (float types only)", c->op, ir_dtype_name(t));
     if (t == DT_BOOL)
         return ir_fail("%s: bool input is not supported", c->op);
-    if (t == DT_F16)
-        return ir_fail("%s: input type f16 is not supported", c->op);
+    if (ir_dtype_is_storage(t))
+        return ir_fail("%s: input type %s is not supported", c->op, ir_dtype_name(t));
     Geom g;
     int64_t p = 2;
     if (pool_geom(c, x, &g) || (kind == POOL_LP && lp_order(c, &p)))
@@ -624,7 +624,7 @@ static int global_pool(OpCtx *c, PoolKind kind)
     if (!x)
         return -1;
     DType t = x->dtype;
-    if ((kind != POOL_MAX && !ir_dtype_is_float(t)) || t == DT_BOOL || t == DT_F16)
+    if ((kind != POOL_MAX && !ir_dtype_is_float(t)) || t == DT_BOOL || ir_dtype_is_storage(t))
         return ir_fail("%s: input type %s is not supported", c->op, ir_dtype_name(t));
     int nd = x->ndim, ns = nd - 2;
     int64_t p = 2, shape[KG_MAX_DIMS], n = 1;

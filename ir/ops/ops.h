@@ -98,6 +98,11 @@ Expr *op_read_bcast(Tensor *t, Expr **idx, int ndim);
 
 /* Literals of a dtype. */
 Expr *op_lit(double v, DType t);
+/* v (any type) ready for a store to the float8 type `to` under ONNX's saturate rule: with
+ * saturate, a clamp to +-the largest finite value (infinities too; NaN stays NaN), computed
+ * in float (double for f64); without, v itself: the store turns overflow into NaN, or inf
+ * for f8e5m2. Other types: v. */
+Expr *op_f8_saturate(Expr *v, DType to, int saturate);
 /* Normalize an axis given in -r..r-1 (error names the attribute). */
 int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
 

@@ -41,7 +41,7 @@ static Expr *saturate_round(Expr *v, DType t)
 }
 
 /* A scale's type as computed in: f16 scales are widened to f32 (f16 is storage only). */
-static DType compute_type(DType t) { return t == DT_F16 ? DT_F32 : t; }
+static DType compute_type(DType t) { return ir_dtype_is_storage(t) ? DT_F32 : t; }
 
 /* Read a quantization parameter p (scale or zero point) for x's element at idx: one
  * element for the whole tensor, a vector along `axis`, or (block > 0) x's rank with the
@@ -133,9 +133,10 @@ static int quantize_linear(OpCtx *c)
     else if (op_attr(c, "output_dtype") && op_attr_int(c, "output_dtype", 0) != 0 &&
              op_dtype_from_onnx((int)op_attr_int(c, "output_dtype", 0), &out))
         return ir_fail("%s: output_dtype: %s", c->op, ir_errmsg());
-    if (check_quant_type(c, out, "the output"))
+    int f8 = ir_dtype_is_float8(out);
+    if (!f8 && check_quant_type(c, out, "the output"))
         return -1;
-    if (x->dtype == DT_BOOL || x->dtype == DT_F16)
+    if (x->dtype == DT_BOOL || ir_dtype_is_storage(x->dtype))
         return ir_fail("%s: input type %s is not supported", c->op, ir_dtype_name(x->dtype));
     int axis;
     int64_t block;
@@ -149,13 +150,17 @@ static int quantize_linear(OpCtx *c)
     if (!sv)
         return -1;
     Expr *v = ir_bin(OP_DIV, ir_cast(ct, op_read(x, idx)), ir_cast(ct, sv));
-    v = ir_mathcall(FN_ROUND, &v, 1);
+    if (!f8)
+        v = ir_mathcall(FN_ROUND, &v, 1);
     if (zp) {
         Expr *z = qparam(c, zp, x, idx, axis, block, "y_zero_point");
         if (!z)
             return -1;
         v = ir_bin(OP_ADD, v, ir_cast(ct, z));
     }
+    if (f8)     /* float8: rounded to nearest even by the conversion, 'saturate' (default 1) */
+        return op_emit_out(c, 0, x->ndim, ax, ir_cast(out, op_f8_saturate(v, out, op_attr_int(c, "saturate", 1) != 0)))
+                   ? 0 : -1;
     return op_emit_out(c, 0, x->ndim, ax, saturate_round(v, out)) ? 0 : -1;
 }
 
@@ -163,7 +168,8 @@ static int quantize_linear(OpCtx *c)
 static int dequantize_linear(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "x"), *s = op_input(c, 1, "x_scale");
-    if (!x || !s || check_scale(c, s, "x_scale") || check_quant_type(c, x->dtype, "x"))
+    if (!x || !s || check_scale(c, s, "x_scale") ||
+        (!ir_dtype_is_float8(x->dtype) && check_quant_type(c, x->dtype, "x")))
         return -1;
     Tensor *zp = op_has_input(c, 2) ? c->in[2] : NULL;
     if (zp && zp->dtype != x->dtype)

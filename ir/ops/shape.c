@@ -930,7 +930,7 @@ static int get_reduction(OpCtx *c, DType t, Reduction *out)
     for (int i = 0; i < 5; i++)
         if (!strcmp(s, names[i])) {
             *out = (Reduction)i;
-            if (i && (t == DT_BOOL || t == DT_F16))
+            if (i && (t == DT_BOOL || ir_dtype_is_storage(t)))
                 return ir_fail("%s: reduction '%s' on type %s is not supported", c->op, s, ir_dtype_name(t));
             return 0;
         }
@@ -1479,8 +1479,8 @@ static int resize_emit(OpCtx *c, Tensor *x, const int64_t *os, AxisTable *tabs, 
     int exact = 1;
     for (int d = 0; d < r; d++)
         exact = exact && tabs[d].unit;
-    if (x->dtype == DT_F16 && !exact)
-        return ir_fail("%s: unsupported type f16 (only nearest mode copies it)", c->op);
+    if (ir_dtype_is_storage(x->dtype) && !exact)
+        return ir_fail("%s: unsupported type %s (only nearest mode copies it)", c->op, ir_dtype_name(x->dtype));
     if (check_dims(c, r, os))
         return -1;
     Tensor *ti[KG_MAX_DIMS] = {0}, *tw[KG_MAX_DIMS] = {0}, *tf[KG_MAX_DIMS] = {0};

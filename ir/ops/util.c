@@ -116,8 +116,9 @@ static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
                 c->op, i, what);
         return NULL;
     }
-    if (t->dtype == DT_F16) {
-        ir_fail("%s: input %d (%s) has type f16, not supported as a constant here", c->op, i, what);
+    if (ir_dtype_is_storage(t->dtype)) {
+        ir_fail("%s: input %d (%s) has type %s, not supported as a constant here", c->op, i, what,
+                ir_dtype_name(t->dtype));
         return NULL;
     }
     if (ir_tensor_numel(t) > max) {
@@ -274,12 +275,29 @@ int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out)
     return 0;
 }
 
+Expr *op_f8_saturate(Expr *v, DType to, int saturate)
+{
+    if (!ir_dtype_is_float8(to) || !saturate)
+        return v;
+    DType ct = v->dtype == DT_F64 ? DT_F64 : DT_F32;
+    if (v->dtype != ct)
+        v = ir_cast(ct, v);
+    double m = ir_dtype_float_max(to);
+    Expr *lo = ir_select(ir_bin(OP_LT, v, ir_float(-m, ct)), ir_float(-m, ct), v);
+    return ir_select(ir_bin(OP_GT, v, ir_float(m, ct)), ir_float(m, ct), lo);
+}
+
 int op_dtype_from_onnx(int onnx_dtype, DType *out)
 {
     switch (onnx_dtype) {
     case ONNX_FLOAT: *out = DT_F32; return 0;
     case ONNX_DOUBLE: *out = DT_F64; return 0;
     case ONNX_FLOAT16: *out = DT_F16; return 0;
+    case ONNX_BFLOAT16: *out = DT_BF16; return 0;
+    case ONNX_FLOAT8E4M3FN: *out = DT_F8E4M3FN; return 0;
+    case ONNX_FLOAT8E4M3FNUZ: *out = DT_F8E4M3FNUZ; return 0;
+    case ONNX_FLOAT8E5M2: *out = DT_F8E5M2; return 0;
+    case ONNX_FLOAT8E5M2FNUZ: *out = DT_F8E5M2FNUZ; return 0;
     case ONNX_INT8: *out = DT_I8; return 0;
     case ONNX_UINT8: *out = DT_U8; return 0;
     case ONNX_INT16: *out = DT_I16; return 0;
@@ -300,6 +318,11 @@ int op_dtype_to_onnx(DType t)
     case DT_F32: return ONNX_FLOAT;
     case DT_F64: return ONNX_DOUBLE;
     case DT_F16: return ONNX_FLOAT16;
+    case DT_BF16: return ONNX_BFLOAT16;
+    case DT_F8E4M3FN: return ONNX_FLOAT8E4M3FN;
+    case DT_F8E4M3FNUZ: return ONNX_FLOAT8E4M3FNUZ;
+    case DT_F8E5M2: return ONNX_FLOAT8E5M2;
+    case DT_F8E5M2FNUZ: return ONNX_FLOAT8E5M2FNUZ;
     case DT_I8: return ONNX_INT8;
     case DT_U8: return ONNX_UINT8;
     case DT_I16: return ONNX_INT16;

@@ -31,5 +31,6 @@ int main(void)
                     s += (double)a[(bb * M + i) * K + k] * b[(bb * K + k) * N + j];
                 ref[(bb * M + i) * N + j] = s;
             }
-    return compare("C", c, ref, (size_t)BATCH * M * N, RTOL, ATOL);
+    /* float32 accumulation over K terms: the absolute error grows with K */
+    return compare("C", c, ref, (size_t)BATCH * M * N, RTOL, ATOL + 2e-6 * K);
 }
