@@ -115,8 +115,7 @@ static Expr *mk(ExprKind kind, DType t)
     return e;
 }
 
-/* Wrap an integer constant into the range of its type, as a store into it would. */
-static int64_t wrap_int(int64_t v, DType t)
+int64_t ir_wrap_int(int64_t v, DType t)
 {
     switch (t) {
     case DT_BOOL: return v != 0;
@@ -135,7 +134,7 @@ Expr *ir_int(int64_t v, DType t)
     if (ir_dtype_is_float(t))
         return ir_float((double)v, t);
     Expr *e = mk(E_INT, t);
-    e->u.ival = wrap_int(v, t);
+    e->u.ival = ir_wrap_int(v, t);
     return e;
 }
 
@@ -435,6 +434,29 @@ int ir_expr_equal(const Expr *a, const Expr *b)
     case E_REDUCE: return 0;   /* reductions are never merged */
     }
     return 0;
+}
+
+int ir_expr_has_reduce(const Expr *e)
+{
+    switch (e->kind) {
+    case E_REDUCE: return 1;
+    case E_BIN: return ir_expr_has_reduce(e->u.bin.a) || ir_expr_has_reduce(e->u.bin.b);
+    case E_UN: return ir_expr_has_reduce(e->u.un.a);
+    case E_CAST: return ir_expr_has_reduce(e->u.cast.a);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (ir_expr_has_reduce(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_SELECT:
+        return ir_expr_has_reduce(e->u.sel.cond) || ir_expr_has_reduce(e->u.sel.t) || ir_expr_has_reduce(e->u.sel.f);
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            if (ir_expr_has_reduce(e->u.access.idx[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
 }
 
 int ir_expr_uses_var(const Expr *e, const Var *v)

@@ -72,20 +72,6 @@ static unsigned char *mem_of(Interp *I, const Buffer *b)
     return NULL;
 }
 
-static int64_t wrap(int64_t v, DType t)
-{
-    switch (t) {
-    case DT_BOOL: return v != 0;
-    case DT_I8: return (int8_t)v;
-    case DT_U8: return (uint8_t)v;
-    case DT_I16: return (int16_t)v;
-    case DT_U16: return (uint16_t)v;
-    case DT_I32: return (int32_t)v;
-    case DT_U32: return (uint32_t)v;
-    default: return v;
-    }
-}
-
 /* round a float result to its type */
 static double fround(double v, DType t) { return t == DT_F64 ? v : (double)(float)v; }
 
@@ -406,7 +392,7 @@ static Val eval_bin(Interp *I, const Expr *e)
     case OP_SHR: r.i = y < 0 || y >= 64 ? 0 : uns ? (int64_t)(ux >> y) : (int64_t)(ux >> y); break;
     default: ir_die("interp: %s", ir_binop_text(op));
     }
-    r.i = wrap(r.i, e->dtype);
+    r.i = ir_wrap_int(r.i, e->dtype);
     return r;
 }
 
@@ -423,11 +409,11 @@ static Val eval(Interp *I, const Expr *e)
         if (e->u.un.op == UN_NOT)
             r.i = !a.i;
         else if (e->u.un.op == UN_BITNOT)
-            r.i = wrap(~a.i, e->dtype);
+            r.i = ir_wrap_int(~a.i, e->dtype);
         else if (ir_dtype_is_float(e->dtype))
             r.f = -a.f;
         else
-            r.i = wrap((int64_t)(0 - (uint64_t)a.i), e->dtype);
+            r.i = ir_wrap_int((int64_t)(0 - (uint64_t)a.i), e->dtype);
         return r;
     }
     case E_CALL: {
@@ -445,7 +431,7 @@ static Val eval(Interp *I, const Expr *e)
             return r;
         }
         if (!ir_dtype_is_float(t)) {   /* integer abs */
-            r.i = wrap(a[0].i < 0 ? (int64_t)(0 - (uint64_t)a[0].i) : a[0].i, t);
+            r.i = ir_wrap_int(a[0].i < 0 ? (int64_t)(0 - (uint64_t)a[0].i) : a[0].i, t);
             return r;
         }
         r.f = fround(fmath(e->u.call.fn, a[0].f, a[1].f, a[2].f, t != DT_F64), e->dtype);
@@ -464,11 +450,11 @@ static Val eval(Interp *I, const Expr *e)
             else if (to == DT_U64)
                 r.i = a.f >= 18446744073709551616.0 ? -1 : a.f <= 0 ? 0 : (int64_t)(uint64_t)a.f;
             else
-                r.i = wrap(a.f >= 9.2e18 ? INT64_MAX : a.f <= -9.2e18 ? INT64_MIN : (int64_t)a.f, to);
+                r.i = ir_wrap_int(a.f >= 9.2e18 ? INT64_MAX : a.f <= -9.2e18 ? INT64_MIN : (int64_t)a.f, to);
         } else if (ir_dtype_is_float(to))
             r.f = fround(from == DT_U64 ? (double)(uint64_t)a.i : (double)a.i, to);
         else
-            r.i = wrap(a.i, to);
+            r.i = ir_wrap_int(a.i, to);
         if (ir_dtype_is_storage(to) && from != to) {   /* the value takes the type's precision */
             unsigned char tmp[2];
             ir_f32_to_storage(to, (float)r.f, tmp);

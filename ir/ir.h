@@ -278,6 +278,9 @@ Expr *ir_reduce_identity(ReduceOp op, DType t);
 int ir_expr_equal(const Expr *a, const Expr *b);      /* structural */
 int ir_expr_is_const(const Expr *e, int64_t *v);       /* integer constant? */
 int ir_expr_uses_var(const Expr *e, const Var *v);
+int ir_expr_has_reduce(const Expr *e);
+/* An integer wrapped into the range of its type, as a store into it would. */
+int64_t ir_wrap_int(int64_t v, DType t);
 
 /* Substitution: replace each vars[i] by values[i]. */
 Expr *ir_subst(Expr *e, Var **vars, Expr **values, int n);

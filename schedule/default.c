@@ -36,28 +36,6 @@ static int reads(const Tensor *r, const Tensor *t)
     return 0;
 }
 
-static int has_reduce(const Expr *e)
-{
-    switch (e->kind) {
-    case E_REDUCE: return 1;
-    case E_BIN: return has_reduce(e->u.bin.a) || has_reduce(e->u.bin.b);
-    case E_UN: return has_reduce(e->u.un.a);
-    case E_CAST: return has_reduce(e->u.cast.a);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (has_reduce(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_SELECT: return has_reduce(e->u.sel.cond) || has_reduce(e->u.sel.t) || has_reduce(e->u.sel.f);
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++)
-            if (has_reduce(e->u.access.idx[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 /* How many times e reads t. */
 static int count_reads(const Expr *e, const Tensor *t)
 {
@@ -298,7 +276,7 @@ int sch_default(Schedule *s)
     for (int i = s->stages.n - 1; i >= 0; i--) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
-        if (t->kind != T_COMPUTE || t->is_output || has_reduce(t->body))
+        if (t->kind != T_COMPUTE || t->is_output || ir_expr_has_reduce(t->body))
             continue;
         Stage *rd[2];
         int n = readers(s, st, rd, 2);

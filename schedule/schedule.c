@@ -327,34 +327,12 @@ int sch_compute_at(Schedule *s, Stage *st, Stage *parent, IterVar *iv)
     return 0;
 }
 
-static int has_reduce(const Expr *e)
-{
-    switch (e->kind) {
-    case E_REDUCE: return 1;
-    case E_BIN: return has_reduce(e->u.bin.a) || has_reduce(e->u.bin.b);
-    case E_UN: return has_reduce(e->u.un.a);
-    case E_CAST: return has_reduce(e->u.cast.a);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (has_reduce(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_SELECT: return has_reduce(e->u.sel.cond) || has_reduce(e->u.sel.t) || has_reduce(e->u.sel.f);
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++)
-            if (has_reduce(e->u.access.idx[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 int sch_compute_inline(Schedule *s, Stage *st)
 {
     (void)s;
     if (check_intermediate(st, "compute_inline"))
         return -1;
-    if (has_reduce(st->t->body))
+    if (ir_expr_has_reduce(st->t->body))
         return ir_fail("compute_inline: %s contains a reduction; compute it at the root or with compute_at",
                        st->t->name);
     if (st->nrels)

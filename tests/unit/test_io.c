@@ -911,7 +911,8 @@ static const char *numpy_name(const char *onnx)
         {"FLOAT", "float32"}, {"DOUBLE", "float64"}, {"FLOAT16", "float16"}, {"BFLOAT16", "bfloat16"},
         {"INT8", "int8"},     {"INT16", "int16"},    {"INT32", "int32"},     {"INT64", "int64"},
         {"UINT8", "uint8"},   {"UINT16", "uint16"},  {"UINT32", "uint32"},   {"UINT64", "uint64"},
-        {"BOOL", "bool"}};
+        {"BOOL", "bool"},     {"FLOAT8E4M3FN", "float8_e4m3fn"}, {"FLOAT8E4M3FNUZ", "float8_e4m3fnuz"},
+        {"FLOAT8E5M2", "float8_e5m2"}, {"FLOAT8E5M2FNUZ", "float8_e5m2fnuz"}};
     size_t i;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], onnx))

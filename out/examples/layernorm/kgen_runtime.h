@@ -77,6 +77,10 @@
 #define KGEN_DTYPE_UINT 1
 #define KGEN_DTYPE_FLOAT 2
 #define KGEN_DTYPE_BFLOAT 4
+#define KGEN_DTYPE_FLOAT8_E4M3FN 10     /* DLPack 1.1's float8 codes (bits 8) */
+#define KGEN_DTYPE_FLOAT8_E4M3FNUZ 11
+#define KGEN_DTYPE_FLOAT8_E5M2 12
+#define KGEN_DTYPE_FLOAT8_E5M2FNUZ 13
 #define KGEN_DTYPE_BOOL 6
 
 typedef struct {
@@ -290,6 +294,92 @@ KGEN_INLINE uint16_t kgen_f32_to_f16(float f)
         h++;                                /* a carry into the exponent is still right */
     return (uint16_t)(sign | h);
 }
+
+/* bf16 (the top half of an f32) and ONNX's float8 types, stored as bit patterns and
+ * computed in float like f16. f32 -> bf16 and f32 -> float8 round to nearest even; a
+ * float8 value too large for the type becomes NaN (inf for e5m2): ONNX's saturate=0.
+ * The default saturate=1 is a clamp to the largest finite value, which the generated
+ * code computes before the conversion. FN types have no inf and one NaN per sign
+ * (S.1111.111); FNUZ types have neither inf nor -0, and 0x80 is their only NaN. */
+KGEN_INLINE float kgen_bf16_to_f32(uint16_t h) { return kgen_bits_f32((uint32_t)h << 16); }
+
+KGEN_INLINE uint16_t kgen_f32_to_bf16(float f)
+{
+    uint32_t x = kgen_f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u)    /* nan stays a (quiet) nan */
+        return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+/* kind: 0 IEEE-like (e5m2: inf and NaNs in the top exponent), 1 FN, 2 FNUZ */
+KGEN_INLINE float kgen_f8_to_f32_(uint8_t v, uint32_t m, uint32_t bias, int kind)
+{
+    uint32_t sign = ((uint32_t)v & 0x80u) << 24;
+    uint32_t exp = ((uint32_t)v & 0x7fu) >> m;
+    uint32_t man = (uint32_t)v & ((1u << m) - 1u);
+    uint32_t e;
+    if (kind == 2 && v == 0x80u)
+        return kgen_bits_f32(0x7fc00000u);
+    if (kind == 1 && (v & 0x7fu) == 0x7fu)
+        return kgen_bits_f32(sign | 0x7fc00000u);
+    if (kind == 0 && exp == (0x7fu >> m))   /* inf, nan */
+        return kgen_bits_f32(sign | 0x7f800000u | (man << (23u - m)));
+    if (exp != 0)
+        return kgen_bits_f32(sign | ((exp + 127u - bias) << 23) | (man << (23u - m)));
+    if (man == 0)
+        return kgen_bits_f32(sign);
+    e = 128u - bias;                        /* subnormal: normalize the mantissa */
+    while (!(man & (1u << m))) {
+        man <<= 1;
+        e--;
+    }
+    return kgen_bits_f32(sign | (e << 23) | ((man & ((1u << m) - 1u)) << (23u - m)));
+}
+
+/* maxcode: the bits of the largest finite magnitude */
+KGEN_INLINE uint8_t kgen_f32_to_f8_(float f, uint32_t m, uint32_t bias, int kind, uint32_t maxcode)
+{
+    uint32_t x = kgen_f32_bits(f);
+    uint32_t sign = (x >> 24) & 0x80u;
+    uint32_t exp = (x >> 23) & 0xffu;
+    uint32_t man = x & 0x7fffffu;
+    uint32_t nan = kind == 2 ? 0x80u : sign | (kind == 1 ? 0x7fu : 0x7eu);
+    uint32_t over = kind == 0 ? sign | 0x7cu : nan;
+    uint32_t zero = kind == 2 ? 0u : sign;
+    int32_t e = (int32_t)exp - 127 + (int32_t)bias;  /* the float8 exponent field */
+    uint32_t h, rem, half, shift;
+    if (exp == 0xffu)
+        return (uint8_t)(man ? nan : over);
+    if (e <= 0) {                           /* a subnormal, or zero */
+        if (e < -24)
+            return (uint8_t)zero;
+        shift = (uint32_t)(24 - e) - m;
+        if (shift > 25u)                    /* below half the smallest subnormal */
+            return (uint8_t)zero;
+        man |= 0x800000u;
+        h = man >> shift;
+        rem = man & ((1u << shift) - 1u);
+        half = 1u << (shift - 1u);
+    } else {
+        h = ((uint32_t)e << m) | (man >> (23u - m));
+        rem = man & ((1u << (23u - m)) - 1u);
+        half = 1u << (22u - m);
+    }
+    if (rem > half || (rem == half && (h & 1u)))
+        h++;
+    if (h > maxcode)
+        return (uint8_t)over;
+    return (uint8_t)(h ? sign | h : zero);
+}
+
+KGEN_INLINE float kgen_f8e4m3fn_to_f32(uint8_t v) { return kgen_f8_to_f32_(v, 3u, 7u, 1); }
+KGEN_INLINE float kgen_f8e4m3fnuz_to_f32(uint8_t v) { return kgen_f8_to_f32_(v, 3u, 8u, 2); }
+KGEN_INLINE float kgen_f8e5m2_to_f32(uint8_t v) { return kgen_f8_to_f32_(v, 2u, 15u, 0); }
+KGEN_INLINE float kgen_f8e5m2fnuz_to_f32(uint8_t v) { return kgen_f8_to_f32_(v, 2u, 16u, 2); }
+KGEN_INLINE uint8_t kgen_f32_to_f8e4m3fn(float f) { return kgen_f32_to_f8_(f, 3u, 7u, 1, 0x7eu); }
+KGEN_INLINE uint8_t kgen_f32_to_f8e4m3fnuz(float f) { return kgen_f32_to_f8_(f, 3u, 8u, 2, 0x7fu); }
+KGEN_INLINE uint8_t kgen_f32_to_f8e5m2(float f) { return kgen_f32_to_f8_(f, 2u, 15u, 0, 0x7bu); }
+KGEN_INLINE uint8_t kgen_f32_to_f8e5m2fnuz(float f) { return kgen_f32_to_f8_(f, 2u, 16u, 2, 0x7fu); }
 
 /* ---------------------------------------------------------------- math helpers */
 
