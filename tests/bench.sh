@@ -31,3 +31,7 @@ for dir in tests/models/*/; do
   wbytes=$($KGEN $dir/model.onnx --report | sed -n 's/.*weights \([0-9]*\) bytes.*/\1/p')
   printf '%-20s %12s %14s %14s\n' $name "$ms" "$arena" "$wbytes"
 done
+
+echo
+echo "# conv layouts: NCHW against the blocked NCHWc layout pass (--layout=nchwc, nchwc16)"
+LAYOUT_BENCH=1 BUILD=$work bash tests/layout.sh 2>/dev/null | grep "median ms"

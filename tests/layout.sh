@@ -206,7 +206,7 @@ else
 fi
 
 # ---------------------------------------------------------------- latency (a figure)
-if [ "${LAYOUT_BENCH:-1}" != 0 ]; then
+if [ "${LAYOUT_BENCH:-0}" != 0 ]; then   # make bench sets it
   for name in resnet_blocks mobilenetv2_small; do
     line="    $name median ms (1 thread, -O3 -march=native):"
     for L in nchw nchwc nchwc16; do
