@@ -19,7 +19,7 @@
 #     output_{graph_index}.pb: shape, dtype, floats |got-exp| <= 1e-5 + 1e-3*|exp| with NaN
 #     meeting NaN and infinities exact, integers and bools exact.
 #
-# Tests whose MANIFEST dtypes include FLOAT4*, INT4, UINT4, INT2, UINT2 or STRING are
+# Tests whose MANIFEST dtypes include FLOAT8E8M0, FLOAT4*, INT4, UINT4, INT2, UINT2 or STRING are
 # skipped (KGEN_CONF_SKIP, a regex of dtypes). Prints FAIL and UNSUPPORTED lines, a per-op table and ends
 # with "conformance: N passed, N failed, N skipped" (unsupported counts as failed).
 # Everything it makes is under $BUILD/conf; results.tsv there has one row per test.
@@ -83,7 +83,7 @@ limit() {
 # ---------------------------------------------------------------- the test list
 
 # list.tsv: name, C name, op, the skipped dtypes ("-" when it runs)
-awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
+awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
   NR == 1 { next }
   only != "" && $1 !~ only { next }
   {
