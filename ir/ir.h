@@ -376,6 +376,8 @@ Tensor *ir_program_find(Program *p, const char *name);
  * affine indices, every read tensor is defined, outputs exist. */
 int ir_program_verify(Program *p);
 void ir_print_program(FILE *f, Program *p);
+/* Does tensor r (a compute or scan) read tensor t? */
+int ir_tensor_reads(const Tensor *r, const Tensor *t);
 /* Collect the distinct tensors that e reads, in first-read order. */
 void ir_expr_tensors(const Expr *e, PtrVec *out);
 

@@ -199,6 +199,25 @@ int ir_program_add(Program *p, Tensor *t)
     return 0;
 }
 
+static int expr_reads(const Expr *e, const Tensor *t)
+{
+    PtrVec v = {0};
+    ir_expr_tensors(e, &v);
+    for (int i = 0; i < v.n; i++)
+        if (v.items[i] == t)
+            return 1;
+    return 0;
+}
+
+int ir_tensor_reads(const Tensor *r, const Tensor *t)
+{
+    if (r->kind == T_COMPUTE)
+        return expr_reads(r->body, t);
+    if (r->kind == T_SCAN)
+        return expr_reads(r->init, t) || expr_reads(r->update, t);
+    return 0;
+}
+
 void ir_program_renumber(Program *p)
 {
     for (int i = 0; i < p->tensors.n; i++)

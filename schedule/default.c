@@ -17,25 +17,6 @@
 
 #include <string.h>
 
-static int expr_reads(const Expr *e, const Tensor *t)
-{
-    PtrVec v = {0};
-    ir_expr_tensors(e, &v);
-    for (int i = 0; i < v.n; i++)
-        if (v.items[i] == t)
-            return 1;
-    return 0;
-}
-
-static int reads(const Tensor *r, const Tensor *t)
-{
-    if (r->kind == T_COMPUTE)
-        return expr_reads(r->body, t);
-    if (r->kind == T_SCAN)
-        return expr_reads(r->init, t) || expr_reads(r->update, t);
-    return 0;
-}
-
 /* How many times e reads t. */
 static int count_reads(const Expr *e, const Tensor *t)
 {
@@ -143,7 +124,7 @@ static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, 
     case E_SELECT:
         return identity_reads(e->u.sel.cond, t, axes, ndim) && identity_reads(e->u.sel.t, t, axes, ndim) &&
                identity_reads(e->u.sel.f, t, axes, ndim);
-    case E_REDUCE: return !expr_reads(e, t);
+    case E_REDUCE: return count_reads(e, t) == 0;
     default: return 1;
     }
 }
@@ -164,7 +145,7 @@ static int readers(Schedule *s, Stage *st, Stage **out, int max)
     int n = 0;
     for (int i = 0; i < s->stages.n; i++) {
         Stage *r = s->stages.items[i];
-        if (r != st && reads(r->t, st->t)) {
+        if (r != st && ir_tensor_reads(r->t, st->t)) {
             if (n < max)
                 out[n] = r;
             n++;
@@ -190,7 +171,7 @@ static int in_reduce_context(Schedule *s, Stage *st, int depth)
         return 0;
     for (int i = 0; i < s->stages.n; i++) {
         Stage *r = s->stages.items[i];
-        if (r == st || !reads(r->t, st->t))
+        if (r == st || !ir_tensor_reads(r->t, st->t))
             continue;
         if (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, st->t, 0))
             return 1;
@@ -285,7 +266,7 @@ int sch_default(Schedule *s)
         int repeated = 0;   /* would the inlined body run again for every step of a reduction? */
         for (int k = 0; k < s->stages.n && !repeated; k++) {
             Stage *r = s->stages.items[k];
-            if (r != st && reads(r->t, t))
+            if (r != st && ir_tensor_reads(r->t, t))
                 repeated = (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, t, 0)) || r->t->kind == T_SCAN ||
                            in_reduce_context(s, r, 0);
         }

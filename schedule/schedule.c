@@ -278,25 +278,6 @@ int sch_bind(Stage *st, IterVar *iv, const char *tag)
     return 0;
 }
 
-static int reads(const Expr *e, const Tensor *t)
-{
-    PtrVec v = {0};
-    ir_expr_tensors(e, &v);
-    for (int i = 0; i < v.n; i++)
-        if (v.items[i] == t)
-            return 1;
-    return 0;
-}
-
-static int tensor_reads(const Tensor *r, const Tensor *t)
-{
-    if (r->kind == T_COMPUTE)
-        return reads(r->body, t);
-    if (r->kind == T_SCAN)
-        return reads(r->init, t) || reads(r->update, t);
-    return 0;
-}
-
 static int check_intermediate(Stage *st, const char *prim)
 {
     if (ir_tensor_is_leaf(st->t))
@@ -425,7 +406,7 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
         return NULL;
     }
     for (int i = 0; i < nreaders; i++) {
-        if (ir_tensor_is_leaf(readers[i]->t) || !tensor_reads(readers[i]->t, t)) {
+        if (ir_tensor_is_leaf(readers[i]->t) || !ir_tensor_reads(readers[i]->t, t)) {
             ir_fail("cache_read: %s does not read %s", readers[i]->t->name, t->name);
             return NULL;
         }
