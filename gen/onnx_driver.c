@@ -45,8 +45,9 @@ static void report(const GenImport *im, const Model *m, Schedule *s)
         weights += b->size * ir_dtype_bytes(b->dtype);
     }
     printf("total MACs %lld\n", (long long)total);
-    printf("memory plan: arena %lld bytes (lower bound %lld: the most bytes live at once), weights %lld bytes\n",
-           (long long)m->arena_bytes, (long long)m->arena_lower_bound, (long long)weights);
+    printf("memory plan: arena %lld bytes (lower bound %lld: the most bytes live at once), weights %lld bytes, "
+           "%d intermediates written in place\n",
+           (long long)m->arena_bytes, (long long)m->arena_lower_bound, (long long)weights, m->ninplace);
     for (int i = 0; i < m->arena.n; i++) {
         const Buffer *b = m->arena.items[i];
         printf("  %-40s offset %10lld  bytes %10lld\n", b->name, (long long)b->ws_offset,

@@ -1045,6 +1045,113 @@ static void plan_arena(Model *m, const int *first, const int *last)
     free(placed);
 }
 
+/* ---------------------------------------------------------------- in-place */
+
+/* Does e load buffer b anywhere other than at index `at` (NULL: anywhere at all)? */
+static int loads_other(const Expr *e, const Buffer *b, const Expr *at)
+{
+    switch (e->kind) {
+    case E_LOAD:
+        if (e->u.load.buf == b && (!at || !ir_expr_equal(e->u.load.index, at)))
+            return 1;
+        return loads_other(e->u.load.index, b, NULL);
+    case E_BIN: return loads_other(e->u.bin.a, b, at) || loads_other(e->u.bin.b, b, at);
+    case E_UN: return loads_other(e->u.un.a, b, at);
+    case E_CAST: return loads_other(e->u.cast.a, b, at);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (loads_other(e->u.call.args[i], b, at))
+                return 1;
+        return 0;
+    case E_SELECT:
+        return loads_other(e->u.sel.cond, b, at) || loads_other(e->u.sel.t, b, at) || loads_other(e->u.sel.f, b, at);
+    default: return 0;
+    }
+}
+
+/* Can out overwrite in, element by element? Legal when every read of `in` sits in the
+ * value of a store to `out` at that store's own index, and nothing reads `out`: each
+ * element of in is read only to compute the same element of out. */
+static int inplace_ok(const Stmt *s, const Buffer *in, const Buffer *out)
+{
+    if (!s)
+        return 1;
+    switch (s->kind) {
+    case S_FOR:
+        return !loads_other(s->u.loop.min, in, NULL) && !loads_other(s->u.loop.extent, in, NULL) &&
+               inplace_ok(s->u.loop.body, in, out);
+    case S_LET: return !loads_other(s->u.let.value, in, NULL) && inplace_ok(s->u.let.body, in, out);
+    case S_IF:
+        return !loads_other(s->u.cond.cond, in, NULL) && !loads_other(s->u.cond.cond, out, NULL) &&
+               inplace_ok(s->u.cond.then, in, out) && inplace_ok(s->u.cond.els, in, out);
+    case S_STORE:
+        if (loads_other(s->u.store.index, in, NULL) || loads_other(s->u.store.value, out, NULL) ||
+            loads_other(s->u.store.index, out, NULL))
+            return 0;
+        return !loads_other(s->u.store.value, in, s->u.store.buf == out ? s->u.store.index : NULL);
+    case S_ALLOC: return inplace_ok(s->u.alloc.body, in, out);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!inplace_ok(s->u.seq.items[i], in, out))
+                return 0;
+        return 1;
+    default: return 1;
+    }
+}
+
+/* e with loads of buffer `from` reading buffer `to` instead (same layout) */
+static Expr *rebuf_expr(Expr *e, const Buffer *from, Buffer *to)
+{
+    switch (e->kind) {
+    case E_LOAD: {
+        Expr *i = rebuf_expr(e->u.load.index, from, to);
+        return ir_load(e->u.load.buf == from ? to : e->u.load.buf, i);
+    }
+    case E_BIN: return ir_bin(e->u.bin.op, rebuf_expr(e->u.bin.a, from, to), rebuf_expr(e->u.bin.b, from, to));
+    case E_UN: return ir_un(e->u.un.op, rebuf_expr(e->u.un.a, from, to));
+    case E_CAST: return ir_cast(e->dtype, rebuf_expr(e->u.cast.a, from, to));
+    case E_CALL: {
+        Expr *args[KG_MAX_ARGS] = {0};
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            args[i] = rebuf_expr(e->u.call.args[i], from, to);
+        return ir_call(e->u.call.fn, args);
+    }
+    case E_SELECT:
+        return ir_select(rebuf_expr(e->u.sel.cond, from, to), rebuf_expr(e->u.sel.t, from, to),
+                         rebuf_expr(e->u.sel.f, from, to));
+    default: return e;
+    }
+}
+
+static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
+{
+    if (!s)
+        return NULL;
+    switch (s->kind) {
+    case S_FOR: {
+        Stmt *r = ir_for(s->u.loop.var, rebuf_expr(s->u.loop.min, from, to), rebuf_expr(s->u.loop.extent, from, to),
+                         s->u.loop.kind, rebuf(s->u.loop.body, from, to));
+        r->u.loop.bind_tag = s->u.loop.bind_tag;
+        return r;
+    }
+    case S_LET: return ir_let(s->u.let.var, rebuf_expr(s->u.let.value, from, to), rebuf(s->u.let.body, from, to));
+    case S_IF:
+        return ir_if(rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
+                     rebuf(s->u.cond.els, from, to));
+    case S_STORE:
+        return ir_store(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to),
+                        rebuf_expr(s->u.store.value, from, to));
+    case S_ALLOC: return ir_allocate(s->u.alloc.buf, rebuf(s->u.alloc.body, from, to));
+    case S_SEQ: {
+        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
+        for (int i = 0; i < s->u.seq.n; i++)
+            items[i] = rebuf(s->u.seq.items[i], from, to);
+        return ir_seq(items, s->u.seq.n);
+    }
+    default: return s;
+    }
+}
+
 Model *ir_lower_model(Schedule *s, const char *name)
 {
     Lower L = {0};
@@ -1123,7 +1230,70 @@ Model *ir_lower_model(Schedule *s, const char *name)
         if (last[i] < 0)
             first[i] = last[i] = 0;
     }
-    plan_arena(m, first, last);
+    /* in place: a kernel's output takes the place of an input of the same size that dies
+     * there, when each element is read only to compute the same element */
+    int *alias = malloc(sizeof *alias * (size_t)(na ? na : 1));
+    if (!alias)
+        ir_die("out of memory");
+    for (int o = 0; o < na; o++) {
+        alias[o] = -1;
+        Buffer *ob = m->arena.items[o];
+        for (int i = 0; i < na && alias[o] < 0; i++) {
+            Buffer *ib = m->arena.items[i];
+            int taken = 0;
+            for (int q = 0; q < na; q++)
+                taken |= alias[q] == i;
+            if (i == o || taken || alias[i] >= 0 || last[i] != first[o] || ib->size != ob->size ||
+                ir_dtype_bytes(ib->dtype) != ir_dtype_bytes(ob->dtype) || ib->strides[0] != ob->strides[0])
+                continue;
+            Kernel *kk = m->kernels.items[first[o]];
+            if (inplace_ok(kk->body, ib, ob)) {
+                /* one pointer for both: two restrict parameters may not alias */
+                alias[o] = i;
+                kk->body = rebuf(kk->body, ib, ob);
+                int n = 0;
+                for (int q = 0; q < kk->params.n; q++)
+                    if (kk->params.items[q] != ib)
+                        kk->params.items[n++] = kk->params.items[q];
+                kk->params.n = n;
+                ir_vec_push(&kk->notes, ir_fmt("writes %s in place of %s", ob->name, ib->name), 1 << 20, "notes");
+            }
+        }
+    }
+    /* an aliased output is planned as part of its input: one lifetime, one place */
+    PtrVec own = m->arena;
+    PtrVec roots2 = {0};
+    int *f2 = malloc(sizeof *f2 * (size_t)(na ? na : 1)), *l2 = malloc(sizeof *l2 * (size_t)(na ? na : 1));
+    if (!f2 || !l2)
+        ir_die("out of memory");
+    int nr = 0;
+    for (int i = 0; i < na; i++) {
+        if (alias[i] >= 0)
+            continue;
+        f2[nr] = first[i];
+        l2[nr] = last[i];
+        for (int o = 0; o < na; o++)
+            for (int j = o; j >= 0 && alias[j] >= 0; j = alias[j])
+                if (alias[j] == i && last[o] > l2[nr])
+                    l2[nr] = last[o];
+        ir_vec_push(&roots2, m->arena.items[i], 1 << 20, "buffers");
+        nr++;
+    }
+    m->arena = roots2;
+    plan_arena(m, f2, l2);
+    m->arena = own;
+    for (int o = 0; o < na; o++) {
+        int r = o;
+        while (alias[r] >= 0)
+            r = alias[r];
+        ((Buffer *)m->arena.items[o])->ws_offset = ((Buffer *)m->arena.items[r])->ws_offset;
+    }
+    m->ninplace = 0;
+    for (int o = 0; o < na; o++)
+        m->ninplace += alias[o] >= 0;
+    free(alias);
+    free(f2);
+    free(l2);
     free(first);
     free(last);
     return m;

@@ -99,7 +99,8 @@ typedef struct {
     PtrVec constants;            /* Buffer*: weights (->constant) */
     PtrVec arena;                /* Buffer*: intermediates, ws_offset in the arena */
     int64_t arena_bytes;         /* the plan */
-    int64_t arena_lower_bound;   /* most bytes live at once: no plan can do better */
+    int64_t arena_lower_bound;   /* most bytes live at once, counting in-place pairs as one */
+    int ninplace;                /* intermediates written over an input that dies there */
 } Model;
 
 Model *ir_lower_model(Schedule *s, const char *name);
