@@ -118,9 +118,8 @@ int gen_compile(const GenOptions *opt)
         ir_print_kernel(dump, k);
     if (opt->outdir) {
         OutSet o = {0};
-        const char *src = gen_name_from_path(opt->input);
         const char *slash = strrchr(opt->input, '/');
-        src = slash ? slash + 1 : opt->input;
+        const char *src = slash ? slash + 1 : opt->input;
         if (em_c_kernel_files(&o, k, name, src) || em_outset_write(&o, opt->outdir)) {
             em_outset_free(&o);
             goto done;
