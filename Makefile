@@ -14,7 +14,7 @@ TEMPLATES := $(sort $(wildcard templates/*.h))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit sanitize bench golden demo clean conformance
+.PHONY: all test unit sanitize bench golden demo clean conformance fuzz fuzz-build
 
 all: kgen libkgen.a
 
@@ -73,5 +73,30 @@ bench: kgen
 demo: kgen
 	bash tests/demo.sh
 
+# Fuzzing (tests/fuzz/README.md): libFuzzer targets over the ONNX importer, the .kg parser
+# and the runner's readers, with the library built under ASan+UBSan into build-fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := build-fuzz
+FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_TARGETS := fuzz_onnx fuzz_kg fuzz_io
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%) $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/plain/%) $(FUZZ_BUILD)/mkseeds
+
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CFLAGS="$(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libkgen.a
+	$(MAKE) $(FUZZ_BIN)
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libkgen.a $(HEADERS) templates/kgen_io.h
+	clang $(WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I. -Itemplates $< $(FUZZ_BUILD)/libkgen.a -lm -o $@
+
+$(FUZZ_BUILD)/plain/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(FUZZ_BUILD)/libkgen.a $(HEADERS) templates/kgen_io.h
+	@mkdir -p $(dir $@)
+	clang $(WARN) $(FUZZ_CFLAGS) -I. -Itemplates $< tests/fuzz/driver.c $(FUZZ_BUILD)/libkgen.a -lm -o $@
+
+$(FUZZ_BUILD)/mkseeds: tests/fuzz/mkseeds.c templates/kgen_io.h
+	clang $(WARN) -O1 -Itemplates $< -o $@
+
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) bash tests/fuzz/fuzz.sh
+
 clean:
-	rm -rf build build-san kgen libkgen.a
+	rm -rf build build-san build-fuzz kgen libkgen.a

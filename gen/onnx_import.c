@@ -444,7 +444,7 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         int first = I.prog->tensors.n;
         if (def->build(&c))
             return node_fail(n, ni);
-        const char *origin = ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->outputs[0]);
+        const char *origin = ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "");
         for (int i = first; i < I.prog->tensors.n; i++) {
             Tensor *t = I.prog->tensors.items[i];
             if (!t->comment)
