@@ -115,28 +115,6 @@ static void blocked_axes(const int64_t *shape, IterVar **ax)
         ax[d] = ir_itervar_new(names[d], shape[d], IV_SPATIAL);
 }
 
-static int has_reduce(const Expr *e)
-{
-    switch (e->kind) {
-    case E_REDUCE: return 1;
-    case E_BIN: return has_reduce(e->u.bin.a) || has_reduce(e->u.bin.b);
-    case E_UN: return has_reduce(e->u.un.a);
-    case E_CAST: return has_reduce(e->u.cast.a);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (has_reduce(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_SELECT: return has_reduce(e->u.sel.cond) || has_reduce(e->u.sel.t) || has_reduce(e->u.sel.f);
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++)
-            if (has_reduce(e->u.access.idx[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 /* ---------------------------------------------------------------- conversions */
 
 /* The blocked version of NCHW tensor x (an old tensor): padded channels read zero. */
@@ -635,7 +613,7 @@ static Tensor *block_conv(Layout *L, Tensor *t, const Conv *m, int mode)
 /* Can old compute t join the region: per-channel, injective, reading a region tensor? */
 static int elem_ok(Layout *L, const Tensor *t)
 {
-    if (t->kind != T_COMPUTE || t->ndim != 4 || t->is_output || has_reduce(t->body))
+    if (t->kind != T_COMPUTE || t->ndim != 4 || t->is_output || ir_expr_has_reduce(t->body))
         return 0;
     PtrVec r = {0};
     ir_expr_tensors(t->body, &r);
