@@ -40,10 +40,10 @@ $(BUILD)/kgen: $(BUILD)/gen/main.o $(BUILD)/libkgen.a
 	$(CC) $(CFLAGS) $^ -lm -o $@
 
 kgen: $(BUILD)/kgen
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 libkgen.a: $(BUILD)/libkgen.a
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgen.a $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -22,4 +22,16 @@ void em_c_put_i64(StrBuf *o, int64_t v);
 /* NAME_tensors(args, nargs, WS): checks k's params (in order) and calls fn. */
 void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws);
 
+/* model.c pieces the GPU targets share */
+void em_c_model_header(StrBuf *h, const EmModel *m);        /* NAME.h */
+void em_c_weights_file(StrBuf *w, const EmModel *m);        /* NAME_weights.c */
+void em_c_model_tables(StrBuf *c, const EmModel *m);        /* NAME_tensors and the info tables */
+void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, outputs, arena) */
+const char *em_c_weight_symbol(const EmModel *m, const Buffer *b);
+void em_c_runner_files(OutSet *o, const EmModel *m);        /* NAME_main.c, kgen_io.h, kgen_main.h
+                                                               (and the C Makefile for C) */
+/* ctarget.c: NAME.h of one kernel */
+void em_c_kernel_header(StrBuf *o, const Kernel *k, const char *fn, const char *file, const char *source,
+                        const Target *t);      /* t: NULL or C; a GPU target adds its entries */
+
 #endif

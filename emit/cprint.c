@@ -87,8 +87,114 @@ const Dialect em_dialect_c = {
     .local_qual = NULL,
     .barrier = NULL,
     .f32_math = c_f32_math,
+    .fmod_f32 = "fmodf",
     .has_openmp = 1,
+    .workspace_type = "void",
 };
+
+/* ---------------------------------------------------------------- dialects: GPUs */
+
+/* CUDA has C's float library in device code, and rsqrtf besides. */
+static const char *const cuda_f32_math[FN_COUNT] = {
+    [FN_EXP] = "expf", [FN_LOG] = "logf", [FN_SQRT] = "sqrtf", [FN_RSQRT] = "rsqrtf",
+    [FN_TANH] = "tanhf", [FN_SIGMOID] = "kgen_sigmoidf", [FN_ERF] = "erff", [FN_POW] = "powf",
+    [FN_ABS] = "fabsf", [FN_FLOOR] = "floorf", [FN_CEIL] = "ceilf", [FN_ROUND] = "rintf",
+    [FN_TRUNC] = "truncf", [FN_SIN] = "sinf", [FN_COS] = "cosf", [FN_TAN] = "tanf",
+    [FN_ASIN] = "asinf", [FN_ACOS] = "acosf", [FN_ATAN] = "atanf", [FN_SINH] = "sinhf",
+    [FN_COSH] = "coshf", [FN_ASINH] = "asinhf", [FN_ACOSH] = "acoshf", [FN_ATANH] = "atanhf",
+    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fmaf",
+};
+
+/* OpenCL C and Metal overload one name per function for every float type. */
+static const char *const overloaded_math[FN_COUNT] = {
+    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "rsqrt",
+    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoidf", [FN_ERF] = "erf", [FN_POW] = "pow",
+    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil", [FN_ROUND] = "rint",
+    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
+    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
+    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
+    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
+};
+
+static const char *const opencl_f64_math[FN_COUNT] = {
+    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "rsqrt",
+    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoid", [FN_ERF] = "erf", [FN_POW] = "pow",
+    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil", [FN_ROUND] = "rint",
+    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
+    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
+    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
+    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
+};
+
+/* Metal lacks erf: kgen_metal.h supplies it. */
+static const char *const metal_f32_math[FN_COUNT] = {
+    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "rsqrt",
+    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoidf", [FN_ERF] = "kgen_erff", [FN_POW] = "pow",
+    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil", [FN_ROUND] = "rint",
+    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
+    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
+    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
+    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
+};
+
+const Dialect em_dialect_cuda = {
+    .name = "cuda",
+    .kernel_prefix = "__global__ void",
+    .restrict_kw = "__restrict__",
+    .global_qual = NULL,
+    .local_qual = "__shared__",
+    .barrier = "__syncthreads();",
+    .f32_math = cuda_f32_math,
+    .fmod_f32 = "fmodf",
+    .block_index = "blockIdx.%c",
+    .thread_index = "threadIdx.%c",
+    .launch_bounds = "__launch_bounds__(%lld)",
+    .workspace_type = "unsigned char",
+};
+
+const Dialect em_dialect_opencl = {
+    .name = "opencl",
+    .kernel_prefix = "__kernel void",
+    .restrict_kw = "restrict",
+    .global_qual = "__global",
+    .local_qual = "__local",
+    .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
+    .f32_math = overloaded_math,
+    .f64_math = opencl_f64_math,
+    .fmod_f32 = "fmod",
+    .block_index = "get_group_id(%d)",
+    .thread_index = "get_local_id(%d)",
+    .launch_bounds = "__attribute__((reqd_work_group_size(%lld, %lld, %lld)))",
+    .workspace_type = "uchar",
+};
+
+const Dialect em_dialect_metal = {
+    .name = "metal",
+    .kernel_prefix = "kernel void",
+    .restrict_kw = NULL,
+    .global_qual = "device",
+    .local_qual = "threadgroup",
+    .barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);",
+    .f32_math = metal_f32_math,
+    .fmod_f32 = "fmod",
+    .block_index = "kgen_block.%c",
+    .thread_index = "kgen_thread.%c",
+    .buffer_attr = " [[buffer(%d)]]",
+    .index_params = "uint3 kgen_block [[threadgroup_position_in_grid]], uint3 kgen_thread [[thread_position_in_threadgroup]]",
+    .workspace_type = "uchar",
+    .no_f64 = 1,
+};
+
+const Dialect *em_dialect_for(TargetKind k)
+{
+    switch (k) {
+    case TARGET_C: return &em_dialect_c;
+    case TARGET_CUDA: return &em_dialect_cuda;
+    case TARGET_OPENCL: return &em_dialect_opencl;
+    case TARGET_METAL: return &em_dialect_metal;
+    default: return NULL;
+    }
+}
 
 /* A dialect without a kernel prefix prints a host C function: it returns a KGEN_ status
  * and may use kgen_runtime.h's macros (KGEN_VECTORIZE, KGEN_ALIGN). */
@@ -115,6 +221,16 @@ static const char *const reserved_words[] = {
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
     "size_t", "ptrdiff_t", "uintptr_t", "NULL", "INT64_C", "UINT64_C", "INFINITY", "NAN",
     "fmod", "fmodf", "main", "min", "max", "abs", "workspace",
+};
+
+/* Names a variable must not take in a GPU kernel: index built-ins, qualifiers, the
+ * overloaded math names it would shadow. */
+static const char *const gpu_reserved_words[] = {
+    "blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize", "kgen_block", "kgen_thread",
+    "__global", "__local", "__kernel", "__constant", "__private", "private", "uchar", "ushort", "uint",
+    "ulong", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "pow", "fabs", "floor", "ceil", "rint",
+    "trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "isnan", "isinf", "fma", "metal", "barrier", "select", "clamp", "sign", "step", "mix",
 };
 
 static int is_reserved(const char *s)
@@ -213,6 +329,9 @@ typedef struct {
     Decl *decls;           /* declarations of the open C blocks, innermost last */
     int ndecls, capdecls;
     int depth;             /* indentation level */
+    /* GPU launches */
+    int64_t launch[6];     /* extents of blockIdx.x/y/z, threadIdx.x/y/z in the launch printed */
+    const char *launch_name;   /* the function name of that launch */
 } Printer;
 
 static void push_decl(Decl **v, int *n, int *cap, const void *key, char *name, int live)
@@ -240,6 +359,9 @@ static int name_taken(const Printer *P, const char *s)
 {
     if (is_reserved(s) || (P->fname && strcmp(s, P->fname) == 0))
         return 1;
+    for (size_t i = 0; !is_host(P->d) && i < sizeof gpu_reserved_words / sizeof *gpu_reserved_words; i++)
+        if (strcmp(s, gpu_reserved_words[i]) == 0)
+            return 1;
     for (int i = 0; i < P->nbufs; i++)
         if (strcmp(P->bufs[i].name, s) == 0)
             return 1;
@@ -550,8 +672,10 @@ static const char *minmax_suffix(DType t)
 
 static const char *math_name(const Printer *P, MathFn fn, DType t)
 {
-    if (t == DT_F64)
-        return c_f64_math[fn] ? c_f64_math[fn] : ir_mathfn_name(fn);
+    if (t == DT_F64) {
+        const char *const *tab = P->d->f64_math ? P->d->f64_math : c_f64_math;
+        return tab[fn] ? tab[fn] : ir_mathfn_name(fn);
+    }
     if (P->d->f32_math && P->d->f32_math[fn])
         return P->d->f32_math[fn];
     return NULL;     /* the caller appends "f" to ir_mathfn_name */
@@ -757,7 +881,7 @@ static void print_bin(Printer *P, const Expr *e)
     case OP_MAX:
         sb_printf(P->out, "kgen_%s_%s(", op == OP_MIN ? "min" : "max", minmax_suffix(t));
         break;
-    case OP_MOD: sb_puts(P->out, f64 ? "fmod(" : "fmodf("); break;
+    case OP_MOD: sb_printf(P->out, "%s(", f64 ? "fmod" : P->d->fmod_f32); break;
     case OP_FLOORDIV:
         if (ir_dtype_is_float(t)) {       /* floor(a / b) */
             put_math_name(P, FN_FLOOR, t);
@@ -920,9 +1044,70 @@ static int count_lines(const StrBuf *o, size_t from)
  * closing brace. */
 #define LONG_BODY 8
 
+static void print_block(Printer *P, const Stmt *s);
+
+/* 0..5 for blockIdx.x/y/z, threadIdx.x/y/z; -1 otherwise */
+static int bind_slot(const char *tag)
+{
+    if (!tag)
+        return -1;
+    int base = !strncmp(tag, "blockIdx.", 9) ? 0 : !strncmp(tag, "threadIdx.", 10) ? 3 : -1;
+    if (base < 0)
+        return -1;
+    char c = tag[base ? 10 : 9];
+    return c >= 'x' && c <= 'z' && !tag[base ? 11 : 10] ? base + (c - 'x') : -1;
+}
+
+static void put_index(Printer *P, int slot)
+{
+    const char *fmt = slot < 3 ? P->d->block_index : P->d->thread_index;
+    int axis = slot % 3;
+    if (strstr(fmt, "%c"))
+        sb_printf(P->out, fmt, "xyz"[axis]);
+    else
+        sb_printf(P->out, fmt, axis);
+}
+
+/* A loop bound to a GPU index: no loop, the index itself (and a guard where the launch has
+ * more blocks or threads than this loop has iterations). */
+static void print_bound(Printer *P, const Stmt *s)
+{
+    Var *v = s->u.loop.var;
+    int slot = bind_slot(s->u.loop.bind_tag);
+    int64_t ext = 0;
+    ir_expr_is_const(s->u.loop.extent, &ext);
+    int mark = P->ndecls;
+    int di = declare_var(P, v);
+    const char *name = P->decls[di].name;
+    line(P);
+    sb_printf(P->out, "const %s %s = (%s)", value_type(v->dtype), name, value_type(v->dtype));
+    put_index(P, slot);
+    sb_puts(P->out, ";");
+    sb_puts(P->out, " /* ");
+    em_c_comment(P->out, s->u.loop.bind_tag);
+    sb_puts(P->out, " */\n");
+    P->decls[di].live = 1;
+    if (ext < P->launch[slot]) {
+        line(P);
+        sb_printf(P->out, "if (%s < ", name);
+        print_int(P, ext, v->dtype);
+        sb_puts(P->out, ") {\n");
+        print_block(P, s->u.loop.body);
+        line(P);
+        sb_puts(P->out, "}\n");
+    } else {
+        stmt(P, s->u.loop.body);
+    }
+    pop_decls(P, mark);
+}
+
 static void print_for(Printer *P, const Stmt *s)
 {
     const Dialect *d = P->d;
+    if (s->u.loop.kind == FOR_BOUND && !is_host(d)) {
+        print_bound(P, s);
+        return;
+    }
     ForKind kind = s->u.loop.kind;
     Var *v = s->u.loop.var;
     const Expr *min = s->u.loop.min, *ext = s->u.loop.extent;
@@ -1025,6 +1210,10 @@ static void print_alloc(Printer *P, const Stmt *s)
 {
     const Buffer *b = s->u.alloc.buf;
     const Dialect *d = P->d;
+    if (b->scope == SCOPE_SHARED && !is_host(d)) {
+        stmt(P, s->u.alloc.body);     /* declared at the top of the kernel (hoist_shared) */
+        return;
+    }
     const char *name = buf_name(P, b);
     const char *ty = ir_dtype_ctype(b->dtype);
     int braces = 0;
@@ -1180,7 +1369,7 @@ static void print_proto(Printer *P)
     const Kernel *k = P->k;
     const Dialect *d = P->d;
     const char *rk = d->restrict_kw;
-    char **items = xmalloc(sizeof *items * (size_t)(k->params.n + 1));
+    char **items = xmalloc(sizeof *items * (size_t)(k->params.n + 2));
     int n = 0;
     size_t total = 0;
 
@@ -1189,6 +1378,8 @@ static void print_proto(Printer *P)
         StrBuf p = {0};
         if (d->global_qual)
             sb_printf(&p, "%s ", d->global_qual);
+        if (d->no_f64 && i < k->params.n && ((const Buffer *)k->params.items[i])->dtype == DT_F64)
+            ir_fail("%s has no 64-bit floats, and %s is f64", d->name, ((const Buffer *)k->params.items[i])->name);
         if (i < k->params.n) {
             const Buffer *b = k->params.items[i];
             int ro = k->internal ? !stmt_stores(k->body, b) : b->is_input;
@@ -1197,21 +1388,40 @@ static void print_proto(Printer *P)
                 sb_printf(&p, "%s ", rk);
             sb_puts(&p, buf_name(P, b));
         } else {
-            sb_puts(&p, "void *");
+            sb_printf(&p, "%s *", d->workspace_type ? d->workspace_type : "void");
             if (rk)
                 sb_printf(&p, "%s ", rk);
             sb_puts(&p, "workspace");
         }
+        if (d->buffer_attr)
+            sb_printf(&p, d->buffer_attr, i);
         items[n++] = p.data;
         total += p.len + 2;
     }
 
+    if (d->index_params) {
+        items[n] = xstrdup(d->index_params);
+        total += strlen(items[n++]) + 2;
+    }
+
     StrBuf *o = P->out;
-    if (d->kernel_prefix)
-        sb_printf(o, "%s ", d->kernel_prefix);
-    if (k->internal && is_host(d))
-        sb_puts(o, "static ");
-    sb_printf(o, "%s %s(", is_host(d) && !k->internal ? "int" : "void", P->fname);
+    const char *fname = P->launch_name ? P->launch_name : P->fname;
+    if (d->kernel_prefix) {
+        sb_puts(o, d->kernel_prefix);
+        if (d->launch_bounds && P->launch_name) {
+            sb_puts(o, " ");
+            const char *f = d->launch_bounds;
+            if (strstr(f, "%lld") != strrchr(f, '%'))     /* x, y, z */
+                sb_printf(o, f, (long long)P->launch[3], (long long)P->launch[4], (long long)P->launch[5]);
+            else
+                sb_printf(o, f, (long long)(P->launch[3] * P->launch[4] * P->launch[5]));
+        }
+        sb_printf(o, " %s(", fname);
+    } else {
+        if (k->internal)
+            sb_puts(o, "static ");
+        sb_printf(o, "%s %s(", k->internal ? "void" : "int", fname);
+    }
     size_t col = o->len;
     while (col > 0 && o->data[col - 1] != '\n')
         col--;
@@ -1283,4 +1493,247 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
         sb_puts(out, text.data);
     sb_free(&text);
     printer_free(&P);
+}
+
+/* ---------------------------------------------------------------- GPU kernels */
+
+static int expr_f64(const Expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->dtype == DT_F64)
+        return 1;
+    switch (e->kind) {
+    case E_BIN: return expr_f64(e->u.bin.a) || expr_f64(e->u.bin.b);
+    case E_UN: return expr_f64(e->u.un.a);
+    case E_CAST: return expr_f64(e->u.cast.a);
+    case E_SELECT: return expr_f64(e->u.sel.cond) || expr_f64(e->u.sel.t) || expr_f64(e->u.sel.f);
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            if (expr_f64(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_LOAD: return e->u.load.buf->dtype == DT_F64 || expr_f64(e->u.load.index);
+    default: return 0;
+    }
+}
+
+/* What one launch needs, and whether a GPU can run it as written. */
+typedef struct {
+    const Kernel *k;
+    const Target *t;
+    int64_t ext[6];        /* extents of the six indices (1 where unbound) */
+    int active[6];         /* bound loops of each index open around the statement visited */
+    int64_t shared;        /* bytes of shared memory */
+    int f64;               /* uses doubles */
+} LaunchScan;
+
+static int scan_launch(LaunchScan *L, const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: {
+        L->f64 |= expr_f64(s->u.loop.min) || expr_f64(s->u.loop.extent);
+        if (s->u.loop.kind != FOR_BOUND)
+            return scan_launch(L, s->u.loop.body);
+        int slot = bind_slot(s->u.loop.bind_tag);
+        int64_t lo = -1, ext = 0;
+        if (slot < 0)
+            return ir_fail("kernel %s: loop %s is bound to '%s', not a GPU index", L->k->name, s->u.loop.var->name,
+                           s->u.loop.bind_tag ? s->u.loop.bind_tag : "nothing");
+        if (!ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(s->u.loop.extent, &ext) || ext < 1)
+            return ir_fail("kernel %s: loop %s bound to %s needs a constant range starting at 0", L->k->name,
+                           s->u.loop.var->name, s->u.loop.bind_tag);
+        if (L->active[slot])
+            return ir_fail("kernel %s: %s is bound twice in one loop nest (loop %s inside another loop bound to it)",
+                           L->k->name, s->u.loop.bind_tag, s->u.loop.var->name);
+        if (ext > L->ext[slot])
+            L->ext[slot] = ext;
+        L->active[slot] = 1;
+        int rc = scan_launch(L, s->u.loop.body);
+        L->active[slot] = 0;
+        return rc;
+    }
+    case S_LET:
+        L->f64 |= s->u.let.var->dtype == DT_F64 || expr_f64(s->u.let.value);
+        return scan_launch(L, s->u.let.body);
+    case S_IF:
+        L->f64 |= expr_f64(s->u.cond.cond);
+        return scan_launch(L, s->u.cond.then) || scan_launch(L, s->u.cond.els);
+    case S_STORE:
+        L->f64 |= s->u.store.buf->dtype == DT_F64 || expr_f64(s->u.store.index) || expr_f64(s->u.store.value);
+        return 0;
+    case S_ALLOC:
+        L->f64 |= s->u.alloc.buf->dtype == DT_F64;
+        if (s->u.alloc.buf->scope == SCOPE_SHARED)
+            L->shared += s->u.alloc.buf->size * ir_dtype_bytes(s->u.alloc.buf->dtype);
+        return scan_launch(L, s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (scan_launch(L, s->u.seq.items[i]))
+                return -1;
+        return 0;
+    case S_COMMENT: return 0;
+    }
+    return 0;
+}
+
+/* Declare the shared arrays of a launch at the top of its function (OpenCL and Metal
+ * allow them nowhere else). */
+static void hoist_shared(Printer *P, const Stmt *s)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case S_FOR: hoist_shared(P, s->u.loop.body); break;
+    case S_LET: hoist_shared(P, s->u.let.body); break;
+    case S_IF:
+        hoist_shared(P, s->u.cond.then);
+        hoist_shared(P, s->u.cond.els);
+        break;
+    case S_ALLOC:
+        if (s->u.alloc.buf->scope == SCOPE_SHARED) {
+            const Buffer *b = s->u.alloc.buf;
+            line(P);
+            sb_printf(P->out, "%s %s %s[%lld];\n", P->d->local_qual, ir_dtype_ctype(b->dtype), buf_name(P, b),
+                      (long long)(b->size > 0 ? b->size : 1));
+        }
+        hoist_shared(P, s->u.alloc.body);
+        break;
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            hoist_shared(P, s->u.seq.items[i]);
+        break;
+    default: break;
+    }
+}
+
+void em_free_launches(EmLaunch *l, int n)
+{
+    for (int i = 0; l && i < n; i++)
+        free(l[i].name);
+    free(l);
+}
+
+int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Target *t, EmLaunch **launches)
+{
+    /* the launches: the top-level statements below the workspace allocations */
+    const Stmt *body = k->body;
+    PtrVec ws = {0};
+    while (body && body->kind == S_ALLOC && body->u.alloc.buf->scope == SCOPE_WORKSPACE) {
+        ir_vec_push(&ws, (void *)body->u.alloc.buf, 1 << 20, "workspace buffers");
+        body = body->u.alloc.body;
+    }
+    const Stmt *const *items = &body;
+    int nitems = 1;
+    if (body && body->kind == S_SEQ) {
+        items = (const Stmt *const *)body->u.seq.items;
+        nitems = body->u.seq.n;
+    }
+    int n = 0;
+    for (int i = 0; i < nitems; i++)
+        n += items[i] && items[i]->kind != S_COMMENT;
+    EmLaunch *L = calloc((size_t)(n ? n : 1), sizeof *L);
+    if (!L)
+        ir_die("out of memory");
+    *launches = L;
+
+    Printer P;
+    StrBuf text = {0};
+    printer_init(&P, &text, k, d, 1);
+    int li = 0, rc = 0;
+    for (int i = 0; i < nitems && rc == 0; i++) {
+        const Stmt *item = items[i];
+        if (!item || item->kind == S_COMMENT)
+            continue;
+        LaunchScan S = {.k = k, .t = t};
+        if (scan_launch(&S, item)) {
+            rc = -1;
+            break;
+        }
+        if (S.f64 && d->no_f64) {
+            rc = ir_fail("kernel %s: %s has no 64-bit floats (the kernel computes in f64)", k->name, d->name);
+            break;
+        }
+        for (int j = 0; j < 6; j++)
+            P.launch[j] = S.ext[j] ? S.ext[j] : 1;
+        int64_t threads = P.launch[3] * P.launch[4] * P.launch[5];
+        if (threads > t->max_threads) {
+            rc = ir_fail("kernel %s: %lld threads per block, above the target's limit of %d (-max-threads)", k->name,
+                         (long long)threads, t->max_threads);
+            break;
+        }
+        if (S.shared > t->max_shared) {
+            rc = ir_fail("kernel %s: %lld bytes of shared memory per block, above the target's limit of %lld "
+                         "(-max-shared)", k->name, (long long)S.shared, (long long)t->max_shared);
+            break;
+        }
+        EmLaunch *l = &L[li];
+        if (n == 1) {
+            l->name = xstrdup(P.fname);
+        } else {
+            l->name = xmalloc(strlen(P.fname) + 24);
+            sprintf(l->name, "%s_%d", P.fname, li);
+        }
+        for (int j = 0; j < 3; j++) {
+            l->grid[j] = P.launch[j];
+            l->block[j] = P.launch[3 + j];
+        }
+        l->shared_bytes = S.shared;
+        P.launch_name = l->name;
+
+        /* header comment: the kernel's name and notes (on its first launch), the grid */
+        sb_puts(&text, "/* ");
+        em_c_comment(&text, k->name);
+        if (n > 1)
+            sb_printf(&text, ", launch %d of %d", li + 1, n);
+        for (int j = 0; li == 0 && j < k->notes.n; j++) {
+            const char *note = k->notes.items[j];
+            sb_puts(&text, note && note[0] ? "\n * " : "\n *");
+            em_c_comment(&text, note);
+        }
+        sb_printf(&text, "\n * grid %lld x %lld x %lld blocks of %lld x %lld x %lld threads%s\n */\n",
+                  (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+                  (long long)l->block[1], (long long)l->block[2],
+                  threads == 1 && l->grid[0] * l->grid[1] * l->grid[2] == 1 ? " (not parallelized: one thread)" : "");
+        print_proto(&P);
+        sb_puts(&text, "\n{\n");
+        P.depth = 1;
+        int wsused = 0;
+        for (int j = 0; j < ws.n; j++)
+            wsused |= stmt_refs(item, ws.items[j]);
+        if (!k->internal && !wsused) {
+            line(&P);
+            sb_puts(&text, "(void)workspace;\n");
+        }
+        for (int j = 0; j < k->params.n; j++) {
+            const Buffer *b = k->params.items[j];
+            if (!stmt_refs(item, b)) {
+                line(&P);
+                sb_printf(&text, "(void)%s;\n", buf_name(&P, b));
+            }
+        }
+        hoist_shared(&P, item);
+        Stmt *wrapped = (Stmt *)item;
+        for (int j = ws.n - 1; j >= 0; j--)
+            if (stmt_refs(item, ws.items[j]))
+                wrapped = ir_allocate(ws.items[j], wrapped);
+        stmt(&P, wrapped);
+        pop_decls(&P, 0);
+        sb_puts(&text, "}\n");
+        li++;
+        if (li < n)
+            sb_puts(&text, "\n");
+    }
+    if (rc == 0 && text.len)
+        sb_puts(out, text.data);
+    sb_free(&text);
+    printer_free(&P);
+    if (rc) {
+        em_free_launches(L, li);
+        *launches = NULL;
+        return -1;
+    }
+    return n;
 }

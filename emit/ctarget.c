@@ -74,8 +74,8 @@ void em_c_put_i64(StrBuf *o, int64_t v)
         sb_printf(o, "%lld", (long long)v);
 }
 
-static void header_file(StrBuf *o, const Kernel *k, const char *fn, const char *file,
-                        const char *source)
+void em_c_kernel_header(StrBuf *o, const Kernel *k, const char *fn, const char *file, const char *source,
+                        const Target *t)
 {
     char *guard = em_c_macro_name(file), *upper = em_c_macro_name(fn);
     em_c_banner(o, source);
@@ -108,6 +108,14 @@ static void header_file(StrBuf *o, const Kernel *k, const char *fn, const char *
     sb_puts(o, " * compact row-major strides (or NULL strides). Every tensor is checked before any\n");
     sb_puts(o, " * data is touched; the result is KGEN_OK or the first KGEN_ERR_* found. */\n");
     sb_printf(o, "int %s_tensors(kgen_tensor *const *args, int nargs, void *workspace);\n\n", fn);
+    if (t && target_is_gpu(t)) {
+        sb_printf(o, "/* %s target: the arrays above are in host memory and are copied to the device and\n"
+                     " * back; the first call picks the device and builds the kernels; `workspace` is\n"
+                     " * allocated in device memory and the argument is not used. Device time of the last\n"
+                     " * call in milliseconds, and the release of every device resource: */\n",
+                  t->name);
+        sb_printf(o, "double %s_device_ms(void);\nvoid %s_release(void);\n\n", fn, fn);
+    }
 
     sb_puts(o, "#ifdef __cplusplus\n}\n#endif\n\n");
     sb_printf(o, "#endif /* KGEN_%s_H */\n", guard);
@@ -229,7 +237,7 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
     sprintf(hname, "%s.h", name);
 
     StrBuf *h = em_outset_add(o, hname);
-    header_file(h, k, fn, name, source);
+    em_c_kernel_header(h, k, fn, name, source, NULL);
 
     StrBuf *c = em_outset_add(o, cname);
     em_c_banner(c, source);

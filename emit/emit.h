@@ -8,6 +8,7 @@
 #define KGEN_EMIT_H
 
 #include "../ir/ir.h"
+#include "target.h"
 
 typedef struct {
     const char *name;               /* "c", "cuda", "opencl", "metal" */
@@ -18,10 +19,42 @@ typedef struct {
     const char *barrier;            /* statement for a work-group barrier */
     /* math spelling per function for f32; NULL entries fall back to the C name + "f" */
     const char *const *f32_math;
+    const char *const *f64_math;    /* NULL: C's names */
+    const char *fmod_f32;           /* float remainder (C: fmodf) */
     int has_openmp;                 /* print FOR_PARALLEL as an OpenMP pragma */
+    /* GPU dialects */
+    const char *block_index;        /* printf format of a block index, %c is x, y or z
+                                       ("blockIdx.%c") or %d is 0, 1 or 2 ("get_group_id(%d)") */
+    const char *thread_index;       /* the same for the thread index inside its block */
+    const char *launch_bounds;      /* after kernel_prefix, %lld threads per block; NULL: none */
+    const char *buffer_attr;        /* after each buffer parameter, %d its index; NULL: none */
+    const char *index_params;       /* extra parameters that carry the indices; NULL: none */
+    const char *workspace_type;     /* element type of the workspace parameter (C: void) */
+    int no_f64;                     /* the language has no double */
 } Dialect;
 
 extern const Dialect em_dialect_c;
+extern const Dialect em_dialect_cuda;
+extern const Dialect em_dialect_opencl;
+extern const Dialect em_dialect_metal;
+const Dialect *em_dialect_for(TargetKind k);    /* NULL for targets the printer does not serve */
+
+/* One launch of a GPU kernel: a function with its grid. A kernel prints as one launch per
+ * top-level loop nest of its body (each runs after the previous one finished). */
+typedef struct {
+    char *name;                     /* the function name */
+    int64_t grid[3];                /* blocks in x, y, z */
+    int64_t block[3];               /* threads per block in x, y, z */
+    int64_t shared_bytes;           /* shared (local, threadgroup) memory per block */
+} EmLaunch;
+
+/* Print kernel k for a GPU dialect: one function per launch. Returns the number of
+ * launches (*launches: malloc'd, free with em_free_launches), or -1 with ir_fail() when
+ * the kernel cannot run on the target as scheduled (a bound loop that does not start at
+ * 0, a thread count or shared memory above the target's limits, a barrier under a branch
+ * that threads take differently). */
+int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Target *t, EmLaunch **launches);
+void em_free_launches(EmLaunch *l, int n);
 
 /* Print one kernel as a function definition (with its header comment). */
 void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d);
@@ -72,10 +105,26 @@ typedef struct {
     int with_main;             /* --main: NAME_main.c, kgen_io.h, kgen_main.h, Makefile */
     int weights_in_file;       /* --weights=file: NAME_weights.bin, loaded by the caller */
     PtrVec notes;              /* char*: lines for the header comment of NAME.c */
+    const Target *target;      /* NULL: C; a GPU target: host glue over device memory */
 } EmModel;
 
 /* The C target for a model: NAME.h, NAME.c (kernels and the model function),
  * NAME_weights.c (constants), kgen_runtime.h, and with with_main the runner. */
 int em_c_model_files(OutSet *o, const EmModel *m);
+
+/* ---------------------------------------------------------------- gpu.c */
+
+/* The CUDA, OpenCL or Metal target for one kernel: the device source, host glue with the
+ * C target's entry points over host arrays (NAME and NAME_tensors), NAME.h and the
+ * runtime headers. */
+int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t);
+/* The same for a model (m->target is the GPU target). */
+int em_gpu_model_files(OutSet *o, const EmModel *m);
+
+/* ---------------------------------------------------------------- target.c */
+
+/* Dispatch on the target: the kernel or model files for it. */
+int em_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t);
+int em_model_files(OutSet *o, const EmModel *m, const Target *t);
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* the C symbol of a constant: NAME_w_<buffer> */
-static const char *weight_symbol(const EmModel *m, const Buffer *b) { return ir_fmt("%s_w_%s", m->name, b->name); }
+const char *em_c_weight_symbol(const EmModel *m, const Buffer *b) { return ir_fmt("%s_w_%s", m->name, b->name); }
 
 /* --weights=file: each constant's byte offset in NAME_weights.bin (64-byte aligned) */
 static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
@@ -184,7 +184,7 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
 }
 
 /* the signature of the model function: inputs, outputs, arena */
-static void signature(StrBuf *o, const EmModel *m)
+void em_c_model_signature(StrBuf *o, const EmModel *m)
 {
     sb_printf(o, "int %s(", m->name);
     for (int i = 0; i < m->ninputs; i++)
@@ -194,21 +194,37 @@ static void signature(StrBuf *o, const EmModel *m)
     sb_puts(o, "void *restrict arena)");
 }
 
-static void header(StrBuf *h, const EmModel *m, const Model *mod)
+void em_c_model_header(StrBuf *h, const EmModel *m)
 {
+    const Model *mod = m->model;
+    int gpu = m->target && target_is_gpu(m->target);
     char *up = em_c_macro_name(m->name);
     em_c_banner(h, m->source);
     sb_printf(h, "#ifndef KGEN_%s_H\n#define KGEN_%s_H\n\n#include \"kgen_runtime.h\"\n\n", up, up);
     sb_puts(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-    sb_printf(h, "/* Scratch memory the caller passes as `arena`, 64-byte aligned: every intermediate\n"
-                 " * tensor lives there, placed by liveness (lower bound %lld bytes). 0: it may be NULL. */\n",
-              (long long)mod->arena_lower_bound);
-    sb_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)mod->arena_bytes);
+    if (gpu) {
+        sb_printf(h, "/* The intermediates live in an arena of %lld bytes in device memory, placed by\n"
+                     " * liveness (lower bound %lld bytes), allocated on the first run: the `arena`\n"
+                     " * argument of the entry points is not used and may be NULL. */\n",
+                  (long long)mod->arena_bytes, (long long)mod->arena_lower_bound);
+        sb_printf(h, "#define %s_ARENA_BYTES 0\n#define %s_DEVICE_ARENA_BYTES %lld\n", up, up,
+                  (long long)mod->arena_bytes);
+    } else {
+        sb_printf(h, "/* Scratch memory the caller passes as `arena`, 64-byte aligned: every intermediate\n"
+                     " * tensor lives there, placed by liveness (lower bound %lld bytes). 0: it may be NULL. */\n",
+                  (long long)mod->arena_lower_bound);
+        sb_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)mod->arena_bytes);
+    }
     sb_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n\n", up, m->ninputs, up, m->noutputs);
     sb_printf(h, "/* Inputs and outputs: ONNX name, element type, shape, position in the graph. */\n");
     sb_printf(h, "extern const kgen_value_info %s_input_info[%d];\n", m->name, m->ninputs ? m->ninputs : 1);
     sb_printf(h, "extern const kgen_value_info %s_output_info[%d];\n\n", m->name, m->noutputs ? m->noutputs : 1);
-    sb_printf(h, "/* %s: compact row-major arrays; outputs must not overlap inputs or the arena.\n", m->name);
+    if (gpu)
+        sb_printf(h, "/* %s: compact row-major arrays in host memory, copied to the %s device and back;\n"
+                     " * the first call picks the device, builds the kernels and uploads the weights.\n",
+                  m->name, m->target->name);
+    else
+        sb_printf(h, "/* %s: compact row-major arrays; outputs must not overlap inputs or the arena.\n", m->name);
     for (int i = 0; i < m->ninputs; i++) {
         sb_printf(h, " *   %s: input ", m->inputs[i].buf->name);
         em_c_put_shape(h, m->inputs[i].buf);
@@ -223,9 +239,15 @@ static void header(StrBuf *h, const EmModel *m, const Model *mod)
         em_c_comment(h, m->outputs[i].name);
         sb_puts(h, ")\n");
     }
-    sb_puts(h, " * Returns KGEN_OK. */\n");
-    signature(h, m);
+    sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n" : " * Returns KGEN_OK. */\n");
+    em_c_model_signature(h, m);
     sb_puts(h, ";\n\n");
+    if (gpu) {
+        sb_printf(h, "/* Device time of the last run in milliseconds (%s), and the release of every\n"
+                     " * device resource (the next run starts afresh). */\n",
+                  m->target->kind == TARGET_CUDA ? "CUDA events" : "profiling events");
+        sb_printf(h, "double %s_device_ms(void);\nvoid %s_release(void);\n\n", m->name, m->name);
+    }
     sb_printf(h, "/* %s on DLPack-compatible tensors: the inputs, then the outputs, in the order above;\n"
                  " * every tensor is checked first; returns KGEN_OK or the first KGEN_ERR_* found. */\n",
               m->name);
@@ -244,8 +266,9 @@ static void header(StrBuf *h, const EmModel *m, const Model *mod)
     free(up);
 }
 
-static void weights_file(StrBuf *w, const EmModel *m, const Model *mod)
+void em_c_weights_file(StrBuf *w, const EmModel *m)
 {
+    const Model *mod = m->model;
     em_c_banner(w, m->source);
     sb_puts(w, "/* The model's constants: flash on a microcontroller, .rodata elsewhere. Floats are\n"
                " * written as exact hexadecimal constants (C99). */\n");
@@ -253,7 +276,7 @@ static void weights_file(StrBuf *w, const EmModel *m, const Model *mod)
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
         const Tensor *t = b->constant;
-        sb_printf(w, "%sconst %s %s[%lld] = {\n", i ? "\n" : "", ir_dtype_ctype(b->dtype), weight_symbol(m, b),
+        sb_printf(w, "%sconst %s %s[%lld] = {\n", i ? "\n" : "", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
                   (long long)(b->size ? b->size : 1));
         if (b->size)
             put_elements(w, t);
@@ -279,14 +302,6 @@ static void weights_blob(StrBuf *w, const Model *mod)
     }
 }
 
-static int is_output(const EmModel *m, const Buffer *b)
-{
-    for (int i = 0; i < m->noutputs; i++)
-        if (m->outputs[i].buf == b)
-            return 1;
-    return 0;
-}
-
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
     em_c_banner(c, m->source);
@@ -305,7 +320,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_printf(c, "\n/* weights: %s_weights.c */\n", m->name);
     for (int i = 0; i < mod->constants.n && !m->weights_in_file; i++) {
         const Buffer *b = mod->constants.items[i];
-        sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), weight_symbol(m, b),
+        sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
                   (long long)(b->size ? b->size : 1));
     }
     for (int i = 0; i < mod->kernels.n; i++) {
@@ -321,7 +336,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         em_c_comment(c, m->notes.items[i]);
     }
     sb_puts(c, " */\n");
-    signature(c, m);
+    em_c_model_signature(c, m);
     sb_puts(c, "\n{\n");
     if (mod->arena.n)
         sb_puts(c, "    unsigned char *kgen_arena = (unsigned char *)arena;\n");
@@ -351,7 +366,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 sb_printf(c, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
                           (long long)blob_offset(mod, b, NULL));
             else if (b->constant)
-                sb_puts(c, weight_symbol(m, b));
+                sb_puts(c, em_c_weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
                 sb_printf(c, "(%s *)(kgen_arena + %lld)", ir_dtype_ctype(b->dtype), (long long)b->ws_offset);
             else
@@ -361,6 +376,12 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     }
     sb_puts(c, "    return KGEN_OK;\n}\n");
 
+    em_c_model_tables(c, m);
+}
+
+void em_c_model_tables(StrBuf *c, const EmModel *m)
+{
+    const Model *mod = m->model;
     /* the checked entry over tensors: reuse the single-kernel one on a stand-in */
     Kernel k = {0};
     k.name = m->name;
@@ -372,11 +393,11 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     em_c_tensors_entry(c, &k, m->name, "arena");
     info_table(c, m, "input", m->inputs, m->ninputs);
     info_table(c, m, "output", m->outputs, m->noutputs);
-    (void)is_output;
 }
 
-static void runner_files(OutSet *o, const EmModel *m)
+void em_c_runner_files(OutSet *o, const EmModel *m)
 {
+    int gpu = m->target && target_is_gpu(m->target);
     char *up = em_c_macro_name(m->name);
     StrBuf *r = em_outset_add(o, ir_fmt("%s_main.c", m->name));
     em_c_banner(r, m->source);
@@ -419,12 +440,18 @@ static void runner_files(OutSet *o, const EmModel *m)
     sb_printf(r, "#define KGEN_MAIN_NUM_INPUTS %s_NUM_INPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_NUM_OUTPUTS %s_NUM_OUTPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_ARENA_BYTES %s_ARENA_BYTES\n", up);
+    if (gpu)
+        sb_printf(r, "#define KGEN_MAIN_DEVICE_MS %s_device_ms\n", m->name);
     sb_puts(r, "#include \"kgen_main.h\"\n");
     const char *io = em_template("kgen_io.h"), *mn = em_template("kgen_main.h");
     if (io)
         sb_puts(em_outset_add(o, "kgen_io.h"), io);
     if (mn)
         sb_puts(em_outset_add(o, "kgen_main.h"), mn);
+    if (gpu) {
+        free(up);
+        return;    /* gpu.c writes the Makefile */
+    }
     StrBuf *mk = em_outset_add(o, "Makefile");
     sb_printf(mk, "# Generated by kgen from %s. Builds the runner `%s`.\n", m->source, m->name);
     sb_puts(mk, "CC ?= cc\nCFLAGS ?= -O2\n\n");
@@ -445,16 +472,16 @@ static void runner_files(OutSet *o, const EmModel *m)
 int em_c_model_files(OutSet *o, const EmModel *m)
 {
     const Model *mod = m->model;
-    header(em_outset_add(o, ir_fmt("%s.h", m->name)), m, mod);
+    em_c_model_header(em_outset_add(o, ir_fmt("%s.h", m->name)), m);
     source_file(em_outset_add(o, ir_fmt("%s.c", m->name)), m, mod);
     if (m->weights_in_file)
         weights_blob(em_outset_add(o, ir_fmt("%s_weights.bin", m->name)), mod);
     else
-        weights_file(em_outset_add(o, ir_fmt("%s_weights.c", m->name)), m, mod);
+        em_c_weights_file(em_outset_add(o, ir_fmt("%s_weights.c", m->name)), m);
     StrBuf *rt = em_outset_add(o, "kgen_runtime.h");
     em_c_banner(rt, m->source);
     sb_puts(rt, em_template("kgen_runtime.h"));
     if (m->with_main)
-        runner_files(o, m);
+        em_c_runner_files(o, m);
     return 0;
 }

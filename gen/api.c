@@ -77,8 +77,6 @@ int gen_compile(const GenOptions *opt)
     size_t n = strlen(opt->input);
     if (n > 5 && !strcmp(opt->input + n - 5, ".onnx"))
         return gen_compile_onnx(opt);
-    if (strcmp(opt->target, "c"))
-        return ir_fail("target '%s' is not supported yet (supported: c)", opt->target);
     char *text;
     size_t len;
     if (gen_read_file(opt->input, &text, &len))
@@ -95,6 +93,14 @@ int gen_compile(const GenOptions *opt)
     }
     if (gen_parse_kg(opt->input, text, defs, opt->ndefines, opt->no_schedule ? "none" : opt->target, &mod))
         goto done;
+    if (!mod.scheduled && !opt->no_schedule && target_is_gpu(&opt->tgt)) {
+        /* no schedule section for this GPU: one thread per output element */
+        if (sch_default_gpu(mod.sched, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)) {
+            ir_fail("%s: default GPU schedule: %s", opt->input, ir_errmsg());
+            goto done;
+        }
+        mod.default_gpu = 1;
+    }
     const char *name = opt->name ? opt->name : mod.kernel_name ? mod.kernel_name : gen_name_from_path(opt->input);
     if (!valid_name(name)) {
         ir_fail("kernel name '%s' is not a C identifier", name);
@@ -110,7 +116,9 @@ int gen_compile(const GenOptions *opt)
         ir_fail("%s: cannot lower the schedule: %s", opt->input, ir_errmsg());
         goto done;
     }
-    if (!mod.scheduled)
+    if (mod.default_gpu)
+        ir_vec_push(&k->notes, ir_fmt("schedule: kgen's default GPU schedule (no section for %s)", opt->target), 1 << 20, "notes");
+    else if (!mod.scheduled)
         ir_vec_push(&k->notes, opt->no_schedule ? "schedule: none (--no-schedule)" : ir_fmt("schedule: none for target %s", opt->target), 1 << 20, "notes");
     for (int i = 0; i < mod.schedule_lines.n; i++)
         ir_vec_push(&k->notes, ir_fmt("  %s", (char *)mod.schedule_lines.items[i]), 1 << 20, "notes");
@@ -120,7 +128,7 @@ int gen_compile(const GenOptions *opt)
         OutSet o = {0};
         const char *slash = strrchr(opt->input, '/');
         const char *src = slash ? slash + 1 : opt->input;
-        if (em_c_kernel_files(&o, k, name, src) || em_outset_write(&o, opt->outdir)) {
+        if (em_kernel_files(&o, k, name, src, &opt->tgt) || em_outset_write(&o, opt->outdir)) {
             em_outset_free(&o);
             goto done;
         }

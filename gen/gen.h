@@ -5,6 +5,7 @@
 
 #include "../ir/ir.h"
 #include "../schedule/schedule.h"
+#include "../emit/target.h"
 
 /* ---------------------------------------------------------------- lex.c */
 
@@ -53,6 +54,7 @@ typedef struct {
     Schedule *sched;           /* the schedule after the target's section was applied */
     const char *kernel_name;   /* from `kernel NAME`, else NULL */
     int scheduled;             /* a schedule section for the target was found and applied */
+    int default_gpu;           /* set by the driver: kgen's default GPU schedule was applied */
     PtrVec schedule_lines;     /* char*: the schedule statements applied, as written */
 } KgModule;
 
@@ -118,7 +120,10 @@ int gen_check_onnx_dir(const char *dir);
 
 typedef struct {
     const char *input;          /* .kg path */
-    const char *target;         /* "c" */
+    const char *target;         /* the target's name ("c", "cuda", ...): picks the .kg schedule section */
+    Target tgt;                 /* the parsed target with its attributes */
+    int gpu_schedule;           /* --schedule=gpu: the default GPU schedule for a C target (its
+                                   bound loops run as plain loops: a CPU check of GPU schedules) */
     const char *outdir;         /* NULL: write nothing (e.g. only --dump) */
     const char *name;           /* NULL: from `kernel NAME` or the file name */
     Define defines[GEN_MAX_DEFINES];

@@ -1933,9 +1933,14 @@ static int finish(P *p, const char *target, KgModule *out)
     /* check the other targets' sections first: applying one changes the program */
     int apply_any = target && strcmp(target, "none") != 0;
     Section *chosen = NULL;
+    /* a `gpu` section serves cuda, opencl and metal when they have none of their own */
+    int is_gpu = target && (!strcmp(target, "cuda") || !strcmp(target, "opencl") || !strcmp(target, "metal"));
+    int exact = 0;
+    for (int i = 0; i < p->sections.n && apply_any; i++)
+        exact |= teq(((Section *)p->sections.items[i])->name, target);
     for (int i = 0; i < p->sections.n; i++) {
         Section *sec = p->sections.items[i];
-        if (apply_any && teq(sec->name, target))
+        if (apply_any && !chosen && (teq(sec->name, target) || (is_gpu && !exact && teq(sec->name, "gpu"))))
             chosen = sec;
         else if (check_section(p, sec))
             return -1;

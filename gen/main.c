@@ -14,11 +14,18 @@ static void usage(FILE *f)
           "Generates readable C for the tensor program in FILE.kg or the ONNX model.\n"
           "\n"
           "options:\n"
-          "  --target T      target language: c (default c)\n"
+          "  --target T      target language: c (default), cuda, opencl, metal, js, wasm; a\n"
+          "                  comma-separated list writes DIR/T for each. Attributes follow the\n"
+          "                  name or come as separate words: cuda -arch=sm_90 (default sm_90),\n"
+          "                  -max-threads=N (threads per block; cuda 1024, others 256),\n"
+          "                  -max-shared=BYTES (shared memory per block; 48K cuda, 32K others),\n"
+          "                  wasm -simd\n"
           "  -o DIR          write NAME.c, NAME.h and kgen_runtime.h into DIR\n"
           "  --name N        kernel and file name (default: `kernel` in the file, else its name)\n"
           "  -DNAME=VALUE    override a `param` of the file\n"
           "  --no-schedule   ignore the file's schedule sections (plain loop nests)\n"
+          "  --schedule=gpu  (ONNX, target c) use the default GPU schedule: its bound loops run as\n"
+          "                  plain C loops, a CPU check of what the GPU targets compute\n"
           "  --dump=PASS     print an IR to stdout: tir (tensor IR), schedule, lower (loop IR)\n"
           "  --main          (ONNX) also write a runner program NAME_main.c and a Makefile\n"
           "  --report        (ONNX) print the fused kernels, their MACs and the memory plan\n"
@@ -52,10 +59,69 @@ static int parse_define(const char *arg, Define *d)
     return 0;
 }
 
+/* Is a the start of a target attribute given as its own word ("-arch=sm_80", "-simd")? */
+static int is_target_attr(const char *a)
+{
+    return !strncmp(a, "-arch=", 6) || !strncmp(a, "-max-threads=", 13) || !strncmp(a, "-max-shared=", 12) ||
+           !strcmp(a, "-simd");
+}
+
+/* Compile for each target of the comma-separated list; with several, each gets DIR/TARGET. */
+static int compile_targets(GenOptions *opt, const char *list, const char **attrs, int nattrs)
+{
+    int ntargets = 1;
+    for (const char *c = list; *c; c++)
+        ntargets += *c == ',';
+    const char *outdir = opt->outdir;
+    int rc = 0;
+    int used[64] = {0};
+    for (const char *p = list; !rc;) {
+        size_t n = strcspn(p, ",");
+        char spec[512];
+        if (n >= sizeof spec)
+            return ir_fail("target '%s' is too long", list);
+        memcpy(spec, p, n);
+        spec[n] = 0;
+        if (target_parse(spec, &opt->tgt))
+            return -1;
+        for (int i = 0; i < nattrs; i++) {
+            /* a separate attribute applies to the targets that take it */
+            Target probe = opt->tgt;
+            if (target_attr(&probe, attrs[i]) == 0) {
+                opt->tgt = probe;
+                used[i] = 1;
+            } else if (ntargets == 1) {
+                return -1;
+            }
+        }
+        opt->target = opt->tgt.name;
+        char *dir = NULL;
+        if (outdir && ntargets > 1) {
+            dir = malloc(strlen(outdir) + strlen(opt->tgt.name) + 2);
+            if (!dir)
+                return ir_fail("out of memory");
+            sprintf(dir, "%s/%s", outdir, opt->tgt.name);
+            opt->outdir = dir;
+        }
+        rc = gen_compile(opt);
+        opt->outdir = outdir;
+        free(dir);
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    for (int i = 0; i < nattrs && !rc; i++)
+        if (!used[i])
+            rc = ir_fail("target attribute '%s' applies to none of the targets '%s'", attrs[i], list);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     GenOptions opt = {0};
     opt.target = "c";
+    const char *attrs[64];
+    int nattrs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -102,6 +168,8 @@ int main(int argc, char **argv)
             }
             printf("check: %d passed, %d failed\n", pass, bad);
             return bad != 0;
+        } else if (!strcmp(a, "--schedule=gpu")) {
+            opt.gpu_schedule = 1;
         } else if (!strcmp(a, "--no-schedule")) {
             opt.no_schedule = 1;
         } else if (!strcmp(a, "--main")) {
@@ -133,6 +201,12 @@ int main(int argc, char **argv)
                 return 1;
             }
             opt.ndefines++;
+        } else if (is_target_attr(a)) {
+            if (nattrs == 64) {
+                fprintf(stderr, "kgen: error: too many target attributes\n");
+                return 1;
+            }
+            attrs[nattrs++] = a;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "kgen: error: unknown option '%s' (see kgen --help)\n", a);
             return 1;
@@ -151,7 +225,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgen: error: nothing to do: give -o DIR, --report or --dump=PASS\n");
         return 1;
     }
-    int rc = gen_compile(&opt);
+    int rc = compile_targets(&opt, opt.target, attrs, nattrs);
     for (int i = 0; i < opt.ndefines; i++)
         free((char *)opt.defines[i].name);
     if (rc) {

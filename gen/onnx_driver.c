@@ -57,8 +57,6 @@ static void report(const GenImport *im, const Model *m, Schedule *s)
 
 int gen_compile_onnx(const GenOptions *opt)
 {
-    if (strcmp(opt->target, "c"))
-        return ir_fail("target '%s' is not supported yet for ONNX models (supported: c)", opt->target);
     char err[1024];
     OnnxModel *om = onnx_load_file(opt->input, err, sizeof err);
     if (!om)
@@ -112,7 +110,14 @@ int gen_compile_onnx(const GenOptions *opt)
         goto done;
     }
     Schedule *s = sch_create(im.prog);
-    if (sch_default(s)) {
+    int gpu = target_is_gpu(&opt->tgt) || opt->gpu_schedule;
+    if (gpu && opt->layout_block) {
+        ir_fail("--layout=nchwc is a CPU layout; the %s target keeps NCHW", opt->target);
+        goto done;
+    }
+    if (gpu)
+        s->arena_align = 512;   /* OpenCL sub-buffers need CL_DEVICE_MEM_BASE_ADDR_ALIGN (4096 bits at most seen) */
+    if (gpu ? sch_default_gpu(s, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256) : sch_default(s)) {
         ir_fail("%s: default schedule: %s", opt->input, ir_errmsg());
         goto done;
     }
@@ -139,6 +144,7 @@ int gen_compile_onnx(const GenOptions *opt)
         em.source = slash ? slash + 1 : opt->input;
         em.with_main = opt->with_main;
         em.weights_in_file = opt->weights_in_file;
+        em.target = &opt->tgt;
         EmValue *ins = ir_alloc(sizeof *ins * (size_t)(im.ninputs + 1));
         EmValue *outs = ir_alloc(sizeof *outs * (size_t)(im.noutputs + 1));
         for (int i = 0; i < im.ninputs; i++) {
@@ -167,7 +173,7 @@ int gen_compile_onnx(const GenOptions *opt)
                                               im.inputs[i].onnx_name),
                             1 << 20, "notes");
         OutSet o = {0};
-        if (em_c_model_files(&o, &em) || em_outset_write(&o, opt->outdir)) {
+        if (em_model_files(&o, &em, &opt->tgt) || em_outset_write(&o, opt->outdir)) {
             em_outset_free(&o);
             goto done;
         }

@@ -985,9 +985,10 @@ static void stmt_buffers(const Stmt *s, PtrVec *out)
     }
 }
 
-static int64_t aligned_bytes(const Buffer *b)
+static int64_t aligned_bytes(const Model *m, const Buffer *b)
 {
-    return (b->size * ir_dtype_bytes(b->dtype) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+    int64_t a = m->arena_align;
+    return (b->size * ir_dtype_bytes(b->dtype) + a - 1) / a * a;
 }
 
 /* Place arena buffers by liveness: largest first, each at the lowest offset that does
@@ -1002,7 +1003,7 @@ static void plan_arena(Model *m, const int *first, const int *last)
     for (int i = 0; i < n; i++)
         order[i] = i;
     for (int i = 1; i < n; i++)   /* stable insertion sort by size, largest first */
-        for (int j = i; j > 0 && aligned_bytes(m->arena.items[order[j]]) > aligned_bytes(m->arena.items[order[j - 1]]); j--) {
+        for (int j = i; j > 0 && aligned_bytes(m, m->arena.items[order[j]]) > aligned_bytes(m, m->arena.items[order[j - 1]]); j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
@@ -1012,7 +1013,7 @@ static void plan_arena(Model *m, const int *first, const int *last)
     for (int oi = 0; oi < n; oi++) {
         int i = order[oi];
         Buffer *b = m->arena.items[i];
-        int64_t size = aligned_bytes(b), off = 0;
+        int64_t size = aligned_bytes(m, b), off = 0;
         for (int moved = 1; moved;) {
             moved = 0;
             for (int q = 0; q < np; q++) {
@@ -1020,8 +1021,8 @@ static void plan_arena(Model *m, const int *first, const int *last)
                 Buffer *o = m->arena.items[j];
                 if (last[i] < first[j] || last[j] < first[i])
                     continue;   /* never live together */
-                if (off < o->ws_offset + aligned_bytes(o) && o->ws_offset < off + size) {
-                    off = o->ws_offset + aligned_bytes(o);
+                if (off < o->ws_offset + aligned_bytes(m, o) && o->ws_offset < off + size) {
+                    off = o->ws_offset + aligned_bytes(m, o);
                     moved = 1;
                 }
             }
@@ -1037,7 +1038,7 @@ static void plan_arena(Model *m, const int *first, const int *last)
         int64_t live = 0;
         for (int i = 0; i < n; i++)
             if (first[i] <= k && k <= last[i])
-                live += aligned_bytes(m->arena.items[i]);
+                live += aligned_bytes(m, m->arena.items[i]);
         if (live > m->arena_lower_bound)
             m->arena_lower_bound = live;
     }
@@ -1161,6 +1162,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
     if (setup(&L, s, &roots))
         return NULL;
     Model *m = ir_alloc(sizeof *m);
+    m->arena_align = s->arena_align > 0 ? s->arena_align : ALIGN_BYTES;
     m->name = ir_strdup(name);
     for (int i = 0; i < L.k->params.n; i++) {
         Buffer *b = L.k->params.items[i];

@@ -251,7 +251,7 @@ static int tile_rows_axis(const Tensor *t, int r)
     return r - 2;
 }
 
-int sch_default(Schedule *s)
+int sch_default_fuse(Schedule *s)
 {
     /* inline: from the last stage back, so chains collapse into their root */
     for (int i = s->stages.n - 1; i >= 0; i--) {
@@ -278,6 +278,37 @@ int sch_default(Schedule *s)
             if (sch_compute_inline(s, st))
                 return -1;
     }
+    return 0;
+}
+
+/* The root stage that ends st's chain of single readers (same shape, identical indexing,
+ * inlined all but the last): the epilogue a reduction can be computed at, or NULL. */
+Stage *sch_reduction_epilogue(Schedule *s, Stage *st)
+{
+    Tensor *t = st->t;
+    Stage *cur = st, *rd[2];
+    if (t->is_output)
+        return NULL;
+    for (;;) {
+        if (readers(s, cur, rd, 2) != 1)
+            return NULL;
+        Stage *r = rd[0];
+        if (r->t->kind != T_COMPUTE || !same_shape(r->t, t) ||
+            !identity_reads(r->t->body, cur->t, r->t->axes, r->t->ndim))
+            return NULL;
+        cur = r;
+        if (r->attach != ATTACH_INLINE)
+            break;
+    }
+    if (cur->attach != ATTACH_ROOT || cur->nrels || cur->leaf.n != t->ndim)
+        return NULL;
+    return cur;
+}
+
+int sch_default(Schedule *s)
+{
+    if (sch_default_fuse(s))
+        return -1;
     /* reductions: a register tile of the two innermost output axes, accumulated in a
      * local array (the reduction computed at the tile loop of its same-shaped epilogue,
      * or of a copy made with cache_write), reduce loops outside the tile */
@@ -287,26 +318,8 @@ int sch_default(Schedule *s)
         if (t->kind != T_COMPUTE || st->attach != ATTACH_ROOT || t->body->kind != E_REDUCE || st->nrels ||
             t->ndim == 0)
             continue;
-        /* follow the single-reader chain through inlined stages */
-        Stage *cur = st, *rd[2];
-        int ok = !t->is_output;
-        while (ok) {
-            if (readers(s, cur, rd, 2) != 1) {
-                ok = 0;
-                break;
-            }
-            Stage *r = rd[0];
-            if (r->t->kind != T_COMPUTE || !same_shape(r->t, t) ||
-                !identity_reads(r->t->body, cur->t, r->t->axes, r->t->ndim)) {
-                ok = 0;
-                break;
-            }
-            cur = r;
-            if (r->attach != ATTACH_INLINE)
-                break;
-        }
-        Stage *P = st, *E = cur;
-        if (!ok || cur == st || cur->attach != ATTACH_ROOT || cur->nrels || cur->leaf.n != t->ndim) {
+        Stage *P = st, *E = sch_reduction_epilogue(s, st);
+        if (!E) {
             /* no epilogue to ride on: compute into a local copy, then store */
             P = sch_cache_write(s, st, SCOPE_LOCAL);
             if (!P)

@@ -47,6 +47,8 @@ struct Stage {
 typedef struct {
     Program *prog;
     PtrVec stages;                /* Stage*, in program order, cache stages placed before readers */
+    int64_t arena_align;          /* alignment of a model's arena slices (0: 64 bytes; GPU
+                                     targets ask more so that slices can be sub-buffers) */
 } Schedule;
 
 Schedule *sch_create(Program *p);
@@ -76,7 +78,15 @@ int sch_storage_align(Stage *st, int axis, int64_t factor, int64_t offset);
 int sch_parse_scope(const char *name, Scope *out);
 /* default.c: fusion (inline, compute_at of reductions into their epilogues) and simple
  * loop schedules for an imported model. */
-int sch_default(Schedule *s);   /* "local", "shared", "global" */
+int sch_default(Schedule *s);
+/* The fusion part of sch_default alone: injective stages inlined into their readers. */
+int sch_default_fuse(Schedule *s);
+/* The root stage a reduction st can be computed at (its single-reader epilogue), or NULL. */
+Stage *sch_reduction_epilogue(Schedule *s, Stage *st);
+/* gpu.c: the default GPU schedule: the same fusion, then every root stage's output
+ * elements spread over blocks of `threads` threads (blockIdx.x, threadIdx.x), one thread
+ * per element, with reductions accumulated in a register at that thread. */
+int sch_default_gpu(Schedule *s, int threads);
 void sch_print(FILE *f, Schedule *s);
 
 /* Largest unroll and vector extents accepted (guards against code explosion). */
@@ -101,6 +111,7 @@ typedef struct {
     int64_t arena_bytes;         /* the plan */
     int64_t arena_lower_bound;   /* most bytes live at once, counting in-place pairs as one */
     int ninplace;                /* intermediates written over an input that dies there */
+    int64_t arena_align;         /* every slice offset is a multiple of this */
 } Model;
 
 Model *ir_lower_model(Schedule *s, const char *name);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# golden.sh - the generated C of every example is committed under out/examples/NAME/;
-# regenerating it must not change a byte. `make golden` (--update) rewrites it on purpose.
+# golden.sh - the generated C of every example is committed under out/examples/NAME/, and
+# its CUDA, OpenCL and Metal under out/examples/NAME/{cuda,opencl,metal}/; regenerating
+# them must not change a byte. `make golden` (--update) rewrites it on purpose.
 # Also checks that two runs give the same bytes (determinism).
 set -u
 KGEN=${KGEN:-./kgen}
@@ -14,7 +15,9 @@ for kg in examples/*.kg; do
   got=$BUILD/golden/$name
   rm -rf $got $got.again
   if ! $KGEN $kg --target c -o $got >$BUILD/golden.$name.log 2>&1 ||
-     ! $KGEN $kg --target c -o $got.again >>$BUILD/golden.$name.log 2>&1; then
+     ! $KGEN $kg --target c -o $got.again >>$BUILD/golden.$name.log 2>&1 ||
+     ! $KGEN $kg --target cuda,opencl,metal -o $got >>$BUILD/golden.$name.log 2>&1 ||
+     ! $KGEN $kg --target cuda,opencl,metal -o $got.again >>$BUILD/golden.$name.log 2>&1; then
     echo "FAIL golden $name: kgen failed"; sed 's/^/    /' $BUILD/golden.$name.log | head; fail=$((fail + 1)); continue
   fi
   if ! diff -r $got $got.again >/dev/null; then

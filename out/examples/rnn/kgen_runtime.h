@@ -47,7 +47,9 @@
 
 /* Every helper is KGEN_INLINE: static (private to each including file) and inline. The
  * unused attribute keeps clang quiet when this header is compiled on its own. */
-#if defined(__GNUC__)
+#if defined(__CUDACC__)
+#define KGEN_INLINE static __host__ __device__ inline
+#elif defined(__GNUC__)
 #define KGEN_INLINE static inline __attribute__((unused))
 #else
 #define KGEN_INLINE static inline
@@ -225,11 +227,18 @@ KGEN_INLINE void *kgen_arena_alloc(kgen_arena *a, size_t bytes, size_t align)
     return a->base + (a->used - bytes);
 }
 
+/* KGEN_KERNEL_HELPERS_BEGIN: from here to KGEN_KERNEL_HELPERS_END the helpers that
+ * generated kernels call. kgen also copies this part into OpenCL and Metal sources after
+ * a small head (kgen_opencl.h, kgen_metal.h) that supplies the stdint names, KGEN_INLINE
+ * and, where the device has no doubles, KGEN_NO_F64: keep it in the common subset of C99,
+ * OpenCL C and the Metal Shading Language. */
+
 /* ---------------------------------------------------------------- half precision */
 
 /* f16 tensors are stored as uint16_t bit patterns and computed in float: C99 has no half
  * type, and integer code gives the same bits on every target. Both conversions are exact
  * IEEE binary16: round to nearest even, subnormals, infinities and NaNs (kept quiet). */
+#ifndef KGEN_HAVE_BITCAST   /* OpenCL and Metal heads define these with their own casts */
 KGEN_INLINE uint32_t kgen_f32_bits(float f)
 {
     union { float f; uint32_t u; } v;
@@ -243,6 +252,7 @@ KGEN_INLINE float kgen_bits_f32(uint32_t u)
     v.u = u;
     return v.f;
 }
+#endif
 
 KGEN_INLINE float kgen_f16_to_f32(uint16_t h)
 {
@@ -271,7 +281,7 @@ KGEN_INLINE uint16_t kgen_f32_to_f16(float f)
     uint32_t exp = (x >> 23) & 0xffu;
     uint32_t man = x & 0x7fffffu;
     int32_t e = (int32_t)exp - 112;         /* the half exponent field */
-    uint32_t h, rem, half;
+    uint32_t h, rem, halfway;
     int shift;
     if (exp == 0xffu)                       /* inf stays inf; nan stays a (quiet) nan */
         return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
@@ -284,13 +294,13 @@ KGEN_INLINE uint16_t kgen_f32_to_f16(float f)
         shift = 14 - e;                     /* 14..24 */
         h = man >> shift;
         rem = man & ((1u << shift) - 1u);
-        half = 1u << (shift - 1);
+        halfway = 1u << (shift - 1);
     } else {
         h = ((uint32_t)e << 10) | (man >> 13);
         rem = man & 0x1fffu;
-        half = 0x1000u;
+        halfway = 0x1000u;
     }
-    if (rem > half || (rem == half && (h & 1u)))
+    if (rem > halfway || (rem == halfway && (h & 1u)))
         h++;                                /* a carry into the exponent is still right */
     return (uint16_t)(sign | h);
 }
@@ -347,7 +357,7 @@ KGEN_INLINE uint8_t kgen_f32_to_f8_(float f, uint32_t m, uint32_t bias, int kind
     uint32_t over = kind == 0 ? sign | 0x7cu : nan;
     uint32_t zero = kind == 2 ? 0u : sign;
     int32_t e = (int32_t)exp - 127 + (int32_t)bias;  /* the float8 exponent field */
-    uint32_t h, rem, half, shift;
+    uint32_t h, rem, halfway, shift;
     if (exp == 0xffu)
         return (uint8_t)(man ? nan : over);
     if (e <= 0) {                           /* a subnormal, or zero */
@@ -359,13 +369,13 @@ KGEN_INLINE uint8_t kgen_f32_to_f8_(float f, uint32_t m, uint32_t bias, int kind
         man |= 0x800000u;
         h = man >> shift;
         rem = man & ((1u << shift) - 1u);
-        half = 1u << (shift - 1u);
+        halfway = 1u << (shift - 1u);
     } else {
         h = ((uint32_t)e << m) | (man >> (23u - m));
         rem = man & ((1u << (23u - m)) - 1u);
-        half = 1u << (22u - m);
+        halfway = 1u << (22u - m);
     }
-    if (rem > half || (rem == half && (h & 1u)))
+    if (rem > halfway || (rem == halfway && (h & 1u)))
         h++;
     if (h > maxcode)
         return (uint8_t)over;
@@ -385,9 +395,13 @@ KGEN_INLINE uint8_t kgen_f32_to_f8e5m2fnuz(float f) { return kgen_f32_to_f8_(f, 
 
 /* Functions that libm lacks, spelled once here so the printer emits one readable call. */
 KGEN_INLINE float kgen_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+#ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+#endif
 KGEN_INLINE float kgen_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+#ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_rsqrt(double x) { return 1.0 / sqrt(x); }
+#endif
 
 /* Floor modulo for floats (ONNX Mod with fmod=0, Python %): the sign follows b. */
 KGEN_INLINE float kgen_floormodf(float a, float b)
@@ -396,15 +410,18 @@ KGEN_INLINE float kgen_floormodf(float a, float b)
     return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
 }
 
+#ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_floormod(double a, double b)
 {
     double r = fmod(a, b);
     return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
 }
+#endif
 
 /* Float min/max propagate NaN (ONNX Min/Max, numpy): fminf would drop it. */
 KGEN_INLINE float kgen_min_f32(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 KGEN_INLINE float kgen_max_f32(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+#ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_min_f64(double a, double b)
 {
     return a != a ? a : b != b ? b : a < b ? a : b;
@@ -413,6 +430,7 @@ KGEN_INLINE double kgen_max_f64(double a, double b)
 {
     return a != a ? a : b != b ? b : a > b ? a : b;
 }
+#endif
 
 /* Integer min/max: smaller types are promoted to int and use the i32 ones. */
 KGEN_INLINE int32_t kgen_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
@@ -455,5 +473,7 @@ KGEN_INLINE int64_t kgen_floormod_i64(int64_t a, int64_t b)
  * being undefined behaviour (the result is converted back like a two's complement cast). */
 KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uint32_t)x) : x; }
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
+
+/* KGEN_KERNEL_HELPERS_END */
 
 #endif /* KGEN_RUNTIME_H */

@@ -1,0 +1,40 @@
+/* target.h - what `--target` names: the output language and its attributes.
+ *
+ * A target is written as its name followed by attributes, in one argument or as separate
+ * command-line words: "cuda -arch=sm_80", "opencl -max-threads=256", "wasm -simd". The
+ * GPU attributes are limits that the default GPU schedule respects and that kgen checks
+ * every bound kernel against (a schedule asking for more is an error, not a broken kernel).
+ */
+#ifndef KGEN_TARGET_H
+#define KGEN_TARGET_H
+
+#include <stdint.h>
+
+typedef enum {
+    TARGET_C,
+    TARGET_CUDA,
+    TARGET_OPENCL,
+    TARGET_METAL,
+    TARGET_JS,
+    TARGET_WASM
+} TargetKind;
+
+typedef struct {
+    TargetKind kind;
+    const char *name;          /* "c", "cuda", "opencl", "metal", "js", "wasm" */
+    /* GPU targets */
+    int sm;                    /* cuda: compute capability x10 (-arch=sm_90: 90) */
+    int max_threads;           /* threads per block (work-group, threadgroup) */
+    int64_t max_shared;        /* bytes of shared (local, threadgroup) memory per block */
+    /* wasm */
+    int simd;                  /* -simd: SIMD128 */
+} Target;
+
+/* Parse one target: a name, then attributes separated by spaces. Fills the defaults of
+ * the kind first. Returns 0, or -1 with ir_fail() naming the bad word. */
+int target_parse(const char *spec, Target *t);
+/* Apply one more attribute ("-arch=sm_80") to a parsed target. 0, or -1 with ir_fail(). */
+int target_attr(Target *t, const char *attr);
+int target_is_gpu(const Target *t);
+
+#endif
