@@ -121,6 +121,13 @@ int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char
 /* The same for a model (m->target is the GPU target). */
 int em_gpu_model_files(OutSet *o, const EmModel *m);
 
+/* ---------------------------------------------------------------- jsmodel.c */
+
+/* The JavaScript target (an ES module per kernel or model) and, for models, the WebAssembly
+ * one (the C files, an emcc Makefile and a JS loader with the same API). */
+int em_js_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t);
+int em_js_model_files(OutSet *o, const EmModel *m, const Target *t);
+
 /* ---------------------------------------------------------------- target.c */
 
 /* Dispatch on the target: the kernel or model files for it. */

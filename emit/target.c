@@ -119,6 +119,8 @@ int em_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *so
     case TARGET_CUDA:
     case TARGET_OPENCL:
     case TARGET_METAL: return em_gpu_kernel_files(o, k, name, source, t);
+    case TARGET_JS:
+    case TARGET_WASM: return em_js_kernel_files(o, k, name, source, t);
     default: return ir_fail("target %s is not supported yet", t->name);
     }
 }
@@ -130,6 +132,8 @@ int em_model_files(OutSet *o, const EmModel *m, const Target *t)
     case TARGET_CUDA:
     case TARGET_OPENCL:
     case TARGET_METAL: return em_gpu_model_files(o, m);
+    case TARGET_JS:
+    case TARGET_WASM: return em_js_model_files(o, m, t);
     default: return ir_fail("target %s is not supported yet for models", t->name);
     }
 }
