@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# conformance_js.sh - the ONNX node-test subset (${KGEN_ONNX_TESTS:-../shared/onnx-node-tests})
+# through kgen's JavaScript target and node, judged like tests/conformance.sh:
+#  1. kgen DIR/model.onnx --target js --bind-inputs DIR/test_data_set_0, two jobs at a time;
+#     a non-zero exit is "unsupported" (a known gap from tests/conformance_gaps.txt counts as
+#     skipped), a crash or timeout a failure;
+#  2. the generated modules are run in batches of BATCH per node process
+#     (tests/js/conf_driver.mjs: same comparison rule as the C driver); a model whose batch
+#     died or hung is run again alone, so one bad model fails alone.
+# Tests with the dtypes conformance.sh skips are skipped. Prints FAIL/UNSUPPORTED lines and
+# "conformance_js: N passed, N failed, N skipped"; results.tsv in $BUILD/conf_js.
+# Environment: KGEN, BUILD, KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1, KGEN_CONF_ONLY=REGEX,
+# KGEN_CONF_JS_BATCH (100), KGEN_CONF_JS_TARGET (js).
+set -u
+export LC_ALL=C
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+ONLY=${KGEN_CONF_ONLY:-}
+BATCH=${KGEN_CONF_JS_BATCH:-100}
+JOBS=2
+part=conformance_js
+here=$(cd "$(dirname "$0")" && pwd)
+
+skip_or_fail() {
+  if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
+    echo "FAIL $part: $1 (KGEN_REQUIRE_ALL=1)"; echo "$part: 0 passed, 1 failed, 0 skipped"; exit 1
+  fi
+  echo "SKIP $part: $1"; echo "$part: 0 passed, 0 failed, 1 skipped"; exit 0
+}
+[ -f "$TESTS/MANIFEST.tsv" ] || skip_or_fail "$TESTS/MANIFEST.tsv not found"
+command -v node >/dev/null 2>&1 || skip_or_fail "node not found"
+
+work=$(mkdir -p "$BUILD" && cd "$BUILD" && pwd)/conf_js
+tests_abs=$(cd "$TESTS" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+cp "$KGEN" "$work/kgen.bin"
+
+awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
+  NR == 1 { next }
+  only != "" && $1 !~ only { next }
+  {
+    skip = ""
+    n = split($4 "," $5, ty, ",")
+    for (i = 1; i <= n; i++) if (ty[i] ~ skipre) skip = ty[i]
+    c = $1
+    gsub(/[^A-Za-z0-9_]/, "_", c)
+    if (c !~ /^[A-Za-z_]/) c = "t_" c
+    while (c in used) c = c "_"
+    used[c] = 1
+    print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip)
+  }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
+
+kgen_one() {
+  timeout 120 "$work/kgen.bin" "$tests_abs/$1/model.onnx" --target "${KGEN_CONF_JS_TARGET:-js}" -o "$work/$2" \
+    --name "$2" --bind-inputs "$tests_abs/$1/test_data_set_0" > "$work/$2.kgen.log" 2>&1
+  echo $? > "$work/$2.kgen.rc"
+}
+export -f kgen_one
+export work tests_abs
+awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" | xargs -P $JOBS -L 1 bash -c 'kgen_one "$0" "$1"' 2>/dev/null
+
+: > "$work/run.txt"
+while IFS=$'\t' read -r name c op skip; do
+  if [ "$skip" != "-" ]; then printf '%s\t%s\tSKIP\tdtype %s\n' "$name" "$op" "$skip"; continue; fi
+  rc=$(cat "$work/$c.kgen.rc" 2>/dev/null || echo 255)
+  first=$(grep -m1 -v '^[[:space:]]*$' "$work/$c.kgen.log" 2>/dev/null | tr '\t' ' ' | cut -c1-300)
+  if [ "$rc" = 0 ] && [ -f "$work/$c/$c.mjs" ]; then
+    printf '%s\t%s\t%s\n' "$name" "$work/$c/$c.mjs" "$tests_abs/$name/test_data_set_0" >> "$work/run.txt"
+  elif [ "$rc" -ge 124 ]; then
+    printf '%s\t%s\tFAIL\tkgen crashed or timed out (status %s)\n' "$name" "$op" "$rc"
+  else
+    printf '%s\t%s\tUNSUPPORTED\t%s\n' "$name" "$op" "$first"
+  fi
+done < "$work/list.tsv" > "$work/kgen.tsv"
+
+# batches; a model without a verdict (its process died) runs again alone
+split -l "$BATCH" -d -a 3 "$work/run.txt" "$work/batch."
+drv=$here/js/conf_driver.mjs io=$here/../templates/kgen_io.mjs rtm=$here/../templates/kgen_runtime.mjs
+: > "$work/verdicts.txt"
+for b in "$work"/batch.*; do
+  [ -f "$b" ] || continue
+  timeout 300 node "$drv" "$b" "$io" "$rtm" >> "$work/verdicts.txt" 2> "$b.err"
+done
+while IFS=$'\t' read -r name mod data; do
+  grep -q -E "^(PASS|FAIL) $name(:|$)" "$work/verdicts.txt" && continue
+  printf '%s\t%s\t%s\n' "$name" "$mod" "$data" > "$work/alone.txt"
+  out=$(timeout 30 node "$drv" "$work/alone.txt" "$io" "$rtm" 2>&1 | tail -1)
+  case "$out" in
+    PASS*|FAIL*) echo "$out" >> "$work/verdicts.txt" ;;
+    *) echo "FAIL $name: node died or timed out: $out" >> "$work/verdicts.txt" ;;
+  esac
+done < "$work/run.txt"
+
+gaps=$here/conformance_gaps.txt
+awk -F'\t' -v gapfile="$gaps" '
+  BEGIN { while ((getline l < gapfile) > 0) { split(l, g, /[ \t]/); if (g[1] !~ /^#/ && g[1] != "") gap[g[1]] = 1 } }
+  FILENAME ~ /list.tsv$/ { op[$1] = $3; next }
+  FILENAME ~ /kgen.tsv$/ { print; next }
+  /^PASS / { print $2 "\t" op[$2] "\tPASS"; next }
+  /^FAIL / { n = $2; sub(/:$/, "", n); r = $0; sub(/^FAIL [^:]*: /, "", r); print n "\t" op[n] "\tFAIL\t" r }
+' "$work/list.tsv" "$work/kgen.tsv" "$work/verdicts.txt" > "$work/results.tsv"
+awk -F'\t' -v gapfile="$gaps" '
+  BEGIN { while ((getline l < gapfile) > 0) { split(l, g, /[ \t]/); if (g[1] !~ /^#/ && g[1] != "") gap[g[1]] = 1 } }
+  $3 == "PASS" { np++ }
+  $3 == "SKIP" { ns++ }
+  $3 == "UNSUPPORTED" && ($1 in gap) { ns++; next }
+  $3 == "UNSUPPORTED" { nf++; print "UNSUPPORTED " $1 ": " $4; next }
+  $3 == "FAIL" { nf++; print "FAIL " $1 ": " $4 }
+  END { printf "(pass rate %.1f%% of the tests that ran)\n", 100 * np / ((np + nf) ? np + nf : 1)
+        printf "conformance_js: %d passed, %d failed, %d skipped\n", np, nf, ns }
+' "$work/results.tsv"

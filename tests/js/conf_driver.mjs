@@ -1,0 +1,59 @@
+// conf_driver.mjs - written for tests/conformance_js.sh: runs generated JavaScript (or WASM)
+// models against ONNX node-test data, one line of the list file per model:
+//   NAME <TAB> MODULE_PATH <TAB> TEST_DATA_DIR
+// reads input_{graphIndex}.pb for each listed input, runs, compares each output with
+// output_{graphIndex}.pb (shape, dtype; floats |got-exp| <= 1e-5 + 1e-3*|exp|, NaN meets
+// NaN, infinities exact; integers and bools exact) and prints "PASS name" or
+// "FAIL name: reason". The same rule as tests/conformance.sh.
+import fs from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const [list, ioPath, rtPath] = process.argv.slice(2);
+const { readPb } = await import(pathToFileURL(ioPath));
+const rt = await import(pathToFileURL(rtPath));
+const floatTypes = new Set(["f16", "f32", "f64", "bf16", "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz"]);
+const toFloat = {
+    f16: rt.f16_to_f32, bf16: rt.bf16_to_f32, f8e4m3fn: rt.f8e4m3fn_to_f32, f8e4m3fnuz: rt.f8e4m3fnuz_to_f32,
+    f8e5m2: rt.f8e5m2_to_f32, f8e5m2fnuz: rt.f8e5m2fnuz_to_f32,
+};
+
+function compare(k, v, got, exp) {
+    if (v.dtype !== exp.dtype || v.shape.length !== exp.shape.length || v.shape.some((d, i) => d !== exp.shape[i]))
+        return `output ${k}: model gives ${v.dtype}[${v.shape}], expected ${exp.dtype}[${exp.shape}]`;
+    const conv = toFloat[v.dtype];
+    let bad = 0, first = -1;
+    for (let i = 0; i < exp.data.length; i++) {
+        let a = got[i], b = exp.data[i], ok;
+        if (floatTypes.has(v.dtype)) {
+            if (conv) { a = conv(a); b = conv(b); }
+            ok = (a !== a && b !== b) || (!isFinite(b) && a === b) || (isFinite(b) && Math.abs(a - b) <= 1e-5 + 1e-3 * Math.abs(b));
+        } else {
+            ok = a === b;
+        }
+        if (!ok && bad++ === 0)
+            first = i;
+    }
+    if (bad)
+        return `output ${k}: ${bad} of ${exp.data.length} elements differ, first at flat index ${first}: got ${got[first]}, expected ${exp.data[first]}`;
+    return null;
+}
+
+for (const line of fs.readFileSync(list, "utf8").split("\n")) {
+    if (!line.trim())
+        continue;
+    const [name, mod, data] = line.split("\t");
+    let why = null;
+    try {
+        const m = await import(pathToFileURL(mod));
+        await m.init();
+        const inputs = m.inputInfo.map((v) => readPb(fs.readFileSync(`${data}/input_${v.graphIndex}.pb`)).data);
+        const outs = m.run(inputs);
+        for (let k = 0; k < outs.length && !why; k++) {
+            const v = m.outputInfo[k];
+            why = compare(k, v, outs[k], readPb(fs.readFileSync(`${data}/output_${v.graphIndex}.pb`)));
+        }
+    } catch (e) {
+        why = `threw ${String(e && e.message || e).split("\n")[0].slice(0, 200)}`;
+    }
+    console.log(why ? `FAIL ${name}: ${why}` : `PASS ${name}`);
+}
