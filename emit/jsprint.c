@@ -334,7 +334,7 @@ static void print_cast(J *P, const Expr *e, int top)
         ex(P, a, is_big(from));
         sb_puts(o, ")");
         return;
-    case C_I32:
+    case C_I32: {
         Expr wide = {.kind = E_CAST, .dtype = DT_I32};
         if (cf == C_F32 || cf == C_F64) {   /* C truncates; out of range is undefined there */
             if (to == DT_I32) {
@@ -359,6 +359,7 @@ static void print_cast(J *P, const Expr *e, int top)
                 as_i32(P, a);
             return;
         }
+    }
     case C_U32:
         if (is_big(from)) {
             sb_puts(o, "Number(BigInt.asUintN(32, ");
@@ -909,6 +910,7 @@ static void stmt(J *P, const Stmt *s)
         em_js_comment(o, s->u.comment);
         sb_puts(o, " */\n");
         break;
+    default: ir_die("jsprint: statement kind %d (a GPU barrier?) in a JavaScript kernel", (int)s->kind);
     }
 }
 
