@@ -457,7 +457,8 @@ static void collect_buffers(Printer *P, const Stmt *s)
         for (int i = 0; i < s->u.seq.n; i++)
             collect_buffers(P, s->u.seq.items[i]);
         break;
-    case S_COMMENT: break;
+    case S_COMMENT:
+    case S_BARRIER: break;
     }
 }
 
@@ -562,7 +563,8 @@ static int stmt_refs(const Stmt *s, const void *key)
             if (stmt_refs(s->u.seq.items[i], key))
                 return 1;
         return 0;
-    case S_COMMENT: return 0;
+    case S_COMMENT:
+    case S_BARRIER: return 0;
     }
     return 0;
 }
@@ -1098,7 +1100,10 @@ static void print_bound(Printer *P, const Stmt *s)
     } else {
         stmt(P, s->u.loop.body);
     }
-    pop_decls(P, mark);
+    /* declared in the enclosing C block: the name stays taken until that block closes (a
+     * second cooperative copy binds the same index again) */
+    P->decls[di].live = 0;
+    (void)mark;
 }
 
 static void print_for(Printer *P, const Stmt *s)
@@ -1328,6 +1333,12 @@ static void stmt(Printer *P, const Stmt *s)
         for (int i = 0; i < s->u.seq.n; i++)
             stmt(P, s->u.seq.items[i]);
         break;
+    case S_BARRIER:
+        if (P->d->barrier) {
+            line(P);
+            sb_printf(o, "%s\n", P->d->barrier);
+        }
+        break;
     case S_COMMENT: {
         const char *t = s->u.comment ? s->u.comment : "";
         line(P);
@@ -1525,8 +1536,29 @@ typedef struct {
     int64_t ext[6];        /* extents of the six indices (1 where unbound) */
     int active[6];         /* bound loops of each index open around the statement visited */
     int64_t shared;        /* bytes of shared memory */
+    int barriers;
     int f64;               /* uses doubles */
 } LaunchScan;
+
+/* Does s store into shared buffers only (a cooperative copy)? */
+static int stores_only_shared(const Stmt *s)
+{
+    if (!s)
+        return 1;
+    switch (s->kind) {
+    case S_FOR: return stores_only_shared(s->u.loop.body);
+    case S_LET: return stores_only_shared(s->u.let.body);
+    case S_IF: return stores_only_shared(s->u.cond.then) && stores_only_shared(s->u.cond.els);
+    case S_STORE: return s->u.store.buf->scope == SCOPE_SHARED;
+    case S_ALLOC: return stores_only_shared(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!stores_only_shared(s->u.seq.items[i]))
+                return 0;
+        return 1;
+    default: return 1;
+    }
+}
 
 static int scan_launch(LaunchScan *L, const Stmt *s)
 {
@@ -1545,14 +1577,17 @@ static int scan_launch(LaunchScan *L, const Stmt *s)
         if (!ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(s->u.loop.extent, &ext) || ext < 1)
             return ir_fail("kernel %s: loop %s bound to %s needs a constant range starting at 0", L->k->name,
                            s->u.loop.var->name, s->u.loop.bind_tag);
-        if (L->active[slot])
+        /* the same index again inside: only for a cooperative copy into shared memory, which
+         * the block's threads share out (any other nesting would be the diagonal only) */
+        if (L->active[slot] && !stores_only_shared(s->u.loop.body))
             return ir_fail("kernel %s: %s is bound twice in one loop nest (loop %s inside another loop bound to it)",
                            L->k->name, s->u.loop.bind_tag, s->u.loop.var->name);
         if (ext > L->ext[slot])
             L->ext[slot] = ext;
+        int was = L->active[slot];
         L->active[slot] = 1;
         int rc = scan_launch(L, s->u.loop.body);
-        L->active[slot] = 0;
+        L->active[slot] = was;
         return rc;
     }
     case S_LET:
@@ -1574,9 +1609,44 @@ static int scan_launch(LaunchScan *L, const Stmt *s)
             if (scan_launch(L, s->u.seq.items[i]))
                 return -1;
         return 0;
+    case S_BARRIER: L->barriers++; return 0;
     case S_COMMENT: return 0;
     }
     return 0;
+}
+
+/* After scan_launch: every thread of a block must reach each barrier, so none may sit
+ * under a branch (a guard of a bound loop shorter than the launch, or any if). */
+static int check_barriers(const LaunchScan *L, const Stmt *s, const int64_t *launch, const char *branch)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: {
+        int slot = s->u.loop.kind == FOR_BOUND ? bind_slot(s->u.loop.bind_tag) : -1;
+        int64_t ext = 0;
+        if (slot >= 0 && ir_expr_is_const(s->u.loop.extent, &ext) && ext < launch[slot] && !branch)
+            branch = s->u.loop.var->name;
+        return check_barriers(L, s->u.loop.body, launch, branch);
+    }
+    case S_LET: return check_barriers(L, s->u.let.body, launch, branch);
+    case S_IF:
+        return check_barriers(L, s->u.cond.then, launch, branch ? branch : "an if") ||
+               check_barriers(L, s->u.cond.els, launch, branch ? branch : "an if");
+    case S_ALLOC: return check_barriers(L, s->u.alloc.body, launch, branch);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (check_barriers(L, s->u.seq.items[i], launch, branch))
+                return -1;
+        return 0;
+    case S_BARRIER:
+        if (branch)
+            return ir_fail("kernel %s: a barrier under divergent control flow (inside the guard of %s): not every "
+                           "thread of a block would reach it; make the bound loops cover the block exactly",
+                           L->k->name, branch);
+        return 0;
+    default: return 0;
+    }
 }
 
 /* Declare the shared arrays of a launch at the top of its function (OpenCL and Metal
@@ -1658,6 +1728,10 @@ int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Ta
         }
         for (int j = 0; j < 6; j++)
             P.launch[j] = S.ext[j] ? S.ext[j] : 1;
+        if (S.barriers && check_barriers(&S, item, P.launch, NULL)) {
+            rc = -1;
+            break;
+        }
         int64_t threads = P.launch[3] * P.launch[4] * P.launch[5];
         if (threads > t->max_threads) {
             rc = ir_fail("kernel %s: %lld threads per block, above the target's limit of %d (-max-threads)", k->name,

@@ -131,7 +131,11 @@ static int device_head(GProg *g)
         sb_puts(o, head);
         sb_puts(o, "\n/* ---------------------------------------------------------------- kgen_runtime.h's"
                    " kernel helpers */\n");
-        return put_helpers(o);
+        if (put_helpers(o))
+            return -1;
+        /* the line after which only this program's kernels follow (tools may join programs) */
+        sb_puts(o, "\n/* ---------------------------------------------------------------- kernels */\n");
+        return 0;
     }
     default: return ir_fail("%s is not a GPU target", g->t->name);
     }

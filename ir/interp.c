@@ -528,7 +528,8 @@ static void exec(Interp *I, const Stmt *s)
         for (int i = 0; i < s->u.seq.n; i++)
             exec(I, s->u.seq.items[i]);
         return;
-    case S_COMMENT: return;
+    case S_COMMENT:
+    case S_BARRIER: return;
     }
 }
 

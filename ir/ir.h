@@ -414,7 +414,9 @@ typedef enum {
     FOR_BOUND         /* GPU: bound to a thread index (bind_tag); no loop is printed */
 } ForKind;
 
-typedef enum { S_FOR, S_LET, S_IF, S_STORE, S_ALLOC, S_SEQ, S_COMMENT } StmtKind;
+/* S_BARRIER: GPU: every thread of the block waits here until all arrive and their shared
+ * memory writes are visible (a no-op where loops run one after another). */
+typedef enum { S_FOR, S_LET, S_IF, S_STORE, S_ALLOC, S_SEQ, S_COMMENT, S_BARRIER } StmtKind;
 
 typedef struct Stmt Stmt;
 struct Stmt {
@@ -438,6 +440,7 @@ Stmt *ir_allocate(Buffer *b, Stmt *body);
 Stmt *ir_seq(Stmt **items, int n);              /* flattens nested seqs, drops NULLs */
 Stmt *ir_seq2(Stmt *a, Stmt *b);
 Stmt *ir_comment(const char *text);
+Stmt *ir_barrier(void);
 Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
 
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);

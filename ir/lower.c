@@ -334,6 +334,20 @@ static void collect_accesses(const Expr *e, const Tensor *t, PtrVec *out)
 
 static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, Expr *body, RangeMap *outer);
 
+/* Is v the variable of a loop bound to a thread index (threadIdx.*) in any stage? */
+static int is_thread_var(const Lower *L, const Var *v)
+{
+    for (int j = 0; j < L->s->stages.n; j++) {
+        const Stage *st = L->s->stages.items[j];
+        for (int i = 0; i < st->leaf.n; i++) {
+            const IterVar *iv = st->leaf.items[i];
+            if (iv->var == v && iv->bind_tag && !strncmp(iv->bind_tag, "threadIdx", 9))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* The region of producer P that consumer expression `cexpr` (in leaf variables of the
  * consumer) reads inside loop position p, then P's nest over it. */
 /* The region of producer P computed at loop position p of st: the union of what st reads
@@ -397,6 +411,22 @@ static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, Iv
     for (int i = 0; i <= p; i++) {
         IterVar *iv = st->leaf.items[i];
         ir_range_push(&m, iv->var, 0, ivm(ivs, iv, 0)->ext - 1);
+    }
+    /* shared memory serves the whole block: its region spans every thread of it, so the
+     * loops bound to threadIdx around the attach point count as inner (TVM's relaxation) */
+    if (P->scope == SCOPE_SHARED) {
+        for (int i = 0; i < outer->n && ninner < MAX_IV; i++)
+            if (is_thread_var(L, outer->items[i].var) && outer->items[i].lo == 0) {
+                inner[ninner] = outer->items[i].var;
+                exts[ninner++] = outer->items[i].hi + 1;
+            }
+        for (int i = 0; i <= p && ninner < MAX_IV; i++) {
+            IterVar *iv = st->leaf.items[i];
+            if (iv->bind_tag && !strncmp(iv->bind_tag, "threadIdx", 9)) {
+                inner[ninner] = iv->var;
+                exts[ninner++] = ivm(ivs, iv, 0)->ext;
+            }
+        }
     }
     *mout = m;
     Expr *rmin[KG_MAX_DIMS];
@@ -584,6 +614,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         Stmt *ps = lower_stage(L, P, pi->rmin, pi->buf->shape, P->t->body, &amaps[a]);
         if (L->failed)
             return NULL;
+
         ir_vec_push(&att[apos[a]], P, 1 << 20, "stages");
         ir_vec_push(&att[apos[a]], ps, 1 << 20, "stages");
     }
@@ -621,10 +652,22 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         if (p == 0)
             break;
         IterVar *iv = st->leaf.items[p - 1];
-        /* stages computed at this loop come first in its body */
-        for (int j = att[p - 1].n - 2; j >= 0; j -= 2) {
+        /* stages computed at this loop come first in its body. A block fills its shared
+         * stages together: a barrier before them (every thread is done with the previous
+         * contents) and one after them (the new contents are all written). */
+        int nshared = 0;
+        for (int j = 0; j < att[p - 1].n; j += 2)
+            nshared += ((Stage *)att[p - 1].items[j])->scope == SCOPE_SHARED;
+        for (int j = att[p - 1].n - 2, seen = 0; j >= 0; j -= 2) {
             Stage *P = att[p - 1].items[j];
-            cur = ir_allocate(L->info[stage_idx(L, P->t)].buf, ir_seq2(att[p - 1].items[j + 1], cur));
+            Stmt *ps = att[p - 1].items[j + 1];
+            if (P->scope == SCOPE_SHARED) {
+                if (seen == 0)
+                    ps = ir_seq2(ps, ir_barrier());        /* after the last shared stage */
+                if (++seen == nshared)
+                    ps = ir_seq2(ir_barrier(), ps);        /* before the first */
+            }
+            cur = ir_allocate(L->info[stage_idx(L, P->t)].buf, ir_seq2(ps, cur));
         }
         /* the reduction's initial value, before its first reduce loop */
         if (is_reduce && p - 1 == first_red) {

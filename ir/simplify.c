@@ -750,7 +750,8 @@ static Stmt *simp_stmt(Stmt *s, RangeMap *m)
             items[i] = simp_stmt(s->u.seq.items[i], m);
         return ir_seq(items, s->u.seq.n);
     }
-    case S_COMMENT: return s;
+    case S_COMMENT:
+    case S_BARRIER: return s;
     }
     return s;
 }

@@ -73,6 +73,8 @@ Stmt *ir_allocate(Buffer *b, Stmt *body)
     return s;
 }
 
+Stmt *ir_barrier(void) { return mk(S_BARRIER); }
+
 Stmt *ir_comment(const char *text)
 {
     Stmt *s = mk(S_COMMENT);
@@ -140,7 +142,8 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n)
             items[i] = ir_stmt_subst(s->u.seq.items[i], vars, values, n);
         return ir_seq(items, s->u.seq.n);
     }
-    case S_COMMENT: return s;
+    case S_COMMENT:
+    case S_BARRIER: return s;
     }
     return s;
 }
@@ -218,6 +221,10 @@ void ir_print_stmt(FILE *f, const Stmt *s, int indent)
     case S_COMMENT:
         pad(f, indent);
         fprintf(f, "# %s\n", s->u.comment);
+        return;
+    case S_BARRIER:
+        pad(f, indent);
+        fprintf(f, "barrier\n");
         return;
     }
 }

@@ -1,8 +1,13 @@
 /* gpu.c - the default GPU schedule.
  * requires: a verified program with its schedule fresh from sch_create.
  *
- * Fusion is the CPU default's (sch_default_fuse). Then each root stage becomes one
- * launch: its output axes are fused into one index and split into blocks of `threads`,
+ * Fusion is the CPU default's (sch_default_fuse). A matmul-like reduction (one reduce
+ * axis, the product of two materialized tensors, one indexed by the rows and k, the other
+ * by k and the columns, every extent a multiple of 16) is tiled through shared memory: a
+ * block of 16 x 16 threads computes a 16 x 16 tile of the output, and for each step of 16
+ * along k the block copies a 16 x 16 tile of each operand into shared memory together (one
+ * element per thread, barriers around the copy) and every thread accumulates its element
+ * from the two tiles. Every other root stage becomes one launch: its output axes are fused into one index and split into blocks of `threads`,
  * bound to blockIdx.x and threadIdx.x, so each thread computes one output element
  * (consecutive threads write consecutive elements: coalesced stores). A reduction is
  * computed at that thread: at its same-shaped epilogue if it has one (bias, activation,
@@ -30,6 +35,97 @@ static int bind_flat(Stage *st, int threads, IterVar **thread)
     return 0;
 }
 
+#define TILE 16
+
+static int stage_index(const Schedule *s, const Stage *st)
+{
+    for (int i = 0; i < s->stages.n; i++)
+        if (s->stages.items[i] == st)
+            return i;
+    return -1;
+}
+
+/* The dimension of access x whose index is exactly variable v, or -1. */
+static int dim_of(const Expr *x, const Var *v)
+{
+    for (int d = 0; d < x->u.access.n; d++) {
+        const Expr *e = x->u.access.idx[d];
+        if (e->kind == E_VAR && e->u.var == v)
+            return d;
+    }
+    return -1;
+}
+
+/* Does access x use variable v in any index? */
+static int uses(const Expr *x, const Var *v)
+{
+    for (int d = 0; d < x->u.access.n; d++)
+        if (ir_expr_uses_var(x->u.access.idx[d], v))
+            return 1;
+    return 0;
+}
+
+/* P: the reduction, E: the root stage with P's shape that P is computed at. 1 when the
+ * shared-memory tiling applied, 0 when P is not matmul-like, -1 on error. */
+static int shared_matmul(Schedule *s, Stage *P, Stage *E, int threads)
+{
+    Tensor *t = P->t;
+    const Expr *body = t->body;
+    int nd = t->ndim;
+    if (threads < TILE * TILE || nd < 2 || E->leaf.n != nd || E->nrels || body->kind != E_REDUCE ||
+        body->u.reduce.naxes != 1 || body->u.reduce.op != RED_SUM)
+        return 0;
+    const Expr *m = body->u.reduce.body;
+    if (m->kind != E_BIN || m->u.bin.op != OP_MUL || m->u.bin.a->kind != E_ACCESS || m->u.bin.b->kind != E_ACCESS)
+        return 0;
+    const Expr *x = m->u.bin.a, *y = m->u.bin.b;
+    const Var *a = t->axes[nd - 2]->var, *b = t->axes[nd - 1]->var, *k = body->u.reduce.axes[0]->var;
+    if (t->axes[nd - 2]->extent % TILE || t->axes[nd - 1]->extent % TILE || body->u.reduce.axes[0]->extent % TILE)
+        return 0;
+    int xa = dim_of(x, a), xk = dim_of(x, k), yk = dim_of(y, k), yb = dim_of(y, b);
+    if (xa < 0 || xk < 0 || yk < 0 || yb < 0 || uses(x, b) || uses(y, a) || x->u.access.t == y->u.access.t)
+        return 0;
+    Stage *X = sch_stage(s, x->u.access.t), *Y = sch_stage(s, y->u.access.t);
+    if (!X || !Y || X->attach == ATTACH_INLINE || Y->attach == ATTACH_INLINE)
+        return 0;
+
+    /* the output: 16 x 16 tiles, one per block, one element per thread */
+    IterVar *ao, *ai, *bo, *bi, *blk;
+    if (sch_split(E, E->leaf.items[nd - 2], TILE, &ao, &ai) || sch_split(E, E->leaf.items[nd], TILE, &bo, &bi))
+        return -1;
+    IterVar *order[KG_MAX_DIMS + 2];
+    int n = 0;
+    for (int i = 0; i < E->leaf.n; i++)
+        if (E->leaf.items[i] != ai && E->leaf.items[i] != bi)
+            order[n++] = E->leaf.items[i];
+    order[n++] = ai;
+    order[n++] = bi;
+    if (sch_reorder(E, order, n))
+        return -1;
+    blk = E->leaf.items[0];
+    while (E->leaf.n > 3)
+        if (sch_fuse(E, E->leaf.items[0], E->leaf.items[1], &blk))
+            return -1;
+    if (sch_bind(E, blk, "blockIdx.x") || sch_bind(E, ai, "threadIdx.y") || sch_bind(E, bi, "threadIdx.x") ||
+        sch_compute_at(s, P, E, bi))
+        return -1;
+    /* k in steps of 16, the operands' tiles in shared memory at each step */
+    IterVar *kv = NULL, *ko, *ki;
+    for (int i = 0; i < P->leaf.n; i++)
+        if (((IterVar *)P->leaf.items[i])->kind == IV_REDUCE)
+            kv = P->leaf.items[i];
+    if (!kv || sch_split(P, kv, TILE, &ko, &ki))
+        return -1;
+    Stage *XS = sch_cache_read(s, x->u.access.t, SCOPE_SHARED, &P, 1);
+    Stage *YS = XS ? sch_cache_read(s, y->u.access.t, SCOPE_SHARED, &P, 1) : NULL;
+    if (!YS || sch_compute_at(s, XS, P, ko) || sch_compute_at(s, YS, P, ko))
+        return -1;
+    if (sch_bind(XS, XS->leaf.items[xa], "threadIdx.y") || sch_bind(XS, XS->leaf.items[xk], "threadIdx.x") ||
+        sch_bind(YS, YS->leaf.items[yk], "threadIdx.y") || sch_bind(YS, YS->leaf.items[yb], "threadIdx.x"))
+        return -1;
+    return 1;
+}
+
 int sch_default_gpu(Schedule *s, int threads)
 {
     if (threads < 1)
@@ -48,11 +144,14 @@ int sch_default_gpu(Schedule *s, int threads)
                 if (!P)
                     return -1;
                 E = st;
-                i++;    /* the cache stage was inserted before st */
             }
-            IterVar *th;
-            if (bind_flat(E, threads, &th) || sch_compute_at(s, P, E, th))
+            int tiled = shared_matmul(s, P, E, threads);
+            if (tiled < 0)
                 return -1;
+            IterVar *th;
+            if (!tiled && (bind_flat(E, threads, &th) || sch_compute_at(s, P, E, th)))
+                return -1;
+            i = stage_index(s, st);    /* cache stages were inserted before it */
             continue;
         }
         if (ir_expr_has_reduce(t->body))

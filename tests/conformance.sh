@@ -25,6 +25,13 @@
 # known gaps listed in tests/conformance_gaps.txt, which count as skipped).
 # Everything it makes is under $BUILD/conf; results.tsv there has one row per test.
 #
+# KGEN_CONF_TARGET=opencl runs the same tests through `--target opencl` on the OpenCL
+# device (pocl on the CPU here): the driver links each model's NAME_host.c, and the
+# kernels of a batch are joined into one program (one build, then pocl's cache for every
+# child), checked first with clang's OpenCL front end; a model whose kernels do not
+# compile fails alone. Its results go to $BUILD/conf-opencl, its last line starts with
+# "conformance-opencl:".
+#
 # Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1
 # (a missing test folder fails instead of skipping), KGEN_CONF_ONLY=REGEX (run only the
 # matching test names), KGEN_CONF_TIMEOUT (seconds per model run, 10), KGEN_CONF_BATCH (60).
@@ -39,39 +46,65 @@ RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-10}
 JOBS=2
 BATCH=${KGEN_CONF_BATCH:-60}
 UNITY=${KGEN_CONF_UNITY:-1}
+TARGET=${KGEN_CONF_TARGET:-c}
+case $TARGET in
+  c) part=conformance; sub=conf; src_suffix=.c; libs="-lm" ;;
+  opencl) part=conformance-opencl; sub=conf-opencl; src_suffix=_host.c; libs="-lOpenCL -lm"
+          RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-60} ;;
+  # cuda: for tests/gpu/run_cuda.sh on a machine with a GPU (NVCC, CUDA_ARCH=sm_90)
+  cuda) part=conformance-cuda; sub=conf-cuda; src_suffix=.cu; libs="-lm"; UNITY=0
+        NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}; RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-60} ;;
+  *) echo "FAIL conformance: KGEN_CONF_TARGET=$TARGET (use c, opencl or cuda)"; echo "conformance: 0 passed, 1 failed, 0 skipped"; exit 1 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 templates=$here/../templates
 
 if [ ! -f "$TESTS/MANIFEST.tsv" ]; then
   if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
-    echo "FAIL conformance: $TESTS/MANIFEST.tsv not found (KGEN_REQUIRE_ALL=1)"
-    echo "conformance: 0 passed, 1 failed, 0 skipped"
+    echo "FAIL $part: $TESTS/MANIFEST.tsv not found (KGEN_REQUIRE_ALL=1)"
+    echo "$part: 0 passed, 1 failed, 0 skipped"
     exit 1
   fi
-  echo "SKIP conformance: $TESTS/MANIFEST.tsv not found"
-  echo "conformance: 0 passed, 0 failed, 1 skipped"
+  echo "SKIP $part: $TESTS/MANIFEST.tsv not found"
+  echo "$part: 0 passed, 0 failed, 1 skipped"
   exit 0
 fi
 if [ ! -x "$KGEN" ]; then
-  echo "FAIL conformance: $KGEN is not an executable (run make first)"
-  echo "conformance: 0 passed, 1 failed, 0 skipped"
+  echo "FAIL $part: $KGEN is not an executable (run make first)"
+  echo "$part: 0 passed, 1 failed, 0 skipped"
   exit 1
+fi
+if [ "$TARGET" = opencl ]; then
+  # an OpenCL platform to run on, and the headers and library to build the hosts
+  if ! printf '#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(void){cl_uint n=0;return clGetPlatformIDs(0,0,&n)!=CL_SUCCESS||n==0;}\n' |
+       $CC -x c - -o "${BUILD:-build}/cl_probe" -lOpenCL >/dev/null 2>&1 || ! "${BUILD:-build}/cl_probe"; then
+    if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
+      echo "FAIL $part: no OpenCL platform, headers or libOpenCL (pocl-opencl-icd ocl-icd-opencl-dev opencl-headers; KGEN_REQUIRE_ALL=1)"
+      echo "$part: 0 passed, 1 failed, 0 skipped"
+      exit 1
+    fi
+    echo "SKIP $part: no OpenCL platform, headers or libOpenCL (install pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)"
+    echo "$part: 0 passed, 0 failed, 1 skipped"
+    exit 0
+  fi
 fi
 
 mkdir -p "$BUILD"
 # two runs on one build folder would delete each other's files
 if command -v flock >/dev/null 2>&1; then
-  exec 9> "$BUILD/conf.lock"
+  exec 9> "$BUILD/$sub.lock"
   if ! flock -n 9; then
     echo "conformance: waiting for another run on $BUILD to end" >&2
     flock 9
   fi
 fi
-work=$(cd "$BUILD" && pwd)/conf
+work=$(cd "$BUILD" && pwd)/$sub
 tests_abs=$(cd "$TESTS" && pwd)
 kgen_abs=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")
 rm -rf "$work"
 mkdir -p "$work/res"
+# pocl keeps compiled kernels here: fresh for each run, shared by the run's children
+[ "$TARGET" = opencl ] && export POCL_CACHE_DIR=$work/pocl-cache
 # a private copy, so that a rebuild of kgen during the run changes nothing
 cp "$kgen_abs" "$work/kgen.bin" && kgen_abs=$work/kgen.bin
 # limit SECONDS COMMAND...: the command, killed after SECONDS where coreutils' timeout exists
@@ -106,13 +139,13 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|IN
 # one test: its log and exit status land in $work/NAME.kgen.{log,rc}
 kgen_one() {
   local name=$1 c=$2
-  limit 120 "$kgen_abs" "$tests_abs/$name/model.onnx" --target c -o "$work/$c" --name "$c" \
+  limit 120 "$kgen_abs" "$tests_abs/$name/model.onnx" --target $TARGET -o "$work/$c" --name "$c" \
     --bind-inputs "$tests_abs/$name/test_data_set_0" > "$work/$c.kgen.log" 2>&1
   echo $? > "$work/$c.kgen.rc"
 }
 export -f kgen_one limit
 t_start=$SECONDS
-export work tests_abs kgen_abs to
+export work tests_abs kgen_abs to TARGET
 awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" |
   xargs -P $JOBS -L 1 bash -c 'kgen_one "$0" "$1"' 2>/dev/null
 
@@ -122,10 +155,10 @@ while IFS=$'\t' read -r name c op skip; do
   [ "$skip" = "-" ] || continue
   rc=$(cat "$work/$c.kgen.rc" 2>/dev/null || echo 255)
   first=$(grep -m1 -v '^[[:space:]]*$' "$work/$c.kgen.log" 2>/dev/null | tr '\t' ' ' | cut -c1-300)
-  if [ "$rc" = 0 ] && [ -f "$work/$c/$c.c" ]; then
+  if [ "$rc" = 0 ] && [ -f "$work/$c/$c$src_suffix" ]; then
     printf '%s\t%s\n' "$name" "$c" >> "$work/ok.txt"
   elif [ "$rc" = 0 ]; then
-    printf '%s\tFAIL\tkgen exited 0 but wrote no %s.c\n' "$name" "$c"
+    printf '%s\tFAIL\tkgen exited 0 but wrote no %s%s\n' "$name" "$c" "$src_suffix"
   elif [ "$rc" = 126 ] || [ "$rc" = 127 ]; then
     printf '%s\tFAIL\tkgen could not be run: %s\n' "$name" "$first"
   elif [ "$rc" = 124 ]; then
@@ -469,7 +502,9 @@ EOF
       echo "/* the models' sources, in this one translation unit */"
       for name in "$@"; do
         c=${cname[$name]}
-        echo "#include \"$c/$c.c\""
+        C=$(printf '%s' "$c" | tr 'a-z' 'A-Z')
+        [ "$TARGET" = opencl ] && echo "#define ${C}_CL_FILE \"$dir/batch.cl\""
+        echo "#include \"$c/$c$src_suffix\""
         [ -f "$work/$c/${c}_weights.c" ] && echo "#include \"$c/${c}_weights.c\""
       done
     fi
@@ -487,6 +522,38 @@ EOF
   } > "$dir/driver.c"
 }
 
+# join_cl DIR NAME...: DIR/batch.cl, one OpenCL program with the kernels of all these
+# models (the common head once). When clang's OpenCL front end rejects it, the models
+# whose own .cl it rejects fail with the first error, and the batch is built without them.
+join_cl() {
+  local dir=$1; shift
+  local name c first=1 bad=() keep=()
+  mkdir -p "$dir"
+  {
+    for name in "$@"; do
+      c=${cname[$name]}
+      if [ $first = 1 ]; then
+        sed -n '1,/^\/\* -* kernels \*\/$/p' "$work/$c/$c.cl"; first=0
+      fi
+      sed '1,/^\/\* -* kernels \*\/$/d' "$work/$c/$c.cl"
+    done
+  } > "$dir/batch.cl"
+  command -v clang >/dev/null 2>&1 || return 0
+  clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -w "$dir/batch.cl" > "$dir.cl.log" 2>&1 && return 0
+  for name in "$@"; do
+    c=${cname[$name]}
+    if clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -w "$work/$c/$c.cl" > "$work/$c.cl.log" 2>&1; then
+      keep+=("$name")
+    else
+      printf '%s\tFAIL\tOpenCL C does not compile: %s\n' "$name" \
+        "$(grep -m1 'error:' "$work/$c.cl.log" | sed "s|^$work/||" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+    fi
+  done
+  [ ${#keep[@]} -gt 0 ] && build "${dir}k" "${keep[@]}" && cat "${dir}k.built" >> "$dir.built" 2>/dev/null
+  cat "${dir}k.res" >> "$dir.res" 2>/dev/null
+  return 1
+}
+
 # build DIR NAME...: compile a driver for these models. On errors that name model files,
 # those models fail with their first error and the rest is built again; other errors split
 # the batch in halves. Built drivers are listed in DIR.../run (one executable per line).
@@ -497,10 +564,25 @@ build() {
   for name in "$@"; do
     [ "$UNITY" = 1 ] && break
     c=${cname[$name]}
-    files+=("$work/$c/$c.c")
+    files+=("$work/$c/$c$src_suffix")
     [ -f "$work/$c/${c}_weights.c" ] && files+=("$work/$c/${c}_weights.c")
   done
-  if $CC -O1 -std=c99 -w -I"$work" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" -lm > "$log" 2>&1; then
+  [ "$TARGET" = opencl ] && { join_cl "$dir" "$@" || return 0; }
+  if [ "$TARGET" = cuda ]; then
+    # the models' .cu files in one nvcc run, their weights and the driver by the C compiler
+    local wfiles=() cufiles=()
+    for name in "$@"; do c=${cname[$name]}; wfiles+=("$work/$c/${c}_weights.c"); cufiles+=("$work/$c/$c.cu"); done
+    printf '#include "%s"\n' "${cufiles[@]}" > "$dir/batch.cu"
+    if "$NVCC" -arch=${CUDA_ARCH:-sm_90} -O1 -w -I"$templates" -c "$dir/batch.cu" -o "$dir/batch.o" > "$log" 2>&1 &&
+       $CC -O1 -std=c99 -w -I"$work" -I"$templates" -c "$dir/driver.c" -o "$dir/driver.o" >> "$log" 2>&1 &&
+       cat "${wfiles[@]}" > "$dir/weights.c" && $CC -O1 -w -c "$dir/weights.c" -o "$dir/weights.o" >> "$log" 2>&1 &&
+       "$NVCC" -arch=${CUDA_ARCH:-sm_90} -o "$dir/run" "$dir/driver.o" "$dir/batch.o" "$dir/weights.o" >> "$log" 2>&1; then
+      echo "$dir/run" >> "$dir.built"
+      return
+    fi
+    # nvcc writes FILE(LINE): error
+    sed -i -E "s|^($work/[^(]*)\(([0-9]+)\): error|\1:\2:0: error|" "$log"
+  elif $CC -O1 -std=c99 -w -I"$work" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" $libs > "$log" 2>&1; then
     echo "$dir/run" >> "$dir.built"
     return
   fi
@@ -614,5 +696,5 @@ echo "($unsup of the failures are unsupported by kgen, $known of them known gaps
 echo "passed $pass of $total tests ($((pass * 1000 / (total ? total : 1))) per mille); $skip skipped for element types not supported yet"
 fail=$((fail - known))
 skip=$((skip + known))
-echo "conformance: $pass passed, $fail failed, $skip skipped"
+echo "$part: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

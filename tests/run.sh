@@ -37,10 +37,12 @@ for t in $BUILD/tests/test_*; do
   tally <<< "$summary"
 done
 
-for part in tests/golden.sh tests/exec.sh tests/errors.sh tests/onnx.sh tests/layout.sh tests/models.sh tests/baremetal.sh tests/fuzz_replay.sh tests/conformance.sh tests/js.sh tests/conformance_js.sh; do
+for part in tests/golden.sh tests/exec.sh tests/errors.sh tests/onnx.sh tests/layout.sh tests/models.sh tests/baremetal.sh tests/fuzz_replay.sh tests/gpu.sh tests/conformance.sh tests/js.sh tests/conformance_js.sh; do
   [ -f $part ] || continue
   tally < <(bash $part 2>&1 | tee -a $log | grep -E '^(FAIL|SKIP)|^    |: [0-9]+ passed, [0-9]+ failed')
 done
+# the conformance set again, through the OpenCL target
+tally < <(KGEN_CONF_TARGET=opencl bash tests/conformance.sh 2>&1 | tee -a $log | grep -E '^(FAIL|SKIP)|^    |: [0-9]+ passed, [0-9]+ failed')
 
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ $total_f -eq 0 ]

@@ -150,7 +150,7 @@ KGEN_INLINE const char *kgen_status_str(int status)
     case KGEN_ERR_STRIDES: return "strides are not compact row-major";
     case KGEN_ERR_ALIGN: return "data is misaligned";
     case KGEN_ERR_NULL: return "NULL pointer";
-    case KGEN_ERR_DEVICE: return "tensor is on the wrong device";
+    case KGEN_ERR_DEVICE: return "device error (a GPU call failed, see stderr) or memory the kernel cannot address";
     default: return "unknown status";
     }
 }

@@ -19,7 +19,7 @@ static const int batch_matmul_args_0[4] = {0, 1, 2, 3};
 
 /* launches, in order */
 static const kgen_gpu_launch batch_matmul_launches[1] = {
-    {"batch_matmul_kernel", NULL, {128, 1, 1}, {256, 1, 1}, 4, batch_matmul_args_0},
+    {"batch_matmul_kernel", NULL, {128, 1, 1}, {16, 16, 1}, 4, batch_matmul_args_0},
 };
 
 static const kgen_gpu_program batch_matmul_program = {

@@ -275,6 +275,8 @@ KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uin
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 
 
+/* ---------------------------------------------------------------- kernels */
+
 /* conv2d_kernel, launch 1 of 2
  * Xp: root; loops n_c_fused_y_fused_x_fused_outer (blockIdx.x), n_c_fused_y_fused_x_fused_inner (threadIdx.x)
  * Y_local = cache_write(Y): computed at Y.n_f_fused_oy_fused_ox_fused_inner; loops n, f, oy, ox, rc, ry, rx

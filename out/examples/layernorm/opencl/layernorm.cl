@@ -275,6 +275,8 @@ KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uin
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 
 
+/* ---------------------------------------------------------------- kernels */
+
 /* layernorm_kernel, launch 1 of 3
  * Mean: root; loops r_outer (blockIdx.x), r_inner (threadIdx.x)
  * Var: root; loops r_outer (blockIdx.x), r_inner (threadIdx.x)

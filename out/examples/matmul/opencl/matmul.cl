@@ -275,6 +275,8 @@ KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uin
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 
 
+/* ---------------------------------------------------------------- kernels */
+
 /* matmul_kernel, launch 1 of 2
  * Bp: root; loops jo_k_fused_ji_fused_outer (blockIdx.x), jo_k_fused_ji_fused_inner (threadIdx.x)
  * C_local = cache_write(C): computed at C.i_j_fused_inner; loops i, j, k

@@ -275,6 +275,8 @@ KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uin
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 
 
+/* ---------------------------------------------------------------- kernels */
+
 /* maxpool2d_kernel
  * Y_local = cache_write(Y): computed at Y.n_c_fused_oy_fused_ox_fused_inner; loops n, c, oy, ox, ry, rx
  * Y: root; loops n_c_fused_oy_fused_ox_fused_outer (blockIdx.x), n_c_fused_oy_fused_ox_fused_inner (threadIdx.x)

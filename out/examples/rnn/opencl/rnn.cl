@@ -275,6 +275,8 @@ KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uin
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 
 
+/* ---------------------------------------------------------------- kernels */
+
 /* rnn_kernel, launch 1 of 4
  * XW: root; loops t_i_fused_outer (blockIdx.x), t_i_fused_inner (threadIdx.x)
  * S: root; loops t, i

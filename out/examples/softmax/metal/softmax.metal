@@ -306,6 +306,8 @@ KGEN_INLINE int32_t kgen_abs_i32(int32_t x) { return x < 0 ? (int32_t)(0u - (uin
 KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 
 
+/* ---------------------------------------------------------------- kernels */
+
 /* softmax_kernel, launch 1 of 4
  * Mx_local = cache_write(Mx): computed at Mx.r_inner; loops r, l
  * Mx: root; loops r_outer (blockIdx.x), r_inner (threadIdx.x)
