@@ -1738,6 +1738,13 @@ int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Ta
                          (long long)threads, t->max_threads);
             break;
         }
+        if (P.launch[0] > INT32_MAX || P.launch[1] > 65535 || P.launch[2] > 65535 || P.launch[5] > 64) {
+            rc = ir_fail("kernel %s: a grid of %lld x %lld x %lld blocks of %lld x %lld x %lld threads is beyond what "
+                         "GPUs launch (blocks: x < 2^31, y and z <= 65535; threads: z <= 64)", k->name,
+                         (long long)P.launch[0], (long long)P.launch[1], (long long)P.launch[2], (long long)P.launch[3],
+                         (long long)P.launch[4], (long long)P.launch[5]);
+            break;
+        }
         if (S.shared > t->max_shared) {
             rc = ir_fail("kernel %s: %lld bytes of shared memory per block, above the target's limit of %lld "
                          "(-max-shared)", k->name, (long long)S.shared, (long long)t->max_shared);

@@ -98,17 +98,16 @@ for t in cuda metal; do
   else bad "$t shared-memory matmul" $d.log; fi
 done
 
-# CUDA and Metal: the default shapes of every example
+# CUDA and Metal: the default shapes of every example. The .cu files are compiled together
+# at the end, as one translation unit (one nvcc start, not one per file).
+cu_files=()
 for kg in examples/*.kg; do
   name=$(basename $kg .kg)
   d=$work/ex_$name
   if ! $KGEN $kg --target cuda,metal -o $d > $d.log 2>&1; then
     bad "cuda,metal $name: kgen failed" $d.log; continue
   fi
-  if [ $have_nvcc = 1 ]; then
-    if "$NVCC" $NVFLAGS -c $d/cuda/$name.cu -o $d/cuda/$name.o > $d/cuda.log 2>&1; then ok
-    else bad "cuda $name (sm_90 and sm_80): nvcc" $d/cuda.log; fi
-  fi
+  cu_files+=("$d/cuda/$name.cu")
   if [ $have_metal = 1 ]; then
     if "$METAL_CHECK" $d/metal/$name.metal > $d/metal.log 2>&1; then ok; else bad "metal $name: metal-check" $d/metal.log; fi
   fi
@@ -123,7 +122,7 @@ for dir in tests/models/*/ tests/data/onnx/gpu_tiles/; do
   [ -f $dir/model.onnx ] || continue
   d=$work/model_$m
   if [ $have_cl = 1 ]; then
-    if ! $KGEN $dir/model.onnx --target opencl -o $d/opencl --main > $d.cl.log 2>&1; then
+    if ! $KGEN $dir/model.onnx --target opencl -o $d/opencl --name model --main > $d.cl.log 2>&1; then
       bad "opencl model $m: kgen failed" $d.cl.log
     elif make -s -C $d/opencl CC="$CC" CFLAGS="-O2 -std=c99 -Wall -Wextra -Werror" >> $d.cl.log 2>&1 &&
          $d/opencl/model $dir/input_0.npy -o $d/opencl/res >> $d.cl.log 2>&1 &&
@@ -133,30 +132,47 @@ for dir in tests/models/*/ tests/data/onnx/gpu_tiles/; do
       bad "opencl model $m: wrong result or no build" $d.cl.log
     fi
   fi
-  if ! $KGEN $dir/model.onnx --target cuda -o $d/cuda --main > $d.cu.log 2>&1 ||
+  if ! $KGEN $dir/model.onnx --target cuda -o $d/cuda --name $m --main > $d.cu.log 2>&1 ||
      ! $KGEN $dir/model.onnx --target metal -o $d/metal --main >> $d.cu.log 2>&1; then
     bad "cuda,metal model $m: kgen failed" $d.cu.log; continue
   fi
-  if [ $have_nvcc = 1 ]; then
-    if "$NVCC" $NVFLAGS -c $d/cuda/model.cu -o $d/cuda/model.o > $d/cuda.log 2>&1; then ok
-    else bad "cuda model $m (sm_90 and sm_80): nvcc" $d/cuda.log; fi
-  fi
+  cu_files+=("$d/cuda/$m.cu")
   if [ $have_metal = 1 ]; then
     if "$METAL_CHECK" $d/metal/model.metal > $d/metal.log 2>&1; then ok; else bad "metal model $m: metal-check" $d/metal.log; fi
   fi
+  # the Metal host's other files: the manifest is JSON, the tables are plain C
+  if command -v node >/dev/null 2>&1 &&
+     node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1])); if (!m.launches.length) process.exit(1)' \
+       $d/metal/model_manifest.json > $d/manifest.log 2>&1 &&
+     $CC -std=c99 -Wall -Wextra -Werror -c $d/metal/model_tables.c -o $d/metal/tables.o >> $d/manifest.log 2>&1; then ok
+  else bad "metal model $m: manifest or tables" $d/manifest.log; fi
 done
+
+if [ $have_nvcc = 1 ] && [ ${#cu_files[@]} -gt 0 ]; then
+  printf '#include "%s"\n' "${cu_files[@]}" > $work/all.cu
+  if "$NVCC" $NVFLAGS -c $work/all.cu -o $work/all.o > $work/all.cu.log 2>&1; then
+    pass=$((pass + ${#cu_files[@]}))
+  else
+    # one file at a time, to name the ones that fail
+    for f in "${cu_files[@]}"; do
+      if "$NVCC" $NVFLAGS -c $f -o ${f%.cu}.o > ${f%.cu}.log 2>&1; then ok; else bad "cuda $f (sm_90 and sm_80): nvcc" ${f%.cu}.log; fi
+    done
+  fi
+fi
 
 # ---------------------------------------------------------------- what a GPU cannot honour
 
 # a schedule asking for 512 threads, and one binding threadIdx.x inside itself
 printf 'input A : f32[1024]\noutput B[i < 1024] = A[i] * 2.0\nschedule gpu {\n    io, ii = split(B, i, 512)\n    bind(B, io, blockIdx.x)\n    bind(B, ii, threadIdx.x)\n}\n' > $work/bind512.kg
 printf 'input A : f32[64, 64]\noutput B[i < 64, j < 64] = A[i, j] * 2.0\nschedule gpu {\n    bind(B, i, threadIdx.x)\n    bind(B, j, threadIdx.x)\n}\n' > $work/twice.kg
+printf 'input A : f32[70000, 2]\noutput B[i < 70000, j < 2] = A[i, j] * 2.0\nschedule gpu {\n    bind(B, i, blockIdx.y)\n    bind(B, j, threadIdx.x)\n}\n' > $work/grid_y.kg
 # args | expected message
 errors=(
   "$work/bind512.kg --target cuda -max-threads=256|512 threads per block, above the target's limit of 256"
   "$work/bind512.kg --target metal -max-shared=100|512 threads per block, above the target's limit of 256"
   "$work/twice.kg --target opencl|threadIdx.x is bound twice in one loop nest"
   "tests/data/kg/matmul_shared.kg --target cuda -DM=20 -DN=37 -DK=30|a barrier under divergent control flow"
+  "$work/grid_y.kg --target opencl|is beyond what GPUs launch"
   "examples/softmax.kg --target opencl -max-threads=0|expected an integer from 1 to 1024"
   "examples/matmul.kg --target cuda -arch=sm_1|expected -arch=sm_NN"
   "examples/matmul.kg --target metal -arch=sm_90|unknown attribute '-arch=sm_90' for target metal"
