@@ -597,6 +597,20 @@ static Expr *simp_bin(Expr *e, const RangeMap *m)
         int d = decide_cmp(op, a, b, m);
         if (d >= 0)
             return ir_bool(d);
+        /* x / c < k -> x < c * k for c > 0 (floor division, or x known >= 0): the guard of a
+         * fused, split axis reads as a plain bound */
+        int64_t c, lo, hi, ck;
+        Lin lx;
+        if ((op == OP_LT || op == OP_GE || op == OP_LE || op == OP_GT) && cb && vb < INT64_MAX && ir_dtype_is_signed(t) &&
+            a->kind == E_BIN &&
+            (a->u.bin.op == OP_DIV || a->u.bin.op == OP_FLOORDIV) && ir_expr_is_const(a->u.bin.b, &c) && c > 0 &&
+            (a->u.bin.op == OP_FLOORDIV || ((lx = lin_of(a->u.bin.a)).ok && lin_bounds(&lx, m, &lo, &hi) && lo >= 0))) {
+            int64_t k2 = op == OP_LE || op == OP_GT ? vb + 1 : vb;   /* x/c <= k  <->  x/c < k + 1 */
+            if (mul_ok(c, k2, &ck)) {
+                BinOp nop = op == OP_LT || op == OP_LE ? OP_LT : OP_GE;
+                return simp_bin(ir_bin(nop, a->u.bin.a, ir_int(ck, t)), m);
+            }
+        }
         return ir_bin(op, a, b);
     }
     default: return ir_bin(op, a, b);

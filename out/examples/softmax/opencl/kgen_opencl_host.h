@@ -7,6 +7,7 @@
  * Device choice: $KGEN_OPENCL_DEVICE, else the first GPU, else the first device. The
  * variable is a number (the N-th device over all platforms, from 0) or a piece of the
  * "platform: device" name, e.g. KGEN_OPENCL_DEVICE=pthread or KGEN_OPENCL_DEVICE=1.
+ * $KGEN_CL_BUILD_OPTIONS, when set, is passed to clBuildProgram (e.g. -cl-opt-disable).
  * The program is read from the path the generated host passes (NAME_CL_FILE, "NAME.cl"
  * unless defined when compiling); with $KGEN_CL_DIR set, from that folder instead.
  * Errors are printed on stderr with the OpenCL call and code, and returned as
@@ -166,7 +167,8 @@ KGEN_INLINE int kgen_cl_init(kgen_cl_state *st, const kgen_gpu_program *p, const
     free(src);
     if (!st->prog)
         return kgen_cl_fail("clCreateProgramWithSource", err, p->name);
-    err = clBuildProgram(st->prog, 1, &st->dev, "", NULL, NULL);
+    err = clBuildProgram(st->prog, 1, &st->dev, getenv("KGEN_CL_BUILD_OPTIONS") ? getenv("KGEN_CL_BUILD_OPTIONS") : "",
+                         NULL, NULL);
     if (err != CL_SUCCESS) {
         size_t n = 0;
         char *log;
