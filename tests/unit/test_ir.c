@@ -63,6 +63,13 @@ int main(void)
     CHECK_STR("((io * 16) + ii) < 150", "((io * 16) + ii) < 150");
     CHECK_STR("(((io * 16) + ii) < 150)", show(ir_simplify(B(OP_LT, fused, c(150)), &m)));
     CHECK_STR("false", show(ir_simplify(B(OP_GE, v(ii), c(16)), &m)));
+    /* a bound on a quotient is a bound on the dividend: x // 4 < 3 is x < 12, and with
+     * ii >= 0 known, C's / too: ii / 4 <= 2 is ii < 12, ii / 4 > 2 is ii >= 12 */
+    CHECK_STR("(x < 12)", show(ir_simplify(B(OP_LT, B(OP_FLOORDIV, v(x), c(4)), c(3)), NULL)));
+    CHECK_STR("(x >= 12)", show(ir_simplify(B(OP_GE, B(OP_FLOORDIV, v(x), c(4)), c(3)), NULL)));
+    CHECK_STR("(ii < 12)", show(ir_simplify(B(OP_LE, B(OP_DIV, v(ii), c(4)), c(2)), &m)));
+    CHECK_STR("(ii >= 12)", show(ir_simplify(B(OP_GT, B(OP_DIV, v(ii), c(4)), c(2)), &m)));
+    CHECK_STR("((x / 4) < 3)", show(ir_simplify(B(OP_LT, B(OP_DIV, v(x), c(4)), c(3)), NULL)));
     CHECK_STR("ii", show(ir_simplify(B(OP_MIN, v(ii), c(20)), &m)));
     CHECK_STR("x", show(ir_simplify(B(OP_MAX, v(x), B(OP_SUB, v(x), c(1))), NULL)));
     /* logic and select */
