@@ -7,14 +7,14 @@ WARN    := -std=c11 -Wall -Wextra
 BUILD   ?= build
 SHELL   := /bin/bash
 
-LIB_SRC := $(sort $(wildcard ir/*.c ir/ops/*.c schedule/*.c emit/*.c)) gen/lex.c gen/kg.c gen/pb.c gen/onnx.c gen/onnx_import.c gen/check.c gen/onnx_driver.c gen/api.c
+LIB_SRC := $(sort $(wildcard ir/*.c ir/ops/*.c schedule/*.c emit/*.c)) gen/lex.c gen/kg.c gen/pb.c gen/onnx.c gen/onnx_import.c gen/check.c gen/onnx_driver.c gen/api.c gen/tune_run.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
 HEADERS := $(wildcard ir/*.h ir/ops/*.h schedule/*.h emit/*.h gen/*.h)
 TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit sanitize bench golden demo clean conformance fuzz fuzz-build
+.PHONY: all test unit sanitize bench golden demo web-demo clean conformance fuzz fuzz-build
 
 all: kgen libkgen.a
 
@@ -72,6 +72,13 @@ bench: kgen
 
 demo: kgen
 	bash tests/demo.sh
+
+# The browser demo (examples/web): the small CNN compiled for js, wasm and wasm -simd into
+# $(BUILD)/web, served with the page on http://127.0.0.1:$(WEB_PORT)/ until Ctrl-C.
+WEB_PORT ?= 8080
+web-demo: kgen
+	KGEN=./kgen bash examples/web/build.sh $(BUILD)/web
+	node examples/web/serve.mjs --port $(WEB_PORT) examples/web /models=$(BUILD)/web
 
 # Fuzzing (tests/fuzz/README.md): libFuzzer targets over the ONNX importer, the .kg parser
 # and the runner's readers, with the library built under ASan+UBSan into build-fuzz/.
