@@ -257,14 +257,9 @@ static void manifest(StrBuf *o, const GProg *g, const char *metal_file)
     sb_puts(o, "  ]\n}\n");
 }
 
-/* The entry points over host arrays: NAME(inputs..., outputs..., arena) and the rest. */
-static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
-                       const char *const *out_names)
+/* The first lines of a host entry: its array arguments gathered as ins[] and outs[]. */
+static void put_io_arrays(StrBuf *o, const GProg *g, const char *const *in_names, const char *const *out_names)
 {
-    const char *N = g->name;
-    const char *st = g->t->kind == TARGET_CUDA ? "kgen_cuda_state" : "kgen_cl_state";
-    sb_printf(o, "\nstatic %s %s_state;\n\n", st, N);
-    sb_printf(o, "%s\n{\n", signature_text);
     sb_printf(o, "    const void *ins[%d] = {", g->ninputs ? g->ninputs : 1);
     for (int i = 0; i < g->ninputs; i++)
         sb_printf(o, "%s%s", i ? ", " : "", in_names[i]);
@@ -273,6 +268,17 @@ static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, co
     for (int i = 0; i < g->noutputs; i++)
         sb_printf(o, "%s%s", i ? ", " : "", out_names[i]);
     sb_puts(o, g->noutputs ? "};\n" : "NULL};\n");
+}
+
+/* The entry points over host arrays: NAME(inputs..., outputs..., arena) and the rest. */
+static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
+                       const char *const *out_names)
+{
+    const char *N = g->name;
+    const char *st = g->t->kind == TARGET_CUDA ? "kgen_cuda_state" : "kgen_cl_state";
+    sb_printf(o, "\nstatic %s %s_state;\n\n", st, N);
+    sb_printf(o, "%s\n{\n", signature_text);
+    put_io_arrays(o, g, in_names, out_names);
     sb_printf(o, "    (void)%s;    /* the arena is in device memory */\n", in_names[g->ninputs + g->noutputs]);
     if (g->t->kind == TARGET_CUDA)
         sb_printf(o, "    return kgen_cuda_run(&%s_state, &%s_program, ins, outs);\n}\n\n", N, N);
@@ -347,14 +353,7 @@ static void metal_host(StrBuf *o, const GProg *g, const char *signature_text, co
                  "        [%s_bufs addObject:mb];\n    }\n    return KGEN_OK;\n}\n\n", N, N, N, N);
     sb_printf(o, "%s\n{\n", signature_text);
     sb_printf(o, "    const kgen_gpu_program *p = &%s_program;\n", N);
-    sb_printf(o, "    const void *ins[%d] = {", g->ninputs ? g->ninputs : 1);
-    for (int i = 0; i < g->ninputs; i++)
-        sb_printf(o, "%s%s", i ? ", " : "", in_names[i]);
-    sb_puts(o, g->ninputs ? "};\n" : "NULL};\n");
-    sb_printf(o, "    void *outs[%d] = {", g->noutputs ? g->noutputs : 1);
-    for (int i = 0; i < g->noutputs; i++)
-        sb_printf(o, "%s%s", i ? ", " : "", out_names[i]);
-    sb_puts(o, g->noutputs ? "};\n" : "NULL};\n");
+    put_io_arrays(o, g, in_names, out_names);
     sb_printf(o, "    (void)%s;\n", in_names[g->ninputs + g->noutputs]);
     sb_printf(o, "    if (!%s_dev && %s_init() != KGEN_OK)\n        return KGEN_ERR_DEVICE;\n", N, N);
     sb_printf(o, "    @autoreleasepool {\n"

@@ -251,6 +251,20 @@ static int tile_rows_axis(const Tensor *t, int r)
     return r - 2;
 }
 
+int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b)
+{
+    IterVar *order[KG_MAX_DIMS + 16];
+    int n = 0;
+    if (st->leaf.n > KG_MAX_DIMS + 16)
+        return ir_fail("%s: too many loops to reorder", st->t->name);
+    for (int k = 0; k < st->leaf.n; k++)
+        if (st->leaf.items[k] != a && st->leaf.items[k] != b)
+            order[n++] = st->leaf.items[k];
+    order[n++] = a;
+    order[n++] = b;
+    return sch_reorder(st, order, n);
+}
+
 int sch_default_fuse(Schedule *s)
 {
     /* inline: from the last stage back, so chains collapse into their root */
@@ -305,7 +319,15 @@ Stage *sch_reduction_epilogue(Schedule *s, Stage *st)
     return cur;
 }
 
+/* The register tile of kgen's default schedule; the tuner (tune.c) searches others. */
+const SchTile sch_tile_default = {8, 16, 1, 1, 1};
+
 int sch_default(Schedule *s)
+{
+    return sch_default_tiled(s, &sch_tile_default);
+}
+
+int sch_default_tiled(Schedule *s, const SchTile *tile)
 {
     if (sch_default_fuse(s))
         return -1;
@@ -328,44 +350,38 @@ int sch_default(Schedule *s)
             i++;   /* the cache stage was inserted before st */
         }
         int r = E->t->ndim;
-        int ia = tile_rows_axis(P->t, r);
+        int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
-        int64_t V = tile_size(b->extent, 16), A = a ? tile_size(a->extent, 8) : 1;
+        int64_t V = tile_size(b->extent, tile->cols), A = a ? tile_size(a->extent, tile->rows) : 1;
         IterVar *bo, *bi, *ao = NULL, *ai = NULL;
         if (sch_split(E, b, V, &bo, &bi))
             return -1;
         if (a && sch_split(E, a, A, &ao, &ai))
             return -1;
-        if (a) {
-            /* the tile's rows and columns go innermost, the rest keeps its order */
-            IterVar *order[KG_MAX_DIMS + 4];
-            int n = 0;
-            for (int k = 0; k < E->leaf.n; k++)
-                if (E->leaf.items[k] != ai && E->leaf.items[k] != bi)
-                    order[n++] = E->leaf.items[k];
-            order[n++] = ai;
-            order[n++] = bi;
-            if (sch_reorder(E, order, n))
-                return -1;
-        }
+        /* the tile's rows and columns go innermost, the rest keeps its order */
+        if (a && sch_reorder_innermost(E, ai, bi))
+            return -1;
         if (sch_compute_at(s, P, E, bo))
             return -1;
-        /* in the reduction: reduce loops first, then the tile (rows unrolled, columns vectorized) */
+        /* in the reduction: reduce loops first, then the tile (rows unrolled, columns
+         * vectorized); or, with k_outer off, the rows outside the reduce loops */
         IterVar *order[KG_MAX_DIMS + 16];
         int n = 0, nsp = P->t->ndim;
+        IterVar *pa = ia >= 0 ? P->leaf.items[ia] : NULL, *pb = P->leaf.items[nsp - 1];
+        if (pa && !tile->k_outer)
+            order[n++] = pa;
         for (int k = nsp; k < P->leaf.n && n < KG_MAX_DIMS + 14; k++)
             order[n++] = P->leaf.items[k];
-        IterVar *pa = ia >= 0 ? P->leaf.items[ia] : NULL, *pb = P->leaf.items[nsp - 1];
-        if (pa)
+        if (pa && tile->k_outer)
             order[n++] = pa;
         order[n++] = pb;
         if (sch_reorder(P, order, n))
             return -1;
-        if (pa && A > 1 && sch_unroll(P, pa))
+        if (pa && A > 1 && tile->unroll && sch_unroll(P, pa))
             return -1;
-        if (V > 1 && sch_vectorize(P, pb))
+        if (V > 1 && tile->vectorize && sch_vectorize(P, pb))
             return -1;
-        if (V > 1 && sch_vectorize(E, bi))
+        if (V > 1 && tile->vectorize && sch_vectorize(E, bi))
             return -1;
     }
     /* vectorize the innermost loop of plain root stages */

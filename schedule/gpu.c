@@ -93,14 +93,7 @@ static int shared_matmul(Schedule *s, Stage *P, Stage *E, int threads)
     IterVar *ao, *ai, *bo, *bi, *blk;
     if (sch_split(E, E->leaf.items[nd - 2], TILE, &ao, &ai) || sch_split(E, E->leaf.items[nd], TILE, &bo, &bi))
         return -1;
-    IterVar *order[KG_MAX_DIMS + 2];
-    int n = 0;
-    for (int i = 0; i < E->leaf.n; i++)
-        if (E->leaf.items[i] != ai && E->leaf.items[i] != bi)
-            order[n++] = E->leaf.items[i];
-    order[n++] = ai;
-    order[n++] = bi;
-    if (sch_reorder(E, order, n))
+    if (sch_reorder_innermost(E, ai, bi))
         return -1;
     blk = E->leaf.items[0];
     while (E->leaf.n > 3)

@@ -79,6 +79,17 @@ int sch_parse_scope(const char *name, Scope *out);
 /* default.c: fusion (inline, compute_at of reductions into their epilogues) and simple
  * loop schedules for an imported model. */
 int sch_default(Schedule *s);
+/* The register tile each reduction of sch_default gets: up to `rows` rows of one output
+ * axis (unrolled if `unroll`; 1: no row tile) by up to `cols` columns of the innermost
+ * axis (vectorized if `vectorize`), each the largest divisor of the extent between half
+ * and all of the request; reduce loops outside the rows (`k_outer`) or inside them. */
+typedef struct {
+    int rows, cols, vectorize, unroll, k_outer;
+} SchTile;
+extern const SchTile sch_tile_default;   /* 8 x 16, vectorized, unrolled, k outer */
+int sch_default_tiled(Schedule *s, const SchTile *tile);
+/* Reorder st's loops so that a then b are the innermost, the rest keeping its order. */
+int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b);
 /* The fusion part of sch_default alone: injective stages inlined into their readers. */
 int sch_default_fuse(Schedule *s);
 /* The root stage a reduction st can be computed at (its single-reader epilogue), or NULL. */
@@ -88,6 +99,53 @@ Stage *sch_reduction_epilogue(Schedule *s, Stage *st);
  * per element, with reductions accumulated in a register at that thread. */
 int sch_default_gpu(Schedule *s, int threads);
 void sch_print(FILE *f, Schedule *s);
+
+/* ---------------------------------------------------------------- tune.c */
+
+/* The auto-tuner's search space: knobs with the integer values each may take. */
+#define SCH_TUNE_MAX_KNOBS 16
+#define SCH_TUNE_MAX_VALUES 64
+typedef struct {
+    const char *name;
+    int n;
+    int64_t values[SCH_TUNE_MAX_VALUES];
+} SchKnob;
+typedef struct {
+    int n;
+    SchKnob knobs[SCH_TUNE_MAX_KNOBS];
+} SchSpace;
+typedef struct {
+    int64_t v[SCH_TUNE_MAX_KNOBS];   /* a value per knob, in the space's order */
+} SchConfig;
+typedef struct {
+    SchConfig cfg;
+    double ms;                        /* the median time; < 0: the trial failed */
+} SchTrial;
+typedef struct {
+    const SchSpace *space;
+    SchTrial *trials;                 /* every trial so far, the log's included */
+    int n, cap;
+    uint64_t rng;
+} SchTuner;
+
+void sch_tune_init(SchTuner *t, const SchSpace *sp, uint64_t seed);
+void sch_tune_free(SchTuner *t);
+void sch_tune_record(SchTuner *t, const SchConfig *c, double ms);
+int sch_tune_seen(const SchTuner *t, const SchConfig *c);
+/* The next point to try: a random one first, then mutations of the fastest. 0, or -1
+ * when every point of the space has been tried. */
+int sch_tune_next(SchTuner *t, SchConfig *out);
+const SchTrial *sch_tune_best(const SchTuner *t);   /* NULL: none succeeded */
+/* "NAME=VALUE,..." in knob order, and back (-1: a knob missing or a value not in the space) */
+void sch_tune_format(const SchSpace *sp, const SchConfig *c, char *buf, size_t n);
+int sch_tune_parse(const SchSpace *sp, const char *config, SchConfig *out);
+int sch_tune_config_value(const char *config, const char *name, int64_t *out);   /* 0 or -1 */
+/* The log: "WORKLOAD\tCONFIG\tms=MEDIAN" or "...\terror=WHAT", one line per trial. */
+typedef void (*SchTuneVisit)(void *ctx, const char *config, double ms);   /* ms < 0: failed */
+int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx); /* records seen */
+int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, const char *error);
+/* The fastest record of workload: 1 with config and ms filled, 0 when there is none. */
+int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *ms);
 
 /* Largest unroll and vector extents accepted (guards against code explosion). */
 #define SCH_MAX_UNROLL 64
