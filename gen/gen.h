@@ -49,6 +49,15 @@ typedef struct {
     int used;          /* set by the parser when a param took it */
 } Define;
 
+/* `tune NAME in {V, ...}` in a .kg file: values `kgen tune` may give the param NAME. */
+#define GEN_MAX_TUNE_VALUES 64
+typedef struct {
+    const char *name;
+    int64_t value;             /* the param's value without tuning (the file's, or -D's) */
+    int n;
+    int64_t values[GEN_MAX_TUNE_VALUES];
+} GenTunable;
+
 typedef struct {
     Program *prog;
     Schedule *sched;           /* the schedule after the target's section was applied */
@@ -56,6 +65,7 @@ typedef struct {
     int scheduled;             /* a schedule section for the target was found and applied */
     int default_gpu;           /* set by the driver: kgen's default GPU schedule was applied */
     PtrVec schedule_lines;     /* char*: the schedule statements applied, as written */
+    PtrVec tunables;           /* GenTunable*: the file's `tune` lines */
 } KgModule;
 
 /* Parse the .kg source `text` (read from `path`, used in messages), build its program,
@@ -138,6 +148,7 @@ typedef struct {
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
     int layout_block;           /* --layout=nchwc[8|16]: 2-D convs in NCHWc (ir/layout.h); 0: NCHW */
+    const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */
 } GenOptions;
 
 /* Read a whole file (NUL-terminated). Returns 0, or -1 with ir_fail(). */
@@ -148,5 +159,14 @@ int gen_compile_onnx(const GenOptions *opt);
 int gen_compile(const GenOptions *opt);
 /* A C identifier from a file name: "examples/conv-2d.kg" -> "conv_2d". */
 const char *gen_name_from_path(const char *path);
+
+/* ---------------------------------------------------------------- tune_run.c */
+
+/* `kgen tune FILE ...` (argv[0] is "tune"): search, measure, log. Returns the exit status. */
+int gen_tune_main(int argc, char **argv);
+/* --tuning-log LOG: the best record of LOG for opt's workload set opt's tunable params
+ * (.kg, as defines the command line did not give) or opt->tile (ONNX). 0 (also when
+ * the log has no record for it, with a note on stderr), or -1 with ir_fail(). */
+int gen_tune_apply(GenOptions *opt, const char *log);
 
 #endif

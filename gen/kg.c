@@ -74,6 +74,7 @@ typedef struct {
     int ndefs;
     Program *prog;
     PtrVec params;         /* Param* */
+    PtrVec tunables;       /* GenTunable*: `tune` lines */
     PtrVec sections;       /* Section* */
     const char *kernel_name;
     GenTok *kernel_tok;
@@ -1240,6 +1241,38 @@ static int parse_param(P *p)
     return 0;
 }
 
+/* tune NB in {16, 32, 64}: values `kgen tune` may give the param NB */
+static int parse_tune(P *p)
+{
+    next(p);
+    GenTok *name = next(p);
+    Param *pm = find_param(p, name);
+    if (!pm)
+        return err(p, name, "'tune' needs a param declared above it, not %s", desc(name));
+    GenTok *in = next(p);
+    if (in->kind != GT_NAME || !is_kw(in, "in"))
+        return err(p, in, "expected 'in' and the values, e.g. tune %.*s in {16, 32}, but found %s", name->len,
+                   name->s, desc(in));
+    if (expect(p, "{"))
+        return -1;
+    GenTunable *tu = ir_alloc(sizeof *tu);
+    tu->name = tokstr(name);
+    tu->value = pm->value;
+    for (;;) {
+        if (tu->n == GEN_MAX_TUNE_VALUES)
+            return err(p, peek(p), "too many values to tune (the limit is %d)", GEN_MAX_TUNE_VALUES);
+        if (parse_const(p, &tu->values[tu->n++]))
+            return -1;
+        if (!is_p(peek(p), ","))
+            break;
+        next(p);
+    }
+    if (expect(p, "}"))
+        return -1;
+    ir_vec_push(&p->tunables, tu, KG_MAX_PARAMS, "tune lines");
+    return 0;
+}
+
 /* input A : f32[M, K] */
 static int parse_input(P *p)
 {
@@ -1839,6 +1872,8 @@ static int parse_stmt(P *p)
             return parse_kernel(p);
         if (is_kw(t, "param"))
             return parse_param(p);
+        if (is_kw(t, "tune") && peek2(p)->kind == GT_NAME)
+            return parse_tune(p);
         if (is_kw(t, "input"))
             return parse_input(p);
         if (is_kw(t, "output"))
@@ -1955,6 +1990,7 @@ static int finish(P *p, const char *target, KgModule *out)
     out->prog = p->prog;
     out->sched = s;
     out->kernel_name = p->kernel_name;
+    out->tunables = p->tunables;
     return 0;
 }
 

@@ -10,6 +10,7 @@ static void usage(FILE *f)
 {
     fputs("usage: kgen FILE.kg --target c -o DIR [options]\n"
           "       kgen MODEL.onnx --target c -o DIR [--name N] [--main] [--report]\n"
+          "       kgen tune FILE.kg|MODEL.onnx --log LOG [--trials N] ... (kgen tune --help)\n"
           "\n"
           "Generates readable C for the tensor program in FILE.kg or the ONNX model.\n"
           "\n"
@@ -32,6 +33,7 @@ static void usage(FILE *f)
           "  --weights=MODE  (ONNX) embed: static const arrays in NAME_weights.c (default);\n"
           "                  file: NAME_weights.bin, passed in with NAME_set_weights()\n"
           "  --bind-inputs D (ONNX) data (D/input_N.pb) for inputs whose values set shapes\n"
+          "  --tuning-log L  (target c) apply the best record of `kgen tune`'s log L\n"
           "  --layout=L      (ONNX) activation layout of 2-D convs: nchw (default), nchwc (blocks\n"
           "                  of 8 channels, same as nchwc8) or nchwc16\n"
           "  --help          this text\n"
@@ -118,9 +120,12 @@ static int compile_targets(GenOptions *opt, const char *list, const char **attrs
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "tune"))
+        return gen_tune_main(argc - 1, argv + 1);
     GenOptions opt = {0};
     opt.target = "c";
     const char *attrs[64];
+    const char *tuning_log = NULL;
     int nattrs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -188,6 +193,12 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(a, "--report")) {
             opt.report = 1;
+        } else if (!strcmp(a, "--tuning-log")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kgen: error: --tuning-log needs a file\n");
+                return 1;
+            }
+            tuning_log = argv[++i];
         } else if (!strcmp(a, "--bind-inputs")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "kgen: error: --bind-inputs needs a directory\n");
@@ -225,7 +236,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgen: error: nothing to do: give -o DIR, --report or --dump=PASS\n");
         return 1;
     }
-    int rc = compile_targets(&opt, opt.target, attrs, nattrs);
+    int rc = tuning_log ? gen_tune_apply(&opt, tuning_log) : 0;
+    if (!rc)
+        rc = compile_targets(&opt, opt.target, attrs, nattrs);
     for (int i = 0; i < opt.ndefines; i++)
         free((char *)opt.defines[i].name);
     if (rc) {

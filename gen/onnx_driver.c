@@ -117,7 +117,8 @@ int gen_compile_onnx(const GenOptions *opt)
     }
     if (gpu)
         s->arena_align = 512;   /* OpenCL sub-buffers need CL_DEVICE_MEM_BASE_ADDR_ALIGN (4096 bits at most seen) */
-    if (gpu ? sch_default_gpu(s, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256) : sch_default(s)) {
+    if (gpu ? sch_default_gpu(s, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)
+            : sch_default_tiled(s, opt->tile ? opt->tile : &sch_tile_default)) {
         ir_fail("%s: default schedule: %s", opt->input, ir_errmsg());
         goto done;
     }

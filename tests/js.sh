@@ -4,14 +4,18 @@
 #      small_cnn, in a file for the others), --target wasm and --target "wasm -simd" (built
 #      by the generated Makefile with emcc), each run by its NAME_main.mjs on input_0.npy and
 #      compared with the reference output (npycmp, rtol 1e-3, atol 1e-4: models.sh's rule);
-#   2. every example (examples/*.kg) through --target js, loaded and run on random inputs:
-#      it must run and give finite outputs (a smoke test; the values are checked for C).
-# A missing node or emcc is a SKIP (a FAIL with KGEN_REQUIRE_ALL=1). Ends with
-# "js: N passed, N failed, N skipped".
+#   2. every example (examples/*.kg) through --target js, on one of exec.sh's shapes, checked
+#      against the C execution test's reference (tests/exec/NAME.c linked with a shim that
+#      runs the JS kernel: tests/js/shim.mjs); an example without one is a smoke run on
+#      random inputs (it must run and give finite outputs).
+# The cases run KGEN_JS_JOBS at a time (default 2; the emcc builds dominate), the biggest
+# first; results print in a fixed order. A missing node or emcc is a SKIP (a FAIL with
+# KGEN_REQUIRE_ALL=1). Ends with "js: N passed, N failed, N skipped".
 set -u
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
+JOBS=${KGEN_JS_JOBS:-2}
 out=$BUILD/js
 pass=0 fail=0 skip=0
 ok() { pass=$((pass + 1)); }
@@ -31,45 +35,93 @@ have_emcc=1
 command -v emcc >/dev/null 2>&1 || have_emcc=0
 [ $have_emcc = 1 ] || missing "js: emcc not found (apt-get install emscripten): no WASM tests"
 
-# check NAME TARGET LABEL [kgen options]: generate, build, run, compare
-check() {
+# Each case writes one line to its .res file: "ok LINE" ("ok" alone prints nothing) or "FAIL MSG".
+
+# model NAME TARGET LABEL [kgen options]: generate, build, run, compare
+model() {
   local name=$1 target=$2 label=$3 dir=$out/$1.$3
   shift 3
+  exec > $dir.res
   if ! timeout 120 "$KGEN" tests/models/$name/model.onnx --target "$target" -o $dir --name $name --main "$@" > $dir.log 2>&1; then
-    bad "$name ($label): kgen failed: $(head -1 $dir.log)"; return
+    echo "FAIL $name ($label): kgen failed: $(head -1 $dir.log)"; return
   fi
   if [ -f $dir/Makefile ] && ! make -s -C $dir > $dir/build.log 2>&1; then
-    bad "$name ($label): emcc build failed: $(grep -m1 -i error $dir/build.log)"; return
+    echo "FAIL $name ($label): emcc build failed: $(grep -m1 -i error $dir/build.log)"; return
   fi
   if ! timeout 120 node $dir/${name}_main.mjs tests/models/$name/input_0.npy -o $dir/out > $dir/run.log 2>&1; then
-    bad "$name ($label): the runner failed: $(head -1 $dir/run.log)"; return
+    echo "FAIL $name ($label): the runner failed: $(head -1 $dir/run.log)"; return
   fi
   local cmp
   if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 tests/models/$name/output_0.npy $dir/out/output_0.npy 2>&1); then
-    echo "    $name ($label): $(printf '%s\n' "$cmp" | tail -1)"
-    ok
+    echo "ok     $name ($label): $(printf '%s\n' "$cmp" | tail -1)"
   else
-    bad "$name ($label): output differs from the reference: $(printf '%s\n' "$cmp" | tail -1)"
+    echo "FAIL $name ($label): output differs from the reference: $(printf '%s\n' "$cmp" | tail -1)"
   fi
 }
 
-for model in tests/models/*/model.onnx; do
-  name=$(basename "$(dirname "$model")")
-  if [ $name = small_cnn ]; then check $name js js; else check $name js js --weights=file; fi
-  if [ $have_emcc = 1 ]; then
-    check $name wasm wasm
-    check $name "wasm -simd" wasm-simd
-  fi
-done
+# one shape per example, from exec.sh's cases (sizes the split factors do not divide)
+declare -A shape=(
+  [matmul]="-DM=20 -DN=37 -DK=30" [batch_matmul]="-DBATCH=3 -DM=7 -DN=19 -DK=5"
+  [conv2d]="-DC=6 -DH=11 -DW=13 -DF=10 -DS=2 -DP=2 -DD=2 -DG=2"
+  [depthwise_conv2d]="-DN=2 -DC=3 -DH=13 -DW=9 -DS=2 -DP=0"
+  [maxpool2d]="-DC=3 -DH=8 -DW=11 -DK=2 -DS=2 -DP=0" [avgpool2d]="-DN=2 -DC=3 -DH=7 -DW=10 -DK=3 -DS=1 -DP=1"
+  [softmax]="-DR=4 -DL=37" [layernorm]="-DR=2 -DL=19" [rnn]="-DT=3 -DI=5 -DH=7"
+)
 
-# examples: smoke runs of the kernel modules
-for kg in examples/*.kg; do
-  name=$(basename $kg .kg)
-  dir=$out/ex_$name
-  if ! "$KGEN" $kg --target js -o $dir --name $name > $dir.log 2>&1; then
-    bad "example $name: kgen failed: $(head -1 $dir.log)"; continue
+# example NAME: the JS kernel against tests/exec/NAME.c's reference, or a smoke run
+example() {
+  local name=$1 dir=$out/ex_$1 defs=${shape[$1]:-}
+  exec > $dir.res
+  if ! "$KGEN" examples/$name.kg --target js -o $dir --name $name $defs > $dir.log 2>&1; then
+    echo "FAIL example $name: kgen failed: $(head -1 $dir.log)"; return
   fi
-  if msg=$(timeout 120 node tests/js/smoke.mjs $dir/$name.mjs $name 2>&1); then ok; else bad "example $name: $msg"; fi
+  if [ ! -f tests/exec/$name.c ]; then
+    local msg
+    if msg=$(timeout 120 node tests/js/smoke.mjs $dir/$name.mjs $name 2>&1); then echo "ok"; else echo "FAIL example $name: $msg"; fi
+    return
+  fi
+  if ! "$KGEN" examples/$name.kg --target c -o $dir $defs >> $dir.log 2>&1 ||
+     ! node tests/js/shim.mjs gen $dir $name > $dir/shim.c 2>> $dir.log ||
+     ! $CC -std=c99 -Wall -Wextra -O1 -I$dir $defs tests/exec/$name.c $dir/shim.c -lm -o $dir/run >> $dir.log 2>&1; then
+    echo "FAIL example $name: the reference check does not build: $(grep -m1 -i error $dir.log)"; return
+  fi
+  if timeout 120 $dir/run > $dir/run.log 2>&1; then
+    echo "ok     example $name [$defs]: matches tests/exec/$name.c"
+  else
+    echo "FAIL example $name [$defs]: $(head -3 $dir/run.log | tr '\n' ' ')"
+  fi
+}
+
+# the cases, the longest first (the WASM builds of the biggest models)
+cases=()
+models=$(ls -S tests/models/*/model.onnx | xargs -n1 dirname | xargs -n1 basename)
+if [ $have_emcc = 1 ]; then
+  for name in $models; do cases+=("model $name wasm wasm" "model $name wasm|-simd wasm-simd"); done
+fi
+for name in $models; do
+  if [ $name = small_cnn ]; then cases+=("model $name js js"); else cases+=("model $name js js --weights=file"); fi
+done
+for kg in examples/*.kg; do cases+=("example $(basename $kg .kg)"); done
+
+running=0
+for c in "${cases[@]}"; do
+  read -r -a argv <<< "$c"
+  argv=("${argv[@]//|/ }")   # "wasm|-simd" is one argument
+  ( "${argv[@]}" ) &
+  running=$((running + 1))
+  if [ $running -ge $JOBS ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+
+# the results, in a fixed order
+for res in $(ls $out/*.res | sort); do
+  line=$(cat $res)
+  case $line in
+    ok) ok ;;
+    "ok "*) echo "    ${line#ok     }"; ok ;;
+    FAIL*) bad "${line#FAIL }" ;;
+    *) bad "$(basename $res .res): no result" ;;
+  esac
 done
 
 echo "js: $pass passed, $fail failed, $skip skipped"
