@@ -131,8 +131,8 @@ static int read_all(const char *path, char **text, size_t *len)
 static int load_workload(const GenOptions *opt, Workload *w)
 {
     memset(w, 0, sizeof *w);
-    char *text;
-    size_t len;
+    char *text = NULL;
+    size_t len = 0;
     if (read_all(opt->input, &text, &len))
         return -1;
     uint64_t h = fnv1a(text, len);

@@ -17,6 +17,9 @@ for n in 256 512 1024; do
 done
 
 echo
+KGEN=$KGEN bash tests/bench/gemm.sh $work
+
+echo
 echo "# committed real models: generated C, $CC -O3 -march=native, 1 thread, median of 20 runs"
 printf '%-20s %12s %14s %14s\n' model median_ms arena_bytes weights_bytes
 for dir in tests/models/*/; do
