@@ -30,10 +30,14 @@ for dir in tests/models/*/; do
   $KGEN $dir/model.onnx --target c -o $d --name $name --main >/dev/null || { echo "$name: kgen failed"; continue; }
   make -s -C $d CC="$CC" CFLAGS="-O3 -march=native" >/dev/null 2>&1 || { echo "$name: build failed"; continue; }
   ms=$($pin $d/$name --bench 20 $dir/input_0.npy | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
+  echo "$ms" > $work/models/$name.c_ms   # for the JS and WebAssembly table below
   arena=$(sed -n "s/^#define [A-Z0-9_]*_ARENA_BYTES \([0-9]*\)/\1/p" $d/$name.h)
   wbytes=$($KGEN $dir/model.onnx --report | sed -n 's/.*weights \([0-9]*\) bytes.*/\1/p')
   printf '%-20s %12s %14s %14s\n' $name "$ms" "$arena" "$wbytes"
 done
+
+echo
+KGEN=$KGEN bash tests/bench/js.sh $work
 
 echo
 echo "# conv layouts: NCHW against the blocked NCHWc layout pass (--layout=nchwc, nchwc16)"
