@@ -76,15 +76,18 @@ static void add_knob(Workload *w, const char *name, const int64_t *values, int n
     w->space.n++;
 }
 
-/* The ONNX knobs: SchTile's fields. */
+/* The ONNX knobs: SchTile's fields, and the layout of 2-D convs (--layout: 0 NCHW, 8 or
+ * 16 NCHWc; a model without convs ignores it). */
 static void onnx_space(Workload *w)
 {
     static const int64_t rows[] = {1, 2, 4, 6, 8, 12, 16}, cols[] = {4, 8, 16, 32, 64}, bits[] = {0, 1};
+    static const int64_t layouts[] = {0, 8, 16};
     add_knob(w, "rows", rows, 7, sch_tile_default.rows);
     add_knob(w, "cols", cols, 5, sch_tile_default.cols);
     add_knob(w, "vectorize", bits, 2, sch_tile_default.vectorize);
     add_knob(w, "unroll", bits, 2, sch_tile_default.unroll);
     add_knob(w, "k_outer", bits, 2, sch_tile_default.k_outer);
+    add_knob(w, "layout", layouts, 3, 0);
 }
 
 static int defined(const GenOptions *opt, const char *name)
@@ -144,8 +147,6 @@ static int load_workload(const GenOptions *opt, Workload *w)
             *c = '_';
     if (w->onnx) {
         free(text);
-        if (opt->layout_block)
-            snprintf(w->key + n, sizeof w->key - (size_t)n, ":nchwc%d", opt->layout_block);
         onnx_space(w);
         return 0;
     }
@@ -466,6 +467,7 @@ static int build_and_run(const GenOptions *base, const Workload *w, const Tools 
         tile.unroll = (int)c->v[3];
         tile.k_outer = (int)c->v[4];
         opt.tile = &tile;
+        opt.layout_block = (int)c->v[5];
     } else {
         for (int k = 0; k < w->space.n && opt.ndefines < GEN_MAX_DEFINES; k++) {
             opt.defines[opt.ndefines].name = w->space.knobs[k].name;
@@ -531,7 +533,8 @@ static void tune_usage(FILE *f)
           "\n"
           "Searches schedules by building and timing them; appends one line per trial to LOG.\n"
           "A .kg file names its knobs with `tune NAME in {V, ...}` lines; an ONNX model's knob\n"
-          "is the register tile of the default schedule (rows, cols, vectorize, unroll, k_outer).\n"
+          "is the register tile of the default schedule (rows, cols, vectorize, unroll, k_outer)\n"
+          "and the layout of its 2-D convs (layout=0: NCHW, 8 or 16: NCHWc).\n"
           "\n"
           "options:\n"
           "  --target c        the target (only c for now)\n"
@@ -785,6 +788,10 @@ int gen_tune_apply(GenOptions *opt, const char *log)
             if (sch_tune_config_value(cfg, names[k], &v[k]) == 0 && v[k] >= 0 && v[k] <= SCH_MAX_VECTOR)
                 *fields[k] = (int)v[k];
         opt->tile = &tile;
+        int64_t layout;
+        if (!opt->layout_block && sch_tune_config_value(cfg, "layout", &layout) == 0 &&
+            (layout == 8 || layout == 16))
+            opt->layout_block = (int)layout;   /* unless --layout chose one */
     } else {
         for (int k = 0; k < w->space.n; k++) {
             int64_t v;
