@@ -36,13 +36,13 @@ async function load(target) {
     return modules.get(target);
 }
 
-// time per inference: warm-up (at least 3 runs or ~30 ms, so the engine has compiled the JS
-// kernels), then the median of batches; a batch lasts ~2 ms or more, since browsers round
-// performance.now() to 0.1 ms
+// time per inference: a warm-up (10 runs and 100 ms at least, 2 s at most: the engine
+// optimises the JS kernels only after a few calls), then the median of batches; a batch
+// lasts ~2 ms or more, since browsers round performance.now() to 0.1 ms
 function timeRuns(m, x) {
     const t0 = performance.now();
     let n = 0;
-    while (n < 3 || (n < 1000 && performance.now() - t0 < 30)) {
+    while ((n < 10 || performance.now() - t0 < 100) && performance.now() - t0 < 2000) {
         m.run([x]);
         n++;
     }
