@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gen_read_file(const char *path, char **text, size_t *len)
+int gen_read_file(const char *path, int64_t max_bytes, char **text, size_t *len)
 {
+    size_t max = (size_t)(max_bytes > 0 ? max_bytes : GEN_MAX_FILE_BYTES);
     FILE *f = fopen(path, "rb");
     if (!f)
         return ir_fail("%s: cannot open: %s", path, strerror(errno));
@@ -18,12 +19,14 @@ int gen_read_file(const char *path, char **text, size_t *len)
     if (!buf)
         ir_die("out of memory");
     for (;;) {
+        if (n > max) {
+            free(buf);
+            fclose(f);
+            if (max % ((size_t)1 << 20) == 0)
+                return ir_fail("%s: larger than the limit of %zu MiB (--max-file-mb)", path, max >> 20);
+            return ir_fail("%s: larger than the limit of %zu bytes (--max-file-mb)", path, max);
+        }
         if (cap - n < 4096) {
-            if (cap >= GEN_MAX_FILE_BYTES) {
-                free(buf);
-                fclose(f);
-                return ir_fail("%s: larger than the limit of %zu bytes", path, GEN_MAX_FILE_BYTES);
-            }
             cap *= 2;
             char *nb = realloc(buf, cap);
             if (!nb)
@@ -79,7 +82,7 @@ int gen_compile(const GenOptions *opt)
         return gen_compile_onnx(opt);
     char *text;
     size_t len;
-    if (gen_read_file(opt->input, &text, &len))
+    if (gen_read_file(opt->input, opt->max_file_bytes, &text, &len))
         return -1;
     Arena *arena = ir_arena_new();
     ir_arena_set(arena);

@@ -125,7 +125,12 @@ int gen_check_onnx_dir(const char *dir);
 
 /* ---------------------------------------------------------------- api.c (the driver) */
 
-#define GEN_MAX_FILE_BYTES ((size_t)1 << 30)   /* largest input file read */
+/* Limits on what kgen reads (README, "Limits"). The first three are defaults that
+ * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx.h's
+ * ONNX_MAX_NODES); the ONNX reader's own are in onnx.h, the .kg parser's in kg.c and lex.c. */
+#define GEN_MAX_FILE_BYTES ((int64_t)1 << 31)  /* a model, .kg source or bound input file (2 GiB) */
+#define GEN_MAX_ELEMS ((int64_t)INT32_MAX)      /* elements of one tensor, and the ceiling of
+                                                  --max-elements: generated code indexes with int32 */
 #define GEN_MAX_DEFINES 256
 
 typedef struct {
@@ -149,10 +154,15 @@ typedef struct {
                                    values an operator needs at compile time */
     int layout_block;           /* --layout=nchwc[8|16]: 2-D convs in NCHWc (ir/layout.h); 0: NCHW */
     const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */
+    /* limits; 0: the default */
+    int64_t max_file_bytes;     /* --max-file-mb: GEN_MAX_FILE_BYTES */
+    int64_t max_nodes;          /* --max-nodes: ONNX_MAX_NODES (onnx.h) */
+    int64_t max_elements;       /* --max-elements: GEN_MAX_ELEMS (ONNX; a .kg tensor has GEN_MAX_ELEMS) */
 } GenOptions;
 
-/* Read a whole file (NUL-terminated). Returns 0, or -1 with ir_fail(). */
-int gen_read_file(const char *path, char **text, size_t *len);
+/* Read a whole file (NUL-terminated) of at most max_bytes (0: GEN_MAX_FILE_BYTES).
+ * Returns 0, or -1 with ir_fail(). */
+int gen_read_file(const char *path, int64_t max_bytes, char **text, size_t *len);
 /* Compile one ONNX model as the options say (onnx_driver.c). */
 int gen_compile_onnx(const GenOptions *opt);
 /* Compile one .kg file (or, for a .onnx path, a model) as the options say. Returns 0, or -1 with ir_fail(). */

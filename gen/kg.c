@@ -27,7 +27,7 @@
 #define KG_MAX_SCHED_STMTS 10000 /* statements in one schedule section */
 #define KG_MAX_SCHED_ARGS 64     /* arguments of one schedule statement */
 #define KG_MAX_LHS 4             /* names on the left of a schedule statement (tile) */
-#define KG_MAX_ELEMS INT32_MAX   /* elements of a tensor and extent of an axis: DT_INDEX is i32 */
+#define KG_MAX_ELEMS GEN_MAX_ELEMS /* elements of a tensor and extent of an axis: DT_INDEX is i32 */
 #define KG_MAX_LOOPS 64          /* loops of one stage (schedule.c's MAX_LEAF) */
 
 static const char *const reserved[] = {"kernel", "param", "input", "output", "scan", "schedule",

@@ -36,6 +36,10 @@ static void usage(FILE *f)
           "  --tuning-log L  (target c) apply the best record of `kgen tune`'s log L\n"
           "  --layout=L      (ONNX) activation layout of 2-D convs: nchw (default), nchwc (blocks\n"
           "                  of 8 channels, same as nchwc8) or nchwc16\n"
+          "  --max-file-mb=N largest file read: model, .kg source, bound input (default 2048)\n"
+          "  --max-nodes=N   (ONNX) most nodes in one graph (default 1000000)\n"
+          "  --max-elements=N\n"
+          "                  (ONNX) most elements in one tensor (default and ceiling 2147483647)\n"
           "  --help          this text\n"
           "  --version       the version\n",
           f);
@@ -58,6 +62,21 @@ static int parse_define(const char *arg, Define *d)
     name[n] = 0;
     d->name = name;
     d->value = v;
+    return 0;
+}
+
+/* --max-NAME=N: a positive integer up to max; 0, or -1 after a message. */
+static int parse_limit(const char *a, int64_t max, int64_t *out)
+{
+    const char *eq = strchr(a, '=');
+    char *end;
+    long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+    if (!eq || end == eq + 1 || *end || v < 1 || v > max) {
+        fprintf(stderr, "kgen: error: %.*s needs a whole number from 1 to %lld, not '%s'\n",
+                (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a, (long long)max, eq ? eq + 1 : "");
+        return -1;
+    }
+    *out = v;
     return 0;
 }
 
@@ -205,6 +224,16 @@ int main(int argc, char **argv)
                 return 1;
             }
             opt.bind_dir = argv[++i];
+        } else if (!strncmp(a, "--max-file-mb=", 14)) {
+            if (parse_limit(a, (int64_t)1 << 20, &opt.max_file_bytes))
+                return 1;
+            opt.max_file_bytes <<= 20;
+        } else if (!strncmp(a, "--max-nodes=", 12)) {
+            if (parse_limit(a, INT32_MAX, &opt.max_nodes))
+                return 1;
+        } else if (!strncmp(a, "--max-elements=", 15)) {
+            if (parse_limit(a, GEN_MAX_ELEMS, &opt.max_elements))
+                return 1;
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
             if (opt.ndefines == GEN_MAX_DEFINES || parse_define(d, &opt.defines[opt.ndefines])) {

@@ -171,7 +171,21 @@ typedef struct {
     struct OnnxChunk *arena;
     const char *dir;      /* where external data lives; NULL: none allowed */
     char *empty;          /* "" for absent strings */
+    OnnxLimits lim;       /* every field set */
 } Ctx;
+
+/* lim with its zero fields set to the defaults (NULL: all defaults) */
+static OnnxLimits resolve_limits(const OnnxLimits *lim)
+{
+    OnnxLimits l = lim ? *lim : (OnnxLimits){0};
+    if (l.file_bytes <= 0)
+        l.file_bytes = ONNX_MAX_FILE_SIZE;
+    if (l.nodes <= 0)
+        l.nodes = ONNX_MAX_NODES;
+    if (l.elements <= 0)
+        l.elements = ONNX_MAX_ELEMENTS;
+    return l;
+}
 
 static int64_t as_i64(uint64_t v)
 {
@@ -192,12 +206,13 @@ static void *alloc(Ctx *c, OnnxPb *p, int64_t count, size_t size, size_t at)
     return m;
 }
 
-static int check_count(OnnxPb *p, int64_t n, int64_t limit, const char *what)
+/* option: the kgen option that changes the limit, or NULL */
+static int check_count(OnnxPb *p, int64_t n, int64_t limit, const char *what, const char *option)
 {
     if (n <= limit)
         return 0;
-    return onnx_pb_fail(p, p->pos, NULL, "%lld %s, over the limit of %lld", (long long)n, what,
-                        (long long)limit);
+    return onnx_pb_fail(p, p->pos, NULL, "%lld %s, over the limit of %lld%s%s%s", (long long)n, what,
+                        (long long)limit, option ? " (" : "", option ? option : "", option ? ")" : "");
 }
 
 /* A string field copied to the arena with a NUL after it. Names (ident) may not hold
@@ -446,7 +461,7 @@ static int decode_tensor(Ctx *c, OnnxPb *p, OnnxTensor *t)
     if (cnt[1] > ONNX_MAX_RANK)
         return onnx_pb_fail(p, at, "dims", "%lld dims, over the rank limit of %d",
                             (long long)cnt[1], ONNX_MAX_RANK);
-    if (check_count(p, cnt[13], INT_MAX, "external_data entries") < 0)
+    if (check_count(p, cnt[13], ONNX_MAX_ATTR_VALUES, "external_data entries", NULL) < 0)
         return -1;
     char **keys = alloc(c, p, cnt[13], sizeof *keys, at);
     char **vals = alloc(c, p, cnt[13], sizeof *vals, at);
@@ -532,8 +547,9 @@ static int decode_tensor(Ctx *c, OnnxPb *p, OnnxTensor *t)
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) {
         int64_t d = t->dims[i];
-        if (d > ONNX_MAX_ELEMENTS || (d && n > ONNX_MAX_ELEMENTS / d))
-            return onnx_pb_fail(p, at, NULL, "tensor '%s': more than 2^40 elements", tn);
+        if (d > c->lim.elements || (d && n > c->lim.elements / d))
+            return onnx_pb_fail(p, at, NULL, "tensor '%s': more than %lld elements, the limit "
+                                "(--max-elements)", tn, (long long)c->lim.elements);
         n *= d;
     }
     t->nelems = n;
@@ -751,11 +767,11 @@ static int decode_attr(Ctx *c, OnnxPb *p, OnnxAttr *a)
     if (count_fields(p, cnt, 24, scalars) < 0)
         return -1;
     size_t at = p->pos;
-    if (check_count(p, cnt[7], INT_MAX, "floats") < 0 ||
-        check_count(p, cnt[8], INT_MAX, "ints") < 0 ||
-        check_count(p, cnt[9], INT_MAX, "strings") < 0 ||
-        check_count(p, cnt[10], INT_MAX, "tensors") < 0 ||
-        check_count(p, cnt[11], INT_MAX, "graphs") < 0)
+    if (check_count(p, cnt[7], ONNX_MAX_ATTR_VALUES, "floats", NULL) < 0 ||
+        check_count(p, cnt[8], ONNX_MAX_ATTR_VALUES, "ints", NULL) < 0 ||
+        check_count(p, cnt[9], ONNX_MAX_ATTR_VALUES, "strings", NULL) < 0 ||
+        check_count(p, cnt[10], ONNX_MAX_ATTR_VALUES, "tensors", NULL) < 0 ||
+        check_count(p, cnt[11], ONNX_MAX_ATTR_VALUES, "graphs", NULL) < 0)
         return -1;
     a->floats = alloc(c, p, cnt[7], sizeof *a->floats, at);
     a->ints = alloc(c, p, cnt[8], sizeof *a->ints, at);
@@ -914,9 +930,9 @@ static int decode_node(Ctx *c, OnnxPb *p, OnnxNode *n)
     if (count_fields(p, cnt, 8, NULL) < 0)
         return -1;
     size_t at = p->pos;
-    if (check_count(p, cnt[1], INT_MAX, "inputs") < 0 ||
-        check_count(p, cnt[2], INT_MAX, "outputs") < 0 ||
-        check_count(p, cnt[5], ONNX_MAX_ATTRS, "attributes") < 0)
+    if (check_count(p, cnt[1], INT_MAX, "inputs", NULL) < 0 ||
+        check_count(p, cnt[2], INT_MAX, "outputs", NULL) < 0 ||
+        check_count(p, cnt[5], ONNX_MAX_ATTRS, "attributes", NULL) < 0)
         return -1;
     n->inputs = alloc(c, p, cnt[1], sizeof *n->inputs, at);
     n->outputs = alloc(c, p, cnt[2], sizeof *n->outputs, at);
@@ -984,11 +1000,11 @@ static int decode_graph(Ctx *c, OnnxPb *p, OnnxGraph *g)
     if (count_fields(p, cnt, 16, NULL) < 0)
         return -1;
     size_t at = p->pos;
-    if (check_count(p, cnt[1], ONNX_MAX_NODES, "nodes") < 0 ||
-        check_count(p, cnt[5], INT_MAX, "initializers") < 0 ||
-        check_count(p, cnt[11], INT_MAX, "inputs") < 0 ||
-        check_count(p, cnt[12], INT_MAX, "outputs") < 0 ||
-        check_count(p, cnt[13], INT_MAX, "value_info entries") < 0)
+    if (check_count(p, cnt[1], c->lim.nodes, "nodes", "--max-nodes") < 0 ||
+        check_count(p, cnt[5], INT_MAX, "initializers", NULL) < 0 ||
+        check_count(p, cnt[11], INT_MAX, "inputs", NULL) < 0 ||
+        check_count(p, cnt[12], INT_MAX, "outputs", NULL) < 0 ||
+        check_count(p, cnt[13], INT_MAX, "value_info entries", NULL) < 0)
         return -1;
     g->nodes = alloc(c, p, cnt[1], sizeof *g->nodes, at);
     g->initializers = alloc(c, p, cnt[5], sizeof *g->initializers, at);
@@ -1087,7 +1103,7 @@ static int decode_model(Ctx *c, OnnxPb *p, OnnxModel *m)
     if (count_fields(p, cnt, 9, NULL) < 0)
         return -1;
     size_t at = p->pos;
-    if (check_count(p, cnt[8], INT_MAX, "opset imports") < 0)
+    if (check_count(p, cnt[8], INT_MAX, "opset imports", NULL) < 0)
         return -1;
     if (!(m->opsets = alloc(c, p, cnt[8], sizeof *m->opsets, at)))
         return -1;
@@ -1164,8 +1180,18 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Reads a whole file into a malloc'ed buffer, refusing one over ONNX_MAX_FILE_SIZE. */
-static uint8_t *read_file(const char *path, size_t *size, char *err, size_t errlen)
+static void file_too_large(char *err, size_t errlen, const char *path, int64_t max)
+{
+    if (max % (1 << 20) == 0)
+        errf(err, errlen, "%s: larger than the limit of %lld MiB (--max-file-mb)", path,
+             (long long)(max >> 20));
+    else
+        errf(err, errlen, "%s: larger than the limit of %lld bytes (--max-file-mb)", path,
+             (long long)max);
+}
+
+/* Reads a whole file into a malloc'ed buffer, refusing one over max bytes. */
+static uint8_t *read_file(const char *path, int64_t max, size_t *size, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
@@ -1182,8 +1208,8 @@ static uint8_t *read_file(const char *path, size_t *size, char *err, size_t errl
     for (;;) {
         if (n == cap || !buf) {
             size_t ncap = buf ? cap * 2 : cap;
-            if (ncap > (size_t)ONNX_MAX_FILE_SIZE + 1)
-                ncap = (size_t)ONNX_MAX_FILE_SIZE + 1;
+            if (ncap > (size_t)max + 1)
+                ncap = (size_t)max + 1;
             uint8_t *nb = realloc(buf, ncap);
             if (!nb) {
                 errf(err, errlen, "%s: out of memory reading the file", path);
@@ -1194,9 +1220,8 @@ static uint8_t *read_file(const char *path, size_t *size, char *err, size_t errl
         }
         size_t k = fread(buf + n, 1, cap - n, fp);
         n += k;
-        if (n > (size_t)ONNX_MAX_FILE_SIZE) {
-            errf(err, errlen, "%s: the file is over the %lld-byte limit", path,
-                 (long long)ONNX_MAX_FILE_SIZE);
+        if (n > (size_t)max) {
+            file_too_large(err, errlen, path, max);
             goto fail;
         }
         if (k == 0) {
@@ -1230,18 +1255,19 @@ static char *dir_of(const char *path)
 }
 
 static int start(Ctx *c, OnnxPb *p, OnnxPbPath *root, const void *data, size_t size,
-                 const char *name, const char *dir, char *err, size_t errlen)
+                 const char *name, const char *dir, const OnnxLimits *lim, char *err,
+                 size_t errlen)
 {
     if (err && errlen)
         err[0] = 0;
     memset(c, 0, sizeof *c);
     c->dir = dir;
+    c->lim = resolve_limits(lim);
     *root = (OnnxPbPath){NULL, NULL, -1};
     *p = (OnnxPb){.buf = data, .pos = 0, .end = size, .depth = 0, .path = root,
                   .file = name ? name : "<buffer>", .err = err, .errlen = errlen};
-    if (size > (uint64_t)ONNX_MAX_FILE_SIZE) {
-        errf(err, errlen, "%s: %zu bytes, over the %lld-byte limit", p->file, size,
-             (long long)ONNX_MAX_FILE_SIZE);
+    if (size > (uint64_t)c->lim.file_bytes) {
+        file_too_large(err, errlen, p->file, c->lim.file_bytes);
         return -1;
     }
     if (!data && size) {
@@ -1253,13 +1279,13 @@ static int start(Ctx *c, OnnxPb *p, OnnxPbPath *root, const void *data, size_t s
     return 0;
 }
 
-OnnxModel *onnx_load_buffer(const void *data, size_t size, const char *name_for_errors,
-                            const char *model_dir, char *err, size_t errlen)
+OnnxModel *onnx_load_buffer_ex(const void *data, size_t size, const char *name_for_errors,
+                               const char *model_dir, const OnnxLimits *lim, char *err, size_t errlen)
 {
     Ctx c;
     OnnxPb p;
     OnnxPbPath root;
-    if (start(&c, &p, &root, data, size, name_for_errors, model_dir, err, errlen) < 0) {
+    if (start(&c, &p, &root, data, size, name_for_errors, model_dir, lim, err, errlen) < 0) {
         arena_free(c.arena);
         return NULL;
     }
@@ -1268,14 +1294,21 @@ OnnxModel *onnx_load_buffer(const void *data, size_t size, const char *name_for_
         arena_free(c.arena);
         return NULL;
     }
+    m->limits = c.lim;
     m->arena = c.arena;
     return m;
 }
 
-OnnxModel *onnx_load_file(const char *path, char *err, size_t errlen)
+OnnxModel *onnx_load_buffer(const void *data, size_t size, const char *name_for_errors,
+                            const char *model_dir, char *err, size_t errlen)
+{
+    return onnx_load_buffer_ex(data, size, name_for_errors, model_dir, NULL, err, errlen);
+}
+
+OnnxModel *onnx_load_file_ex(const char *path, const OnnxLimits *lim, char *err, size_t errlen)
 {
     size_t size;
-    uint8_t *buf = read_file(path, &size, err, errlen);
+    uint8_t *buf = read_file(path, resolve_limits(lim).file_bytes, &size, err, errlen);
     if (!buf)
         return NULL;
     char *dir = dir_of(path);
@@ -1283,10 +1316,15 @@ OnnxModel *onnx_load_file(const char *path, char *err, size_t errlen)
     if (!dir)
         errf(err, errlen, "%s: out of memory", path);
     else
-        m = onnx_load_buffer(buf, size, path, dir, err, errlen);
+        m = onnx_load_buffer_ex(buf, size, path, dir, lim, err, errlen);
     free(dir);
     free(buf);
     return m;
+}
+
+OnnxModel *onnx_load_file(const char *path, char *err, size_t errlen)
+{
+    return onnx_load_file_ex(path, NULL, err, errlen);
 }
 
 void onnx_free(OnnxModel *m)
@@ -1302,13 +1340,14 @@ typedef struct {
     struct OnnxChunk *arena;
 } TensorFile;
 
-OnnxTensor *onnx_load_tensor_buffer(const void *data, size_t size, const char *name_for_errors,
-                                    const char *model_dir, char *err, size_t errlen)
+OnnxTensor *onnx_load_tensor_buffer_ex(const void *data, size_t size, const char *name_for_errors,
+                                       const char *model_dir, const OnnxLimits *lim, char *err,
+                                       size_t errlen)
 {
     Ctx c;
     OnnxPb p;
     OnnxPbPath root;
-    if (start(&c, &p, &root, data, size, name_for_errors, model_dir, err, errlen) < 0) {
+    if (start(&c, &p, &root, data, size, name_for_errors, model_dir, lim, err, errlen) < 0) {
         arena_free(c.arena);
         return NULL;
     }
@@ -1321,10 +1360,16 @@ OnnxTensor *onnx_load_tensor_buffer(const void *data, size_t size, const char *n
     return &tf->t;
 }
 
-OnnxTensor *onnx_load_tensor_file(const char *path, char *err, size_t errlen)
+OnnxTensor *onnx_load_tensor_buffer(const void *data, size_t size, const char *name_for_errors,
+                                    const char *model_dir, char *err, size_t errlen)
+{
+    return onnx_load_tensor_buffer_ex(data, size, name_for_errors, model_dir, NULL, err, errlen);
+}
+
+OnnxTensor *onnx_load_tensor_file_ex(const char *path, const OnnxLimits *lim, char *err, size_t errlen)
 {
     size_t size;
-    uint8_t *buf = read_file(path, &size, err, errlen);
+    uint8_t *buf = read_file(path, resolve_limits(lim).file_bytes, &size, err, errlen);
     if (!buf)
         return NULL;
     char *dir = dir_of(path);
@@ -1332,10 +1377,15 @@ OnnxTensor *onnx_load_tensor_file(const char *path, char *err, size_t errlen)
     if (!dir)
         errf(err, errlen, "%s: out of memory", path);
     else
-        t = onnx_load_tensor_buffer(buf, size, path, dir, err, errlen);
+        t = onnx_load_tensor_buffer_ex(buf, size, path, dir, lim, err, errlen);
     free(dir);
     free(buf);
     return t;
+}
+
+OnnxTensor *onnx_load_tensor_file(const char *path, char *err, size_t errlen)
+{
+    return onnx_load_tensor_file_ex(path, NULL, err, errlen);
 }
 
 void onnx_tensor_free(OnnxTensor *t)

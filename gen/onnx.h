@@ -15,13 +15,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Limits, checked with overflow-safe arithmetic; each has its own error message. */
-#define ONNX_MAX_FILE_SIZE ((int64_t)1 << 31)   /* bytes of a .onnx or .pb file (2 GiB) */
+/* Limits, checked with overflow-safe arithmetic; each has its own error message naming
+ * the place, the limit and, for the first three, the kgen option that changes it. Those
+ * three are defaults: a load may be given others (OnnxLimits). The rest size fixed
+ * arrays, the recursion or the memory one field may ask for. */
+#define ONNX_MAX_FILE_SIZE ((int64_t)1 << 31)   /* bytes of a .onnx or .pb file (2 GiB): --max-file-mb */
+#define ONNX_MAX_NODES 1000000                   /* nodes in one graph: --max-nodes */
+#define ONNX_MAX_ELEMENTS ((int64_t)1 << 40)     /* product of a tensor's dims: --max-elements */
 #define ONNX_MAX_RANK 8                          /* dims of a tensor or a value's shape */
-#define ONNX_MAX_ELEMENTS ((int64_t)1 << 40)     /* product of a tensor's dims */
 #define ONNX_MAX_DEPTH 16                        /* nested messages below the top one */
-#define ONNX_MAX_NODES 1000000                   /* nodes in one graph */
 #define ONNX_MAX_ATTRS 1000                      /* attributes of one node */
+#define ONNX_MAX_ATTR_VALUES (1 << 24)           /* values of one list attribute (ints, floats,
+                                                    strings, tensors or graphs) */
+
+/* Per-load limits; a field left 0 takes the default above. */
+typedef struct {
+    int64_t file_bytes;              /* the model file or a .pb file (not external data) */
+    int64_t nodes;                   /* nodes of one graph (subgraphs each count alone) */
+    int64_t elements;                /* elements of one tensor */
+} OnnxLimits;
 
 /* ---------------------------------------------------------------- onnx.c: data types */
 
@@ -203,25 +215,34 @@ typedef struct {
     int64_t model_version;
     OnnxGraph graph;
     int nfunctions;                  /* model-local functions: counted, not decoded */
+    OnnxLimits limits;               /* those it was loaded under, every field set */
     struct OnnxChunk *arena;         /* every allocation above; freed by onnx_free */
 } OnnxModel;
 
 /* Load a model file; returns NULL and writes a message into err (size errlen) on failure.
- * External tensor data is read relative to the model's directory. */
+ * External tensor data is read relative to the model's directory. The _ex variants take
+ * limits (NULL: the defaults). */
 OnnxModel *onnx_load_file(const char *path, char *err, size_t errlen);
+OnnxModel *onnx_load_file_ex(const char *path, const OnnxLimits *lim, char *err, size_t errlen);
 
 /* The same from memory. name_for_errors starts each message; model_dir is where external
  * data lives (NULL: a model that uses external data is rejected). */
 OnnxModel *onnx_load_buffer(const void *data, size_t size, const char *name_for_errors,
                             const char *model_dir, char *err, size_t errlen);
+OnnxModel *onnx_load_buffer_ex(const void *data, size_t size, const char *name_for_errors,
+                               const char *model_dir, const OnnxLimits *lim, char *err, size_t errlen);
 void onnx_free(OnnxModel *m);
 
 /* Load a serialized TensorProto (a .pb file of the ONNX test data), or from memory.
  * Free the result with onnx_tensor_free, and only such tensors: those of a model go with
  * it. */
 OnnxTensor *onnx_load_tensor_file(const char *path, char *err, size_t errlen);
+OnnxTensor *onnx_load_tensor_file_ex(const char *path, const OnnxLimits *lim, char *err, size_t errlen);
 OnnxTensor *onnx_load_tensor_buffer(const void *data, size_t size, const char *name_for_errors,
                                     const char *model_dir, char *err, size_t errlen);
+OnnxTensor *onnx_load_tensor_buffer_ex(const void *data, size_t size, const char *name_for_errors,
+                                       const char *model_dir, const OnnxLimits *lim, char *err,
+                                       size_t errlen);
 void onnx_tensor_free(OnnxTensor *t);
 
 const OnnxAttr *onnx_node_attr(const OnnxNode *n, const char *name);   /* NULL if absent */

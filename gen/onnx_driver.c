@@ -58,7 +58,8 @@ static void report(const GenImport *im, const Model *m, Schedule *s)
 int gen_compile_onnx(const GenOptions *opt)
 {
     char err[1024];
-    OnnxModel *om = onnx_load_file(opt->input, err, sizeof err);
+    OnnxLimits lim = {opt->max_file_bytes, opt->max_nodes, opt->max_elements ? opt->max_elements : GEN_MAX_ELEMS};
+    OnnxModel *om = onnx_load_file_ex(opt->input, &lim, err, sizeof err);
     if (!om)
         return ir_fail("%s", err);
     OnnxTensor *bound[MAX_BINDS] = {0};
@@ -74,7 +75,7 @@ int gen_compile_onnx(const GenOptions *opt)
                 continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/input_%d.pb", opt->bind_dir, gi++);
-            OnnxTensor *t = onnx_load_tensor_file(path, err, sizeof err);
+            OnnxTensor *t = onnx_load_tensor_file_ex(path, &lim, err, sizeof err);
             if (!t)
                 continue;
             if (t->ndim > KG_MAX_DIMS || !t->data) {

@@ -21,6 +21,9 @@ typedef struct {
     Program *prog;
     Value *vals;
     int nvals, cap;
+    int64_t max_elems;  /* elements of one tensor (--max-elements) */
+    unsigned char *dep; /* by tensor id: 0 unknown, 1 constant, 2 depends on a graph input */
+    int ndep;
 } Import;
 
 static void define(Import *I, const char *name, Tensor *t)
@@ -91,6 +94,36 @@ static const char *unique(Program *p, const char *base)
     return name;
 }
 
+/* "[2, 3, 4]" */
+static const char *shape_str(int ndim, const int64_t *shape)
+{
+    const char *s = "[";
+    for (int i = 0; i < ndim; i++)
+        s = ir_fmt("%s%s%lld", s, i ? ", " : "", (long long)shape[i]);
+    return ir_fmt("%s]", s);
+}
+
+/* Fails if a tensor `what` of this shape would hold more than --max-elements elements,
+ * or has one dimension above it (even next to a 0: loops run to each extent).
+ * Overflow-safe. */
+static int check_elems(const Import *I, const char *what, int ndim, const int64_t *shape)
+{
+    int64_t n = 1, max = I->max_elems;
+    int over = 0, empty = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] > max)
+            over = 1;
+        else if (shape[i] == 0)
+            empty = 1;
+        else if (shape[i] > 0)
+            n = n > max / shape[i] ? max + 1 : n * shape[i];
+    }
+    if (!over && (empty || n <= max))
+        return 0;
+    return ir_fail("%s has shape %s, over the limit of %lld elements (--max-elements)", what, shape_str(ndim, shape),
+                   (long long)max);
+}
+
 static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *what)
 {
     DType t;
@@ -110,6 +143,8 @@ static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *wha
         }
         shape[d] = ot->dims[d];
     }
+    if (check_elems(I, ir_fmt("%s '%s'", what, ot->name), ot->ndim, shape))
+        return NULL;
     Tensor *x = ir_constant(unique(I->prog, gen_c_name(ot->name[0] ? ot->name : "const")), t, ot->ndim, shape,
                             ot->data);
     if (!x || ir_program_add(I->prog, x))
@@ -119,22 +154,40 @@ static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *wha
 
 /* ---------------------------------------------------------------- constant folding */
 
-static void closure(Tensor *t, PtrVec *seen)
+/* Every tensor t depends on, t included, into seen (in no particular order). Iterative,
+ * with a mark per tensor of the program, so a graph thousands of nodes deep costs linear
+ * time and no stack. */
+static void closure(const Program *p, Tensor *t, PtrVec *seen)
 {
-    for (int i = 0; i < seen->n; i++)
-        if (seen->items[i] == t)
-            return;
-    ir_vec_push(seen, t, 1 << 24, "tensors");
-    PtrVec reads = {0};
-    if (t->kind == T_COMPUTE)
-        ir_expr_tensors(t->body, &reads);
-    else if (t->kind == T_SCAN) {
-        ir_expr_tensors(t->init, &reads);
-        ir_expr_tensors(t->update, &reads);
+    unsigned char *mark = ir_alloc((size_t)p->tensors.n + 1);
+    PtrVec todo = {0};
+    ir_vec_push(&todo, t, 1 << 24, "tensors");
+    while (todo.n) {
+        Tensor *x = todo.items[--todo.n];
+        int in_prog = x->id >= 0 && x->id < p->tensors.n && p->tensors.items[x->id] == x;
+        if (in_prog ? mark[x->id] : 0)
+            continue;
+        if (!in_prog) {
+            int dup = 0;
+            for (int i = 0; i < seen->n && !dup; i++)
+                dup = seen->items[i] == x;
+            if (dup)
+                continue;
+        } else {
+            mark[x->id] = 1;
+        }
+        ir_vec_push(seen, x, 1 << 24, "tensors");
+        PtrVec reads = {0};
+        if (x->kind == T_COMPUTE)
+            ir_expr_tensors(x->body, &reads);
+        else if (x->kind == T_SCAN) {
+            ir_expr_tensors(x->init, &reads);
+            ir_expr_tensors(x->update, &reads);
+        }
+        for (int i = 0; i < reads.n; i++)
+            if (reads.items[i] != x)
+                ir_vec_push(&todo, reads.items[i], 1 << 24, "tensors");
     }
-    for (int i = 0; i < reads.n; i++)
-        if (reads.items[i] != t)
-            closure(reads.items[i], seen);
 }
 
 static int all_const(const PtrVec *ts)
@@ -145,13 +198,48 @@ static int all_const(const PtrVec *ts)
     return 1;
 }
 
+/* Does t depend on a graph input? Memoized by tensor id, so that asking it for every node
+ * of a long chain costs linear time (and each tensor's inputs are known by then). */
+static int depends_on_input(Import *I, Tensor *t)
+{
+    if (t->kind == T_PLACEHOLDER || t->kind == T_CONSTANT)
+        return t->kind == T_PLACEHOLDER;
+    const Program *p = I->prog;
+    int id = t->id >= 0 && t->id < p->tensors.n && p->tensors.items[t->id] == t ? t->id : -1;
+    if (id >= 0 && id < I->ndep && I->dep[id])
+        return I->dep[id] == 2;
+    PtrVec reads = {0};
+    if (t->kind == T_COMPUTE)
+        ir_expr_tensors(t->body, &reads);
+    else if (t->kind == T_SCAN) {
+        ir_expr_tensors(t->init, &reads);
+        ir_expr_tensors(t->update, &reads);
+    }
+    int dep = 0;
+    for (int i = 0; i < reads.n && !dep; i++)
+        dep = reads.items[i] != t && depends_on_input(I, reads.items[i]);
+    if (id >= 0) {
+        if (id >= I->ndep) {
+            int n = p->tensors.n * 2 + 64;
+            unsigned char *d = ir_alloc((size_t)n);
+            if (I->ndep)
+                memcpy(d, I->dep, (size_t)I->ndep);
+            I->dep = d;
+            I->ndep = n;
+        }
+        I->dep[id] = (unsigned char)(dep + 1);
+    }
+    return dep;
+}
+
 /* Run the computes behind t and return a constant with its value (NULL: could not). */
 static Tensor *fold(Import *I, Tensor *t)
 {
     if (ir_tensor_is_leaf(t) || ir_tensor_numel(t) > GEN_MAX_FOLD_ELEMS)
         return NULL;
     PtrVec deps = {0};
-    closure(t, &deps);
+    ir_program_renumber(I->prog);
+    closure(I->prog, t, &deps);
     if (!all_const(&deps))
         return NULL;
     Program *mini = ir_program_new("fold");
@@ -316,18 +404,22 @@ static int node_fail(const OnnxNode *n, int index)
 static void prune(Program *p)
 {
     PtrVec live = {0};
+    ir_program_renumber(p);
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
         if (t->is_output)
-            closure(t, &live);
+            closure(p, t, &live);
+    }
+    unsigned char *keep = ir_alloc((size_t)p->tensors.n + 1);
+    for (int j = 0; j < live.n; j++) {
+        Tensor *t = live.items[j];
+        if (t->id >= 0 && t->id < p->tensors.n && p->tensors.items[t->id] == t)
+            keep[t->id] = 1;
     }
     int n = 0;
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
-        int keep = t->kind == T_PLACEHOLDER;
-        for (int j = 0; j < live.n && !keep; j++)
-            keep = live.items[j] == t;
-        if (keep)
+        if (keep[i] || t->kind == T_PLACEHOLDER)
             p->tensors.items[n++] = t;
     }
     p->tensors.n = n;
@@ -339,6 +431,7 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
     const OnnxModel *m = model;
     const OnnxGraph *g = &m->graph;
     Import I = {0};
+    I.max_elems = m->limits.elements > 0 && m->limits.elements < GEN_MAX_ELEMS ? m->limits.elements : GEN_MAX_ELEMS;
     memset(out, 0, sizeof *out);
     I.prog = ir_program_new(g->name[0] ? gen_c_name(g->name) : "model");
     out->prog = I.prog;
@@ -374,12 +467,17 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
                 shape[d] = bind->dims[d];   /* a dynamic dimension: the bound data's size */
                 continue;
             }
+            if (vi->dims[d] < -1)
+                return ir_fail("graph input '%s': dimension %d is %lld; dimensions cannot be negative", vi->name, d,
+                               (long long)vi->dims[d]);
             if (vi->dims[d] < 0 || (vi->dims[d] == 0 && vi->dim_params[d]))
                 return ir_fail("graph input '%s': dimension %d is %s%s%s; kgen needs static shapes", vi->name, d,
                                vi->dim_params[d] ? "'" : "", vi->dim_params[d] ? vi->dim_params[d] : "unknown",
                                vi->dim_params[d] ? "'" : "");
             shape[d] = vi->dims[d];
         }
+        if (check_elems(&I, ir_fmt("graph input '%s'", vi->name), vi->ndim, shape))
+            return -1;
         Tensor *x = ir_placeholder(unique(I.prog, gen_c_name(vi->name)), t, vi->ndim, shape);
         if (!x || ir_program_add(I.prog, x))
             return -1;
@@ -430,7 +528,18 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
                 continue;
             c.in[i] = lookup(&I, n->inputs[i]);
             if (!c.in[i]) {
-                ir_fail("input '%s' is not produced by any earlier node, initializer or graph input", n->inputs[i]);
+                int later = -1;   /* a node after this one that makes it: a cycle, or not sorted */
+                for (int k = ni; k < g->nnodes && later < 0; k++)
+                    for (int o = 0; o < g->nodes[k].noutputs; o++)
+                        if (!strcmp(g->nodes[k].outputs[o], n->inputs[i]))
+                            later = k;
+                if (later >= 0)
+                    ir_fail("input '%s' is produced only by node %d '%s' (%s), at or after this one: the graph "
+                            "has a cycle or is not in topological order", n->inputs[i], later,
+                            g->nodes[later].name, g->nodes[later].op_type);
+                else
+                    ir_fail("input '%s' is not produced by any earlier node, initializer or graph input",
+                            n->inputs[i]);
                 return node_fail(n, ni);
             }
         }
@@ -444,16 +553,17 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         int first = I.prog->tensors.n;
         if (def->build(&c))
             return node_fail(n, ni);
+        for (int i = first; i < I.prog->tensors.n; i++) {
+            Tensor *t = I.prog->tensors.items[i];
+            if (check_elems(&I, ir_fmt("'%s'", t->name), t->ndim, t->shape))
+                return node_fail(n, ni);
+        }
         const char *origin = ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "");
         for (int i = first; i < I.prog->tensors.n; i++) {
             Tensor *t = I.prog->tensors.items[i];
             if (!t->comment)
                 t->comment = origin;
         }
-        int consts = 1;
-        for (int i = 0; i < c.nin; i++)
-            if (c.in[i] && c.in[i]->kind == T_PLACEHOLDER && !c.in[i]->frozen)
-                consts = 0;
         for (int i = 0; i < n->noutputs; i++) {
             if (!n->outputs[i][0])
                 continue;
@@ -462,7 +572,7 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
                 ir_fail("output %d ('%s') was not produced", i, n->outputs[i]);
                 return node_fail(n, ni);
             }
-            if (consts && !ir_tensor_is_leaf(t)) {
+            if (!ir_tensor_is_leaf(t) && !depends_on_input(&I, t)) {
                 Tensor *f = fold(&I, t);
                 if (f) {
                     t = f;

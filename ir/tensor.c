@@ -199,13 +199,33 @@ int ir_program_add(Program *p, Tensor *t)
     return 0;
 }
 
+/* Does e read t? Allocates nothing: the default schedule asks this for every pair of
+ * stages, so a long chain of nodes must not fill the arena. */
 static int expr_reads(const Expr *e, const Tensor *t)
 {
-    PtrVec v = {0};
-    ir_expr_tensors(e, &v);
-    for (int i = 0; i < v.n; i++)
-        if (v.items[i] == t)
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return 0;
+    case E_BIN: return expr_reads(e->u.bin.a, t) || expr_reads(e->u.bin.b, t);
+    case E_UN: return expr_reads(e->u.un.a, t);
+    case E_CAST: return expr_reads(e->u.cast.a, t);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (expr_reads(e->u.call.args[i], t))
+                return 1;
+        return 0;
+    case E_SELECT: return expr_reads(e->u.sel.cond, t) || expr_reads(e->u.sel.t, t) || expr_reads(e->u.sel.f, t);
+    case E_REDUCE: return expr_reads(e->u.reduce.body, t);
+    case E_ACCESS:
+        if (e->u.access.t == t)
             return 1;
+        for (int i = 0; i < e->u.access.n; i++)
+            if (expr_reads(e->u.access.idx[i], t))
+                return 1;
+        return 0;
+    }
     return 0;
 }
 

@@ -911,7 +911,7 @@ static void test_errors(const char *data_dir)
     }
     put_packed_ints(&t, T_DIMS, (const int64_t[]){1 << 20, 1 << 20, 2}, 3);
     put_int(&t, T_DTYPE, ONNX_FLOAT);
-    TENSOR_ERROR(&t, NULL, "more than 2^40 elements");
+    TENSOR_ERROR(&t, NULL, "more than 1099511627776 elements, the limit (--max-elements)");
     put_int(&t, T_DIMS, -3);
     put_int(&t, T_DTYPE, ONNX_FLOAT);
     TENSOR_ERROR(&t, NULL, "dims: negative dim -3");
@@ -948,7 +948,7 @@ static void test_errors(const char *data_dir)
         static const uint8_t one[1];
         ASSERT(1, onnx_load_buffer(one, (size_t)ONNX_MAX_FILE_SIZE + 1, "huge.onnx", NULL, err,
                                    sizeof err) == NULL);
-        check(strstr(err, "huge.onnx: 2147483649 bytes, over the 2147483648-byte limit") != NULL,
+        check(strstr(err, "huge.onnx: larger than the limit of 2048 MiB (--max-file-mb)") != NULL,
               __FILE__, __LINE__, "message: %s", err);
     }
     put_str(&n, N_OP, "Big");
@@ -960,7 +960,31 @@ static void test_errors(const char *data_dir)
     for (int i = 0; i < ONNX_MAX_NODES + 1; i++)
         put_str(&g, G_NODE, "");
     b = model_of(&g);
-    MODEL_ERROR(&b, "graph: 1000001 nodes, over the limit of 1000000");
+    MODEL_ERROR(&b, "graph: 1000001 nodes, over the limit of 1000000 (--max-nodes)");
+    {
+        /* limits given to one load: nodes, elements, file size */
+        char err[512];
+        OnnxLimits lim = {.nodes = 3};
+        for (int i = 0; i < 4; i++)
+            put_str(&g, G_NODE, "");
+        b = model_of(&g);
+        ASSERT(1, onnx_load_buffer_ex(b.b, b.n, "l.onnx", NULL, &lim, err, sizeof err) == NULL);
+        check(strstr(err, "l.onnx: graph: 4 nodes, over the limit of 3 (--max-nodes)") != NULL, __FILE__,
+              __LINE__, "message: %s", err);
+        lim = (OnnxLimits){.file_bytes = 10};
+        ASSERT(1, onnx_load_buffer_ex(b.b, b.n, "l.onnx", NULL, &lim, err, sizeof err) == NULL);
+        check(strstr(err, "l.onnx: larger than the limit of 10 bytes (--max-file-mb)") != NULL, __FILE__,
+              __LINE__, "message: %s", err);
+        free(b.b);
+        put_packed_ints(&t, T_DIMS, (const int64_t[]){10, 10}, 2);
+        put_int(&t, T_DTYPE, ONNX_FLOAT);
+        lim = (OnnxLimits){.elements = 99};
+        ASSERT(1, onnx_load_tensor_buffer_ex(t.b, t.n, "l.pb", NULL, &lim, err, sizeof err) == NULL);
+        check(strstr(err, "l.pb: tensor '': more than 99 elements, the limit (--max-elements)") != NULL,
+              __FILE__, __LINE__, "message: %s", err);
+        free(t.b);
+        memset(&t, 0, sizeof t);
+    }
 
     /* meaning */
     put_int(&t, T_DIMS, 4);
