@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # errors.sh - the error corpus: every file under tests/error/kg/ must make kgen fail
 # with exit status 1 (not a crash), print the message its first line names
-# ("# expect: TEXT"; "# args: ..." adds options), and leave no output behind.
+# ("# expect: TEXT"; "# args: ..." adds options), and leave no output behind. The same
+# for each tests/error/onnx/NAME.onnx, its message in NAME.expect, options in NAME.args
+# (made by make_errors.py), and for files over --max-file-mb made here.
 set -u
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
@@ -27,9 +29,26 @@ done
 for f in tests/error/onnx/*.onnx; do
   name=onnx_$(basename $f .onnx)
   expect=$(head -1 ${f%.onnx}.expect)
+  args=$(cat ${f%.onnx}.args 2>/dev/null)
   out=$work/$name.out
-  $KGEN "$f" --target c -o $out >$work/$name.stdout 2>$work/$name.stderr
+  $KGEN "$f" --target c -o $out $args >$work/$name.stdout 2>$work/$name.stderr
   rc=$?
+  why=""
+  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
+  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
+  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
+  if [ -z "$why" ]; then pass=$((pass + 1)); else
+    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+done
+# files over --max-file-mb=1: a model and a .kg source of 1 MiB and one byte
+head -c $((1024 * 1024 + 1)) /dev/zero > $work/big.onnx
+{ echo "input A : f32[4]"; echo "output B[i < 4] = A[i]"; head -c $((1024 * 1024)) /dev/zero | tr '\0' '#'; } > $work/big.kg
+for f in $work/big.onnx $work/big.kg; do
+  name=max_file_mb_${f##*.}
+  out=$work/$name.out
+  $KGEN "$f" --target c -o $out --max-file-mb=1 >$work/$name.stdout 2>$work/$name.stderr
+  rc=$?
+  expect="$f: larger than the limit of 1 MiB (--max-file-mb)"
   why=""
   [ $rc -eq 1 ] || why="exit status $rc, expected 1"
   [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"

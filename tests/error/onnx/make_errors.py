@@ -47,3 +47,128 @@ save("conv_rank", model([helper.make_node("Conv", ["x", "w"], ["y"], name="cv")]
                         [vi("y", [1, 4, 6])]), "(Conv)")
 save("reshape_dynamic", model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [vi("x", [2, 3]), vi("s", [2], TensorProto.INT64)],
                               [vi("y", [3, 2])]), "must be known when compiling")
+
+# ---------------------------------------------------------------- hostile files
+# Raw protobuf: field numbers of ModelProto (1 ir_version, 7 graph, 8 opset_import),
+# GraphProto (1 node, 5 initializer, 11 input, 12 output), NodeProto (1 input, 2 output,
+# 3 name, 4 op_type, 5 attribute), TensorProto (1 dims, 2 data_type, 4 float_data,
+# 8 name, 9 raw_data, 13 external_data, 14 data_location).
+def varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+def fld(num, wire, payload):
+    return varint(num << 3 | wire) + payload
+
+def vint(num, v):
+    return fld(num, 0, varint(v))
+
+def ld(num, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return fld(num, 2, varint(len(data)) + data)
+
+opset13 = ld(8, vint(2, 13))
+
+def raw_model(graph):
+    return vint(1, 8) + opset13 + ld(7, graph)
+
+def save_args(name, args):
+    open(os.path.join(d, name + ".args"), "w").write(args + "\n")
+
+relu_node = ld(1, ld(1, "x") + ld(2, "y") + ld(3, "r") + ld(4, "Relu"))
+io = ld(11, ok.graph.input[0].SerializeToString()) + ld(12, ok.graph.output[0].SerializeToString())
+
+save("wire_graph_varint", None, "graph: expected a message (length-delimited), found wire type 0 (varint)",
+     raw=vint(1, 8) + opset13 + vint(7, 5))
+save("wire_name_varint", None, "graph.node[0].name: expected wire type 2 (length-delimited), found 0 (varint)",
+     raw=raw_model(ld(1, ld(1, "x") + ld(2, "y") + vint(3, 7) + ld(4, "Relu")) + io))
+save("truncated_varint", None, "truncated varint in field tag", raw=vint(1, 8) + b"\x80")
+save("varint_overflow", None, "varint longer than 64 bits in field 1", raw=b"\x08" + b"\xff" * 10 + b"\x01")
+save("group_wire_type", None, "group (wire type 3) in field 2: groups are not supported", raw=vint(1, 8) + b"\x13")
+save("invalid_wire_type", None, "invalid wire type 7 in field 1", raw=b"\x0f\x00")
+save("truncated_length", None, "truncated length-delimited field 7 (length 100",
+     raw=vint(1, 8) + fld(7, 2, varint(100)) + b"abc")
+
+def init_model(tensor_bytes, extra=b""):
+    g = relu_node + ld(5, tensor_bytes) + io + extra
+    return raw_model(g)
+
+save("negative_dim", None, "graph.initializer[0].dims: negative dim -3",
+     raw=init_model(vint(1, -3) + vint(2, 1) + ld(8, "w")))
+save("huge_tensor", None, "tensor 'w': more than 2147483647 elements, the limit (--max-elements)",
+     raw=init_model(vint(1, 1 << 20) + vint(1, 1 << 20) + vint(1, 2) + vint(2, 1) + ld(8, "w")))
+save("rank_too_high", None, "dims: 9 dims, over the rank limit of 8",
+     raw=init_model(b"".join(vint(1, 1) for _ in range(9)) + vint(2, 1) + ld(8, "w")))
+save("raw_data_size", None, "tensor 'w': raw_data holds 12 bytes, but 4 FLOAT elements need 16",
+     raw=init_model(vint(1, 4) + vint(2, 1) + ld(8, "w") + ld(9, b"\0" * 12)))
+save("two_payloads", None, "tensor 'w' holds both float_data and raw_data",
+     raw=init_model(vint(1, 1) + vint(2, 1) + ld(8, "w") + fld(4, 5, b"\0\0\0\0") + ld(9, b"\0" * 4)))
+save("unknown_dtype", None, "tensor 'w': unknown data_type 99",
+     raw=init_model(vint(1, 1) + vint(2, 99) + ld(8, "w")))
+save("no_data", None, "tensor 'w': 6 elements but no data",
+     raw=init_model(vint(1, 2) + vint(1, 3) + vint(2, 1) + ld(8, "w")))
+ext = lambda k, v: ld(13, ld(1, k) + ld(2, v))
+save("external_escape", None, "external data location '../../etc/passwd' must be a relative path without '..'",
+     raw=init_model(vint(1, 4) + vint(2, 1) + ld(8, "w") + ext("location", "../../etc/passwd") + vint(14, 1)))
+save("external_missing", None, "tensor 'w': cannot open external data",
+     raw=init_model(vint(1, 4) + vint(2, 1) + ld(8, "w") + ext("location", "no_such_file.bin") + vint(14, 1)))
+save("no_graph", None, "the model has no graph", raw=vint(1, 8) + opset13)
+save("no_op_type", None, "node 'r' has no op_type", raw=raw_model(ld(1, ld(1, "x") + ld(2, "y") + ld(3, "r")) + io))
+save("too_many_attrs", None, "graph.node[0]: 1001 attributes, over the limit of 1000",
+     raw=raw_model(ld(1, ld(1, "x") + ld(2, "y") + ld(4, "Relu") + b"".join(ld(5, ld(1, "a%d" % i) + vint(3, 1))
+                                                                              for i in range(1001))) + io))
+# If nodes whose then_branch holds another If, five deep: past 16 nested messages
+def nest(level):
+    inner = relu_node if level == 0 else ld(1, ld(4, "If") + ld(2, "y") + ld(5, ld(1, "then_branch") + vint(20, 5) + ld(6, nest(level - 1))))
+    return inner
+save("nested_too_deep", None, "messages nested deeper than 16 levels", raw=raw_model(nest(5) + io))
+
+# ---------------------------------------------------------------- graphs that cannot compile
+save("cyclic_graph", model([helper.make_node("Relu", ["b"], ["a"], name="r1"), helper.make_node("Relu", ["a"], ["b"], name="r2")],
+                           [vi("x", [2])], [vi("b", [2])]),
+     "node 0 'r1' (Relu): input 'b' is produced only by node 1 'r2' (Relu), at or after this one: the graph has a cycle")
+save("self_loop", model([helper.make_node("Add", ["x", "y"], ["y"], name="acc")], [vi("x", [2])], [vi("y", [2])]),
+     "node 0 'acc' (Add): input 'y' is produced only by node 0 'acc' (Add), at or after this one")
+save("type_mismatch", model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+                            [vi("a", [2]), vi("b", [2], TensorProto.INT64)], [vi("y", [2])]),
+     "node 0 'add' (Add): Add: inputs have different types f32 and i64")
+save("huge_input", model([helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [100000, 100000])],
+                         [vi("y", [100000, 100000])]),
+     "graph input 'x' has shape [100000, 100000], over the limit of 2147483647 elements (--max-elements)")
+save("negative_input_dim", model([helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [2, -5])], [vi("y", [2, 5])]),
+     "graph input 'x': dimension 1 is -5; dimensions cannot be negative")
+shape_c = helper.make_tensor("s", TensorProto.INT64, [2], [65536, 65536])
+save("expand_huge", model([helper.make_node("Expand", ["x", "s"], ["y"], name="ex")], [vi("x", [1])], [vi("y", [65536, 65536])],
+                          inits=[shape_c]),
+     "node 0 'ex' (Expand): Expand: the output has more than 2147483647 elements")
+save("onehot_huge", model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="oh")], [vi("i", [100000], TensorProto.INT64)],
+                          [vi("y", [100000, 100000])], inits=[helper.make_tensor("d", TensorProto.INT64, [], [100000]),
+                                                              helper.make_tensor("v", f32, [2], [0, 1])]),
+     "node 0 'oh' (OneHot): 'y' has shape [100000, 100000], over the limit of 2147483647 elements (--max-elements)")
+save("sequence_input", model([helper.make_node("Identity", ["x"], ["y"], name="i")],
+                             [helper.make_tensor_sequence_value_info("x", f32, [2])], [vi("y", [2])]),
+     "graph input 'x' is not a tensor")
+save("unsupported_loop", model([helper.make_node("Loop", ["", "", "x"], ["y"], name="lp",
+                                                 body=helper.make_graph([], "b", [], []))], [vi("x", [2])], [vi("y", [2])]),
+     "node 0 'lp' (Loop): unsupported operator")
+save("no_shape", model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                       [helper.make_tensor_value_info("x", f32, None)], [vi("y", [2])]),
+     "graph input 'x' has no shape; kgen needs static shapes")
+save("gemm_mismatch", model([helper.make_node("Gemm", ["a", "b"], ["y"], name="gm")], [vi("a", [2, 3]), vi("b", [4, 5])],
+                            [vi("y", [2, 5])]), "node 0 'gm' (Gemm): Gemm: inner dimensions differ: A gives 3, B 4")
+
+# limits given on the command line (NAME.args)
+chain = model([helper.make_node("Relu", ["x"], ["h"], name="r1"), helper.make_node("Relu", ["h"], ["y"], name="r2"),
+               helper.make_node("Neg", ["y"], ["z"], name="n")], [vi("x", [20, 20])], [vi("z", [20, 20])])
+save("max_nodes", chain, "graph: 3 nodes, over the limit of 2 (--max-nodes)")
+save_args("max_nodes", "--max-nodes=2")
+save("max_elements", chain, "graph input 'x' has shape [20, 20], over the limit of 100 elements (--max-elements)")
+save_args("max_elements", "--max-elements=100")
