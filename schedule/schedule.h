@@ -119,7 +119,8 @@ typedef struct {
 } SchConfig;
 typedef struct {
     SchConfig cfg;
-    double ms;                        /* the median time; < 0: the trial failed */
+    double ms;                        /* its score, lower is faster: the median time over the
+                                         untuned build's (log's rel=); < 0: failed */
 } SchTrial;
 typedef struct {
     const SchSpace *space;
@@ -140,12 +141,13 @@ const SchTrial *sch_tune_best(const SchTuner *t);   /* NULL: none succeeded */
 void sch_tune_format(const SchSpace *sp, const SchConfig *c, char *buf, size_t n);
 int sch_tune_parse(const SchSpace *sp, const char *config, SchConfig *out);
 int sch_tune_config_value(const char *config, const char *name, int64_t *out);   /* 0 or -1 */
-/* The log: "WORKLOAD\tCONFIG\tms=MEDIAN" or "...\terror=WHAT", one line per trial. */
-typedef void (*SchTuneVisit)(void *ctx, const char *config, double ms);   /* ms < 0: failed */
+/* The log: "WORKLOAD\tCONFIG\tms=MEDIAN rel=RATIO" or "...\terror=WHAT", one line per trial. */
+typedef void (*SchTuneVisit)(void *ctx, const char *config, double score);   /* < 0: failed */
 int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx); /* records seen */
-int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, const char *error);
-/* The fastest record of workload: 1 with config and ms filled, 0 when there is none. */
-int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *ms);
+int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, double rel,
+                        const char *error);   /* rel < 0: none */
+/* The fastest record of workload: 1 with config and its score filled, 0 when there is none. */
+int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *score);
 
 /* Largest unroll and vector extents accepted (guards against code explosion). */
 #define SCH_MAX_UNROLL 64

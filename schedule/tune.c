@@ -10,8 +10,9 @@
  * the same seed and the same log give the same sequence.
  *
  * The log: one line per trial, "WORKLOAD<TAB>CONFIG<TAB>RESULT", where CONFIG is
- * "NAME=VALUE,..." in the space's knob order and RESULT is "ms=MEDIAN" or
- * "error=WHAT: detail". Lines starting with '#' are comments. A run appends; a later run
+ * "NAME=VALUE,..." in the space's knob order and RESULT is "ms=MEDIAN rel=RATIO" (RATIO:
+ * the median over the untuned build's, both timed in turn in one process; trials rank
+ * by it) or "error=WHAT: detail". Lines starting with '#' are comments. A run appends; a later run
  * (or `kgen --tuning-log`) reads every line of its workload.
  */
 #include "schedule.h"
@@ -265,14 +266,17 @@ static int split_line(char *line, char **wl, char **cfg, char **res)
     return 0;
 }
 
-/* "ms=1.25" -> 1.25; an error or a bad number -> -1 */
-static double result_ms(const char *res)
+/* The score of a result: "ms=1.25 rel=0.91" -> 0.91, the time relative to the untuned
+ * build's, both timed in turn in one process (what a busy machine disturbs least); an
+ * error, a bad number or a result without rel (nothing to compare it with) -> -1. */
+static double result_score(const char *res)
 {
-    if (strncmp(res, "ms=", 3))
+    const char *rel = strstr(res, " rel=");
+    if (strncmp(res, "ms=", 3) || !rel)
         return -1;
     char *end;
-    double v = strtod(res + 3, &end);
-    return end == res + 3 || v < 0 ? -1 : v;
+    double v = strtod(rel + 5, &end);
+    return end == rel + 5 || v < 0 ? -1 : v;
 }
 
 int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx)
@@ -286,14 +290,15 @@ int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit
         char *wl, *cfg, *res;
         if (split_line(line, &wl, &cfg, &res) || strcmp(wl, workload))
             continue;
-        visit(ctx, cfg, result_ms(res));
+        visit(ctx, cfg, result_score(res));
         n++;
     }
     fclose(f);
     return n;
 }
 
-int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, const char *error)
+int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, double rel,
+                        const char *error)
 {
     FILE *f = fopen(path, "a");
     if (!f)
@@ -306,6 +311,8 @@ int sch_tune_log_append(const char *path, const char *workload, const char *conf
             clean[i] = error[i] == '\t' || error[i] == '\n' || error[i] == '\r' ? ' ' : error[i];
         clean[i] = 0;
         fprintf(f, "%s\t%s\terror=%s\n", workload, config, clean);
+    } else if (rel >= 0) {
+        fprintf(f, "%s\t%s\tms=%.6f rel=%.4f\n", workload, config, ms, rel);
     } else {
         fprintf(f, "%s\t%s\tms=%.6f\n", workload, config, ms);
     }

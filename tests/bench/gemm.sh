@@ -30,7 +30,7 @@ printf '%-6s %10s %10s %10s %14s %14s  %s\n' N untuned tuned OpenBLAS tuned/Open
 for n in 512 1024; do
   d=$work/$n
   shape="-DM=$n -DN=$n -DK=$n"
-  $KGEN tune examples/matmul.kg $shape --trials $trials --log $log --cc "$CC" --cflags "$flags" --runs 5 \
+  $KGEN tune examples/matmul.kg $shape --trials $trials --log $log --cc "$CC" --cflags "$flags" --runs 9 \
     --work $d/tune > $d.tune.out 2> $d.tune.err || { echo "$n: kgen tune failed: $(tail -1 $d.tune.err)"; continue; }
   $KGEN examples/matmul.kg $shape --name mm_untuned -o $d/untuned || exit 1
   $KGEN examples/matmul.kg $shape --name mm_tuned --tuning-log $log -o $d/tuned 2>/dev/null || exit 1
