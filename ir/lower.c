@@ -468,6 +468,89 @@ static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, Iv
     return 0;
 }
 
+/* Does s store, and only into shared buffers (a cooperative copy)? */
+static int only_shared_stores(const Stmt *s)
+{
+    int n = 0, ok = 1;
+    PtrVec todo = {0};
+    ir_vec_push(&todo, (void *)s, 1 << 20, "statements");
+    while (todo.n && ok) {
+        const Stmt *t = todo.items[--todo.n];
+        if (!t)
+            continue;
+        switch (t->kind) {
+        case S_FOR: ir_vec_push(&todo, t->u.loop.body, 1 << 20, "statements"); break;
+        case S_LET: ir_vec_push(&todo, t->u.let.body, 1 << 20, "statements"); break;
+        case S_IF:
+            ir_vec_push(&todo, t->u.cond.then, 1 << 20, "statements");
+            ir_vec_push(&todo, t->u.cond.els, 1 << 20, "statements");
+            break;
+        case S_ALLOC: ir_vec_push(&todo, t->u.alloc.body, 1 << 20, "statements"); break;
+        case S_SEQ:
+            for (int i = 0; i < t->u.seq.n; i++)
+                ir_vec_push(&todo, t->u.seq.items[i], 1 << 20, "statements");
+            break;
+        case S_STORE:
+            n++;
+            ok = t->u.store.buf->scope == SCOPE_SHARED;
+            break;
+        default: break;
+        }
+    }
+    return ok && n > 0;
+}
+
+static int has_barrier(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_BARRIER: return 1;
+    case S_FOR: return has_barrier(s->u.loop.body);
+    case S_LET: return has_barrier(s->u.let.body);
+    case S_IF: return has_barrier(s->u.cond.then) || has_barrier(s->u.cond.els);
+    case S_ALLOC: return has_barrier(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (has_barrier(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* if (c) s. Every thread of a GPU block must reach each barrier, so a guard over code with
+ * barriers (a tile that overhangs the tensor, with shared stages inside) moves down to the
+ * largest parts without one: the loops and barriers run for all threads, the work of the
+ * threads outside the tensor is skipped. (A shared stage's copy carries its own guards.) */
+static Stmt *guard(Lower *L, Expr *c, Stmt *s)
+{
+    if (s && s->kind == S_IF && !s->u.cond.els && ir_expr_equal(s->u.cond.cond, c))
+        return s;     /* already guarded so */
+    if (!has_barrier(s))
+        return ir_if(c, s, NULL);
+    switch (s->kind) {
+    case S_FOR: {
+        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, guard(L, c, s->u.loop.body));
+        r->u.loop.bind_tag = s->u.loop.bind_tag;
+        return r;
+    }
+    case S_ALLOC: return ir_allocate(s->u.alloc.buf, guard(L, c, s->u.alloc.body));
+    case S_SEQ: {
+        /* the copies into shared memory between the barriers are the block's, not this
+         * thread's: they run for every thread (each guards its own reads) */
+        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
+        for (int i = 0; i < s->u.seq.n; i++)
+            items[i] = only_shared_stores(s->u.seq.items[i]) ? s->u.seq.items[i] : guard(L, c, s->u.seq.items[i]);
+        return ir_seq(items, s->u.seq.n);
+    }
+    case S_BARRIER: return s;
+    default:
+        /* a let or an if over a barrier: left as it was; the GPU printer refuses the barrier */
+        return ir_if(c, s, NULL);
+    }
+}
+
 /* Lower stage st with spatial root axis d over [rmin[d], rmin[d] + rext[d]); body is the
  * value to compute (a top-level reduction is the stage's own). */
 static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, Expr *body, RangeMap *outer)
@@ -646,7 +729,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 for (int i = 0; i < gl[g]->n; i++) {
                     Expr *c = gl[g]->items[i];
                     if (leaf_of_var(st, c) == p - 1)
-                        cur = ir_if(c, cur, NULL);
+                        cur = guard(L, c, cur);
                 }
         }
         if (p == 0)

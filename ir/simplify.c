@@ -750,6 +750,9 @@ static Stmt *simp_stmt(Stmt *s, RangeMap *m)
             return NULL;
         if (!t)
             return ir_if(simp(ir_un(UN_NOT, c), m), f, NULL);
+        /* if (c) { if (c) x } -> if (c) x: guards of a stage and of its tile often agree */
+        if (!f && t->kind == S_IF && !t->u.cond.els && ir_expr_equal(t->u.cond.cond, c))
+            return t;
         return ir_if(c, t, f);
     }
     case S_STORE:

@@ -3,7 +3,7 @@
  *
  * Fusion is the CPU default's (sch_default_fuse). A matmul-like reduction (one reduce
  * axis, the product of two materialized tensors, one indexed by the rows and k, the other
- * by k and the columns, every extent a multiple of 16) is tiled through shared memory: a
+ * by k and the columns, every extent at least 16) is tiled through shared memory: a
  * block of 16 x 16 threads computes a 16 x 16 tile of the output, and for each step of 16
  * along k the block copies a 16 x 16 tile of each operand into shared memory together (one
  * element per thread, barriers around the copy) and every thread accumulates its element
@@ -80,8 +80,8 @@ static int shared_matmul(Schedule *s, Stage *P, Stage *E, int threads)
         return 0;
     const Expr *x = m->u.bin.a, *y = m->u.bin.b;
     const Var *a = t->axes[nd - 2]->var, *b = t->axes[nd - 1]->var, *k = body->u.reduce.axes[0]->var;
-    if (t->axes[nd - 2]->extent % TILE || t->axes[nd - 1]->extent % TILE || body->u.reduce.axes[0]->extent % TILE)
-        return 0;
+    if (t->axes[nd - 2]->extent < TILE || t->axes[nd - 1]->extent < TILE || body->u.reduce.axes[0]->extent < TILE)
+        return 0;     /* (tiles past the edges are guarded; smaller operands gain nothing) */
     int xa = dim_of(x, a), xk = dim_of(x, k), yk = dim_of(y, k), yb = dim_of(y, b);
     if (xa < 0 || xk < 0 || yk < 0 || yb < 0 || uses(x, b) || uses(y, a) || x->u.access.t == y->u.access.t)
         return 0;

@@ -78,16 +78,18 @@ for c in "${cases[@]}"; do
   fi
 done
 
-# a hand-written shared-memory schedule (tests/data/kg/matmul_shared.kg), and the same
-# file at sizes its tiles do not divide, where the barriers would sit under a guard
+# a hand-written shared-memory schedule (tests/data/kg/matmul_shared.kg), at sizes its tiles
+# divide and at sizes they overhang (guards below the barriers); and, as an error case,
+# at sizes where the block is larger than a tile loop (the barrier would sit under a guard)
 if [ $have_cl = 1 ]; then
-  d=$work/shared_mm
-  defs="-DM=64 -DN=48 -DK=32"
-  if $KGEN tests/data/kg/matmul_shared.kg --target opencl -o $d $defs > $d.log 2>&1 &&
-     grep -q 'barrier(CLK_LOCAL_MEM_FENCE)' $d/matmul.cl &&
-     $CC -std=c99 -O2 -I$d $defs -DMATMUL_CL_FILE="\"$d/matmul.cl\"" tests/exec/matmul.c $d/matmul_host.c \
-       -lOpenCL -lm -o $d/run >> $d.log 2>&1 && $d/run >> $d.log 2>&1; then ok
-  else bad "opencl shared-memory matmul [$defs]" $d.log; fi
+  for defs in "-DM=64 -DN=48 -DK=32" "-DM=20 -DN=37 -DK=30" "-DM=100 -DN=31 -DK=47"; do
+    d=$work/shared_mm$(echo $defs | tr -dc 0-9)
+    if $KGEN tests/data/kg/matmul_shared.kg --target opencl -o $d $defs > $d.log 2>&1 &&
+       grep -q 'barrier(CLK_LOCAL_MEM_FENCE)' $d/matmul.cl &&
+       $CC -std=c99 -O2 -I$d $defs -DMATMUL_CL_FILE="\"$d/matmul.cl\"" tests/exec/matmul.c $d/matmul_host.c \
+         -lOpenCL -lm -o $d/run >> $d.log 2>&1 && $d/run >> $d.log 2>&1; then ok
+    else bad "opencl shared-memory matmul [$defs]" $d.log; fi
+  done
 fi
 for t in cuda metal; do
   d=$work/shared_mm_$t
@@ -171,7 +173,7 @@ errors=(
   "$work/bind512.kg --target cuda -max-threads=256|512 threads per block, above the target's limit of 256"
   "$work/bind512.kg --target metal -max-shared=100|512 threads per block, above the target's limit of 256"
   "$work/twice.kg --target opencl|threadIdx.x is bound twice in one loop nest"
-  "tests/data/kg/matmul_shared.kg --target cuda -DM=20 -DN=37 -DK=30|a barrier under divergent control flow"
+  "tests/data/kg/matmul_shared.kg --target cuda -DM=1 -DN=5 -DK=3|a barrier under divergent control flow"
   "$work/grid_y.kg --target opencl|is beyond what GPUs launch"
   "examples/softmax.kg --target opencl -max-threads=0|expected an integer from 1 to 1024"
   "examples/matmul.kg --target cuda -arch=sm_1|expected -arch=sm_NN"
