@@ -94,47 +94,54 @@ static int compile_targets(GenOptions *opt, const char *list, const char **attrs
     for (const char *c = list; *c; c++)
         ntargets += *c == ',';
     const char *outdir = opt->outdir;
-    int rc = 0;
     int used[64] = {0};
-    for (const char *p = list; !rc;) {
-        size_t n = strcspn(p, ",");
-        char spec[512];
-        if (n >= sizeof spec)
-            return ir_fail("target '%s' is too long", list);
-        memcpy(spec, p, n);
-        spec[n] = 0;
-        if (target_parse(spec, &opt->tgt))
-            return -1;
-        for (int i = 0; i < nattrs; i++) {
-            /* a separate attribute applies to the targets that take it */
-            Target probe = opt->tgt;
-            if (target_attr(&probe, attrs[i]) == 0) {
-                opt->tgt = probe;
-                used[i] = 1;
-            } else if (ntargets == 1) {
+    /* pass 0 checks every target and attribute, so that nothing is written for a list
+     * with a bad one; pass 1 compiles */
+    for (int pass = 0; pass < 2; pass++) {
+        for (const char *p = list;;) {
+            size_t n = strcspn(p, ",");
+            char spec[512];
+            if (n >= sizeof spec)
+                return ir_fail("target '%s' is too long", list);
+            memcpy(spec, p, n);
+            spec[n] = 0;
+            if (target_parse(spec, &opt->tgt))
                 return -1;
+            for (int i = 0; i < nattrs; i++) {
+                /* a separate attribute applies to the targets that take it */
+                Target probe = opt->tgt;
+                if (target_attr(&probe, attrs[i]) == 0) {
+                    opt->tgt = probe;
+                    used[i] = 1;
+                } else if (ntargets == 1) {
+                    return -1;
+                }
             }
+            opt->target = opt->tgt.name;
+            if (pass == 1) {
+                char *dir = NULL;
+                if (outdir && ntargets > 1) {
+                    dir = malloc(strlen(outdir) + strlen(opt->tgt.name) + 2);
+                    if (!dir)
+                        return ir_fail("out of memory");
+                    sprintf(dir, "%s/%s", outdir, opt->tgt.name);
+                    opt->outdir = dir;
+                }
+                int rc = gen_compile(opt);
+                opt->outdir = outdir;
+                free(dir);
+                if (rc)
+                    return rc;
+            }
+            if (!p[n])
+                break;
+            p += n + 1;
         }
-        opt->target = opt->tgt.name;
-        char *dir = NULL;
-        if (outdir && ntargets > 1) {
-            dir = malloc(strlen(outdir) + strlen(opt->tgt.name) + 2);
-            if (!dir)
-                return ir_fail("out of memory");
-            sprintf(dir, "%s/%s", outdir, opt->tgt.name);
-            opt->outdir = dir;
-        }
-        rc = gen_compile(opt);
-        opt->outdir = outdir;
-        free(dir);
-        if (!p[n])
-            break;
-        p += n + 1;
+        for (int i = 0; i < nattrs && pass == 0; i++)
+            if (!used[i])
+                return ir_fail("target attribute '%s' applies to none of the targets '%s'", attrs[i], list);
     }
-    for (int i = 0; i < nattrs && !rc; i++)
-        if (!used[i])
-            rc = ir_fail("target attribute '%s' applies to none of the targets '%s'", attrs[i], list);
-    return rc;
+    return 0;
 }
 
 int main(int argc, char **argv)
