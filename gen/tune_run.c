@@ -686,7 +686,7 @@ static int tune(GenOptions *opt, const Tools *tl, const char *log, int trials, u
         sch_tune_format(&w->space, &c, cfg, sizeof cfg);
         int bad = build_and_run(opt, w, tl, &c, "cand", "-", ref, &ms, &rel, err, sizeof err);
         const SchTrial *was = sch_tune_best(&t);
-        if (!bad && rel >= 0 && was && rel < was->ms) {
+        if (!bad && rel >= 0 && was && rel < was->ms * 0.98) {
             /* a new best: measure it again and keep the slower figure, so that one
              * lucky run (the reference disturbed, say) does not take the lead */
             double ms2, rel2;

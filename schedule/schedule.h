@@ -136,7 +136,8 @@ int sch_tune_seen(const SchTuner *t, const SchConfig *c);
 /* The next point to try: a random one first, then mutations of the fastest. 0, or -1
  * when every point of the space has been tried. */
 int sch_tune_next(SchTuner *t, SchConfig *out);
-const SchTrial *sch_tune_best(const SchTuner *t);   /* NULL: none succeeded */
+/* The fastest trial (NULL: none succeeded); a later one takes the lead only when 2% faster. */
+const SchTrial *sch_tune_best(const SchTuner *t);
 /* "NAME=VALUE,..." in knob order, and back (-1: a knob missing or a value not in the space) */
 void sch_tune_format(const SchSpace *sp, const SchConfig *c, char *buf, size_t n);
 int sch_tune_parse(const SchSpace *sp, const char *config, SchConfig *out);
@@ -146,7 +147,8 @@ typedef void (*SchTuneVisit)(void *ctx, const char *config, double score);   /* 
 int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx); /* records seen */
 int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, double rel,
                         const char *error);   /* rel < 0: none */
-/* The fastest record of workload: 1 with config and its score filled, 0 when there is none. */
+/* The fastest record of workload (as sch_tune_best): 1 with config and its score filled, 0
+ * when there is none. */
 int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *score);
 
 /* Largest unroll and vector extents accepted (guards against code explosion). */

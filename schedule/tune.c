@@ -22,6 +22,7 @@
 
 #define RANDOM_FIRST 3   /* trials drawn at random before the search mutates the best */
 #define PARENTS 3        /* the mutation picks its parent among this many fastest */
+#define MARGIN 0.98      /* a trial takes the lead only when this much faster (noise) */
 
 static uint64_t rnd(SchTuner *t)
 {
@@ -86,7 +87,7 @@ const SchTrial *sch_tune_best(const SchTuner *t)
 {
     const SchTrial *best = NULL;
     for (int i = 0; i < t->n; i++)
-        if (t->trials[i].ms >= 0 && (!best || t->trials[i].ms < best->ms))
+        if (t->trials[i].ms >= 0 && (!best || t->trials[i].ms < best->ms * MARGIN))
             best = &t->trials[i];
     return best;
 }
@@ -330,7 +331,7 @@ typedef struct {
 static void visit_best(void *ctx, const char *config, double ms)
 {
     BestCtx *b = ctx;
-    if (ms >= 0 && (b->ms < 0 || ms < b->ms) && strlen(config) < b->n) {
+    if (ms >= 0 && (b->ms < 0 || ms < b->ms * MARGIN) && strlen(config) < b->n) {
         b->ms = ms;
         strcpy(b->config, config);
     }

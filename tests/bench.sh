@@ -18,6 +18,8 @@ done
 
 echo
 KGEN=$KGEN bash tests/bench/gemm.sh $work
+echo
+KGEN=$KGEN bash tests/bench/tuned_models.sh $work
 
 echo
 echo "# committed real models: generated C, $CC -O3 -march=native, 1 thread, median of 20 runs"
