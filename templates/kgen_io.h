@@ -65,6 +65,31 @@
  * mismatch" message instead of "too many dimensions". */
 #define KGEN_IO_MAX_DIMS 16
 
+/* The largest file kgen_io_slurp reads (and so every reader): 8 GiB, 1 GiB where size_t
+ * has 32 bits. Define it before including this file to change it. */
+#ifndef KGEN_IO_MAX_FILE_BYTES
+#define KGEN_IO_MAX_FILE_BYTES ((size_t)(sizeof(size_t) > 4 ? 8ULL << 30 : 1ULL << 30))
+#endif
+
+/* Under AddressSanitizer the slack around each 64-byte aligned block that kgen_io_alloc
+ * hands out is poisoned, so code that reads or writes a byte outside a tensor (or an
+ * arena allocated the same way) is caught, not only code that leaves the block. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KGEN_IO_ASAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KGEN_IO_ASAN_ 1
+#endif
+#endif
+#ifdef KGEN_IO_ASAN_
+#include <sanitizer/asan_interface.h>
+#define KGEN_IO_POISON_(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define KGEN_IO_UNPOISON_(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define KGEN_IO_POISON_(p, n) ((void)(p), (void)(n))
+#define KGEN_IO_UNPOISON_(p, n) ((void)(p), (void)(n))
+#endif
+
 #define KGEN_IO_API KGEN_INLINE
 
 typedef struct {
@@ -224,6 +249,8 @@ KGEN_IO_API void kgen_io_free(kgen_io_tensor *t)
 {
     if (!t)
         return;
+    if (t->alloc_)
+        KGEN_IO_UNPOISON_(t->alloc_, t->nbytes + 64);
     free(t->alloc_);
     kgen_io_init(t);
 }
@@ -252,6 +279,9 @@ KGEN_IO_API int kgen_io_alloc(kgen_io_tensor *t, kgen_dtype dt, int32_t ndim, co
     if (!t->alloc_)
         return kgen_io_fail_(err, errlen, "out of memory (%lu bytes)", (unsigned long)nbytes);
     t->data = (unsigned char *)t->alloc_ + (64 - (uintptr_t)t->alloc_ % 64) % 64;
+    KGEN_IO_POISON_(t->alloc_, (size_t)((unsigned char *)t->data - (unsigned char *)t->alloc_));
+    KGEN_IO_POISON_((unsigned char *)t->data + nbytes,
+                    (size_t)((unsigned char *)t->alloc_ + nbytes + 64 - ((unsigned char *)t->data + nbytes)));
     t->dtype = dt;
     t->ndim = ndim;
     t->count = count;
@@ -284,6 +314,13 @@ KGEN_IO_API unsigned char *kgen_io_slurp(const char *path, size_t *len, char *er
         return NULL;
     }
     for (;;) {
+        if (n > KGEN_IO_MAX_FILE_BYTES) {
+            free(buf);
+            fclose(f);
+            kgen_io_fail_(err, errlen, "%s: larger than the limit of %lu MiB (KGEN_IO_MAX_FILE_BYTES)", path,
+                          (unsigned long)(KGEN_IO_MAX_FILE_BYTES >> 20));
+            return NULL;
+        }
         if (cap - n < 4096) {
             cap = cap ? cap * 2 : 65536;
             nb = (unsigned char *)realloc(buf, cap + 1);

@@ -34,7 +34,10 @@
 #
 # Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1
 # (a missing test folder fails instead of skipping), KGEN_CONF_ONLY=REGEX (run only the
-# matching test names), KGEN_CONF_TIMEOUT (seconds per model run, 10), KGEN_CONF_BATCH (60).
+# matching test names), KGEN_CONF_TIMEOUT (seconds per model run, 10), KGEN_CONF_BATCH (60),
+# KGEN_GEN_CFLAGS (added to the flags of the C build, e.g. -O1 -fsanitize=address,undefined
+# for `make sanitize`: inputs, outputs and the arena are allocated at exactly their size,
+# and a sanitizer report fails the model, its text in the batch's run.stderr).
 set -u
 export LC_ALL=C
 KGEN=${KGEN:-./kgen}
@@ -335,8 +338,11 @@ static int conf_check(const ConfModel *m, char *msg, size_t n)
     kgen_tensor views[128];
     kgen_tensor *args[128];
     char path[4096], err[512], a[200], b[200];
-    void *block = NULL, *arena;
+    kgen_io_tensor block;
+    int64_t arena_shape[1];
+    void *arena;
     int i, k, status, rc = 1, nin = 0, nout = 0, same;
+    kgen_io_init(&block);
     if (m->nin > 64 || m->nout > 64) {
         snprintf(msg, n, "too many inputs or outputs for the driver");
         return 1;
@@ -376,12 +382,13 @@ static int conf_check(const ConfModel *m, char *msg, size_t n)
     }
     for (i = 0; i < m->nin + m->nout; i++)
         args[i] = &views[i];
-    block = malloc((size_t)m->arena + 64);
-    if (!block) {
-        snprintf(msg, n, "no memory for an arena of %llu bytes", m->arena);
+    /* exactly the planned size: under AddressSanitizer one byte more is caught */
+    arena_shape[0] = (int64_t)m->arena;
+    if (kgen_io_alloc(&block, kgen_io_dtype(KGEN_DTYPE_UINT, 8), 1, arena_shape, err, sizeof err) != KGEN_IO_OK) {
+        snprintf(msg, n, "an arena of %llu bytes: %s", m->arena, err);
         goto done;
     }
-    arena = (unsigned char *)block + (64 - (uintptr_t)block % 64) % 64;
+    arena = block.data;
     memset(arena, 0xa5, (size_t)m->arena);        /* the arena is not zeroed for the model */
     status = m->run(args, m->nin + m->nout, arena);
     if (status != KGEN_OK) {
@@ -406,7 +413,7 @@ done:
         kgen_io_free(&ins[i]);
     for (i = 0; i < nout; i++)
         kgen_io_free(&outs[i]);
-    free(block);
+    kgen_io_free(&block);
     return rc;
 }
 
@@ -447,6 +454,7 @@ static int conf_main(const ConfModel *models, int count, int argc, char **argv)
         }
         if (pid == 0) {
             close(fd[0]);
+            fprintf(stderr, "== %s\n", models[i].name);   /* what a sanitizer report is about */
             alarm(seconds);
             msg[0] = 'P';
             if (conf_check(&models[i], msg + 1, sizeof msg - 1))
@@ -471,8 +479,8 @@ static int conf_main(const ConfModel *models, int count, int argc, char **argv)
                    WTERMSIG(st) == SIGABRT ? "SIGABRT" : WTERMSIG(st) == SIGBUS ? "SIGBUS" :
                    WTERMSIG(st) == SIGILL ? "SIGILL" : "other");
         else if (len == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            printf("FAIL %s: the child exited with status %d and no result\n", models[i].name,
-                   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+            printf("FAIL %s: the child exited with status %d and no result (its stderr, a sanitizer's "
+                   "report say, is in run.stderr)\n", models[i].name, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         else if (msg[0] == 'P')
             printf("PASS %s\n", models[i].name);
         else
@@ -600,7 +608,7 @@ build() {
     fi
     # nvcc writes FILE(LINE): error
     sed -i -E "s|^($work/[^(]*)\(([0-9]+)\): error|\1:\2:0: error|" "$log"
-  elif $CC -O1 -std=c99 -w -I"$work" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" $libs > "$log" 2>&1; then
+  elif $CC -O1 -std=c99 -w ${KGEN_GEN_CFLAGS:-} -I"$work" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" $libs > "$log" 2>&1; then
     echo "$dir/run" >> "$dir.built"
     return
   fi

@@ -2,7 +2,9 @@
 # exec.sh - execution tests: every example, with its schedule and without, for several
 # shapes (including sizes that the split factors do not divide), compiled by gcc and
 # clang at -O2 with -std=c99 -Wall -Wextra -pedantic -Werror, run on random inputs and
-# compared with a plain reference written separately (tests/exec/NAME.c).
+# compared with a plain reference written separately (tests/exec/NAME.c). KGEN_GEN_CFLAGS
+# is added to the flags of the generated code (e.g. sanitizers; workspaces are allocated
+# at exactly their size).
 # Prints one line per case and ends with "exec: N passed, N failed, N skipped".
 set -u
 KGEN=${KGEN:-./kgen}
@@ -46,7 +48,7 @@ done
 
 pass=0 fail=${fail_missing:-0} skip=0
 [ ${#compilers[@]} -lt 2 ] && skip=$((skip + 1))
-CFLAGS_GEN="-std=c99 -Wall -Wextra -pedantic -Werror -O2"
+CFLAGS_GEN="-std=c99 -Wall -Wextra -pedantic -Werror -O2 ${KGEN_GEN_CFLAGS:-}"
 i=0
 for c in "${cases[@]}"; do
   name=${c%%|*}

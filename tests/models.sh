@@ -9,12 +9,14 @@
 # For mobilenetv2_small it also checks that kgen takes under 2 s and that the generated
 # source without NAME_weights.c stays under 1 MB, and prints both figures.
 # Prints a FAIL line with the reason for each failure, indented figures, and finally
-# "models: N passed, N failed". Run from the repository root (KGEN, BUILD, CC honoured).
+# "models: N passed, N failed". Run from the repository root (KGEN, BUILD, CC honoured;
+# KGEN_GEN_CFLAGS is added to the flags of the generated code, e.g. sanitizers: the runner
+# allocates inputs, outputs and the arena at exactly their size, see kgen_io.h).
 set -u
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
-STRICT=${MODELS_CFLAGS:-"-O2 -std=c99 -Wall -Wextra -pedantic -Werror"}
+STRICT="${MODELS_CFLAGS:-"-O2 -std=c99 -Wall -Wextra -pedantic -Werror"} ${KGEN_GEN_CFLAGS:-}"
 RTOL=1e-3 ATOL=1e-4
 MAX_KGEN_MS=2000                 # mobilenetv2_small: kgen time (CPU, user + system)
 MAX_SRC_BYTES=$((1024 * 1024))   # mobilenetv2_small: generated source without weights

@@ -25,10 +25,44 @@ if $KGEN tests/data/onnx/conv_bn_relu/model.onnx --report >$work/report.txt 2>&1
 d=$work/weights_file
 if $KGEN tests/models/small_cnn/model.onnx --target c -o $d --name scw --main --weights=file >$d.log 2>&1 &&
    [ -f $d/scw_weights.bin ] && [ ! -f $d/scw_weights.c ] &&
-   make -s -C $d CC=${CC:-cc} CFLAGS="-O2 -std=c99 -Wall -Wextra -pedantic -Werror" >>$d.log 2>&1 &&
+   make -s -C $d CC=${CC:-cc} CFLAGS="-O2 -std=c99 -Wall -Wextra -pedantic -Werror ${KGEN_GEN_CFLAGS:-}" >>$d.log 2>&1 &&
    $d/scw tests/models/small_cnn/input_0.npy -o $d/out >>$d.log 2>&1 &&
    ${CC:-cc} -O1 -std=c99 -Itemplates tests/models/npycmp.c -lm -o $work/npycmp >>$d.log 2>&1 &&
    $work/npycmp $d/out/output_0.npy tests/models/small_cnn/output_0.npy >>$d.log 2>&1; then
   pass=$((pass + 1)); else
   echo "FAIL onnx --weights=file (small_cnn)"; sed 's/^/    /' $d.log | tail -5; fail=$((fail + 1)); fi
+# the runner checks each input file against the model: a wrong shape, a wrong dtype, a
+# truncated file or a wrong count are refused with a message naming the input, no outputs
+# written. (Uses the scw runner built just above.)
+# npy FILE DESCR SHAPE NBYTES: a .npy file of zeros
+npy() {
+  local h="{'descr': '$2', 'fortran_order': False, 'shape': $3, }" n pad
+  pad=$(( 63 - (10 + ${#h}) % 64 ))     # the header ends with a newline at a multiple of 64
+  n=$(( ${#h} + pad + 1 ))
+  { printf '\x93NUMPY\x01\x00'; printf "$(printf '\\%03o\\%03o' $((n % 256)) $((n / 256)))"
+    printf '%s%*s\n' "$h" $pad ''; head -c $4 /dev/zero; } > $1
+}
+refuse() {   # NAME EXPECTED-STATUS MESSAGE RUNNER-ARGS...
+  local what=$1 want=$2 msg=$3 rc; shift 3
+  rm -rf $d/bad
+  $d/scw "$@" -o $d/bad > $d/refuse.log 2>&1; rc=$?
+  if [ $rc = $want ] && grep -qF -- "$msg" $d/refuse.log && [ ! -e $d/bad ]; then pass=$((pass + 1)); else
+    echo "FAIL onnx runner refuses $what: status $rc (want $want), output $([ -e $d/bad ] && echo written || echo none)," \
+         "message lacks '$msg'"; sed 's/^/    /' $d/refuse.log | head -5; fail=$((fail + 1)); fi
+}
+if [ -x $d/scw ]; then
+  npy $d/i64.npy '<i8' '(1, 1, 28, 28)' $((8 * 784))
+  npy $d/short.npy '<f4' '(1, 1, 28, 28)' 100
+  npy $d/ok.npy '<f4' '(1, 1, 28, 28)' $((4 * 784))
+  refuse "a wrong shape" 1 "input 0 'input' (tests/models/mobilenetv2_small/input_0.npy): expected float32 [1, 1, 28, 28], got float32 [1, 3, 96, 96]" \
+    tests/models/mobilenetv2_small/input_0.npy
+  refuse "a wrong dtype" 1 "expected float32 [1, 1, 28, 28], got int64 [1, 1, 28, 28]" $d/i64.npy
+  refuse "a wrong .pb" 1 "expected float32 [1, 1, 28, 28], got float32 [1, 3, 8, 8]" \
+    tests/data/onnx/conv_bn_relu/test_data_set_0/input_0.pb
+  refuse "a truncated file" 1 "input 0 'input': $d/short.npy:" $d/short.npy
+  refuse "two inputs" 2 "too many inputs: the model takes 1" $d/ok.npy $d/ok.npy
+  # and the well-formed file of zeros runs
+  if $d/scw $d/ok.npy -o $d/okout > $d/refuse.log 2>&1 && [ -f $d/okout/output_0.npy ]; then pass=$((pass + 1)); else
+    echo "FAIL onnx runner on a well-formed .npy of zeros"; sed 's/^/    /' $d/refuse.log | head -5; fail=$((fail + 1)); fi
+fi
 echo "onnx: $pass passed, $fail failed"
