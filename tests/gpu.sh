@@ -119,7 +119,7 @@ done
 
 $CC -std=c99 -O2 -I templates tests/models/npycmp.c -o $work/npycmp -lm 2> $work/npycmp.log || bad "cannot build npycmp" $work/npycmp.log
 # the real models, and a model made for the shared-memory matmul tiling
-for dir in tests/models/*/ tests/data/onnx/gpu_tiles/; do
+for dir in tests/models/*/ tests/data/gpu/gpu_tiles/; do
   m=$(basename $dir)
   [ -f $dir/model.onnx ] || continue
   d=$work/model_$m
