@@ -459,6 +459,32 @@ int ir_expr_has_reduce(const Expr *e)
     }
 }
 
+static int max2(int a, int b) { return a > b ? a : b; }
+
+int ir_expr_depth(const Expr *e)
+{
+    int d = 0;
+    switch (e->kind) {
+    case E_BIN: d = max2(ir_expr_depth(e->u.bin.a), ir_expr_depth(e->u.bin.b)); break;
+    case E_UN: d = ir_expr_depth(e->u.un.a); break;
+    case E_CAST: d = ir_expr_depth(e->u.cast.a); break;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            d = max2(d, ir_expr_depth(e->u.call.args[i]));
+        break;
+    case E_SELECT:
+        d = max2(ir_expr_depth(e->u.sel.cond), max2(ir_expr_depth(e->u.sel.t), ir_expr_depth(e->u.sel.f)));
+        break;
+    case E_REDUCE: d = ir_expr_depth(e->u.reduce.body); break;
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n; i++)
+            d = max2(d, ir_expr_depth(e->u.access.idx[i]));
+        break;
+    default: break;
+    }
+    return d + 1;
+}
+
 int ir_expr_uses_var(const Expr *e, const Var *v)
 {
     switch (e->kind) {

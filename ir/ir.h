@@ -279,6 +279,8 @@ int ir_expr_equal(const Expr *a, const Expr *b);      /* structural */
 int ir_expr_is_const(const Expr *e, int64_t *v);       /* integer constant? */
 int ir_expr_uses_var(const Expr *e, const Var *v);
 int ir_expr_has_reduce(const Expr *e);
+/* Operations from e to its deepest leaf (a leaf is 1), index expressions included. */
+int ir_expr_depth(const Expr *e);
 /* An integer wrapped into the range of its type, as a store into it would. */
 int64_t ir_wrap_int(int64_t v, DType t);
 

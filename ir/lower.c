@@ -879,11 +879,45 @@ static void note_stage(Kernel *k, Stage *st)
 
 /* Checks of the schedule as a whole, then parameter buffers for inputs, constants and
  * outputs (in that order), and buffers for the root intermediates (not placed yet). */
+/* The deepest expression that inlining may build (operations from the root to a leaf,
+ * through every inlined body): lowering, the simplifier and the printer recurse over it,
+ * and a schedule inlining a chain of thousands of stages would run them out of stack.
+ * (The default schedule stays under half of it.) */
+#define MAX_INLINED_DEPTH 2000
+
+static int check_inline_depth(Lower *L)
+{
+    Schedule *s = L->s;
+    /* depth[i]: of stage i's body with its inlined inputs substituted (an upper bound) */
+    int *depth = ir_alloc(sizeof *depth * (size_t)(s->stages.n + 1));
+    for (int i = 0; i < s->stages.n; i++) {   /* stages come after what they read */
+        Stage *st = s->stages.items[i];
+        if (st->t->kind != T_COMPUTE)
+            continue;
+        PtrVec reads = {0};
+        ir_expr_tensors(st->t->body, &reads);
+        int d = 0;
+        for (int j = 0; j < reads.n; j++) {
+            const Tensor *r = reads.items[j];
+            if (r != st->t && !ir_tensor_is_leaf(r) && stage_of(L, r)->attach == ATTACH_INLINE &&
+                depth[stage_idx(L, r)] > d)
+                d = depth[stage_idx(L, r)];
+        }
+        depth[i] = d + ir_expr_depth(st->t->body);
+        if (depth[i] > MAX_INLINED_DEPTH)
+            return ir_fail("%s: with the stages inlined into it, an expression %d operations deep, over the "
+                           "limit of %d (compute one of them at the root)", st->t->name, depth[i], MAX_INLINED_DEPTH);
+    }
+    return 0;
+}
+
 static int setup(Lower *L, Schedule *s, PtrVec *roots)
 {
     Program *p = s->prog;
     L->s = s;
     L->info = ir_alloc(sizeof *L->info * (size_t)(s->stages.n ? s->stages.n : 1));
+    if (check_inline_depth(L))
+        return -1;
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         if (st->attach != ATTACH_AT)

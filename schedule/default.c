@@ -163,22 +163,27 @@ static int has_select(const Expr *e)
     }
 }
 
-/* Is stage st (already decided) inlined somewhere a reduction repeats it: read inside a
- * reduction by a reader, or inlined into a stage that is? */
-static int in_reduce_context(Schedule *s, Stage *st, int depth)
+/* Is stage si (already decided) inlined somewhere a reduction repeats it: read inside a
+ * reduction by a reader, or inlined into a stage that is? memo[i] for stage i: 0 not known
+ * yet, 1 no, 2 yes; its readers are decided before it is asked, so an answer stays true,
+ * and a chain of n stages costs n scans, not n per stage. */
+static int in_reduce_context(Schedule *s, int si, unsigned char *memo, int depth)
 {
+    Stage *st = s->stages.items[si];
     if (st->attach != ATTACH_INLINE || depth > 64)
         return 0;
-    for (int i = 0; i < s->stages.n; i++) {
+    if (memo[si])
+        return memo[si] == 2;
+    int yes = 0;
+    for (int i = 0; i < s->stages.n && !yes; i++) {
         Stage *r = s->stages.items[i];
         if (r == st || !ir_tensor_reads(r->t, st->t))
             continue;
-        if (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, st->t, 0))
-            return 1;
-        if (in_reduce_context(s, r, depth + 1))
-            return 1;
+        yes = (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, st->t, 0)) ||
+              in_reduce_context(s, i, memo, depth + 1);
     }
-    return 0;
+    memo[si] = (unsigned char)(yes + 1);
+    return yes;
 }
 
 /* A tile size for an extent: the largest divisor of the extent between want/2 and want
@@ -265,13 +270,26 @@ int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b)
     return sch_reorder(st, order, n);
 }
 
+/* The deepest expression inlining may build here (operations from the root to a leaf,
+ * through the inlined bodies): a long chain of elementwise nodes would otherwise become one
+ * expression thousands of operations deep, which every pass recurses over; the stage that
+ * would pass it is materialized instead. Half of ir/lower.c's MAX_INLINED_DEPTH. */
+#define MAX_INLINED_DEPTH 1000
+
 int sch_default_fuse(Schedule *s)
 {
+    /* above[i]: the depth at which stage i's body ends in its root's expression, counting
+     * the bodies it is inlined through (an upper bound) */
+    int *above = ir_alloc(sizeof *above * (size_t)(s->stages.n + 1));
+    unsigned char *memo = ir_alloc((size_t)s->stages.n + 1);   /* in_reduce_context's */
     /* inline: from the last stage back, so chains collapse into their root */
     for (int i = s->stages.n - 1; i >= 0; i--) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
-        if (t->kind != T_COMPUTE || t->is_output || ir_expr_has_reduce(t->body))
+        if (t->kind != T_COMPUTE)
+            continue;
+        above[i] = ir_expr_depth(t->body);
+        if (t->is_output || ir_expr_has_reduce(t->body))
             continue;
         Stage *rd[2];
         int n = readers(s, st, rd, 2);
@@ -282,15 +300,27 @@ int sch_default_fuse(Schedule *s)
             Stage *r = s->stages.items[k];
             if (r != st && ir_tensor_reads(r->t, t))
                 repeated = (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, t, 0)) || r->t->kind == T_SCAN ||
-                           in_reduce_context(s, r, 0);
+                           in_reduce_context(s, k, memo, 0);
         }
         int once = n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE && !repeated;
         /* an index shuffle is free to inline, except a guarded one (padding) inside a
          * reduction: its guard would sit in the innermost loop; materialize it instead */
         int shuffle = is_shuffle(t->body) && !(repeated && has_select(t->body));
-        if (once || shuffle)
-            if (sch_compute_inline(s, st))
-                return -1;
+        int d = above[i];
+        if (once || shuffle) {
+            int up = 0;
+            for (int k = 0; k < s->stages.n; k++) {
+                Stage *r = s->stages.items[k];
+                if (k != i && above[k] > up && ir_tensor_reads(r->t, t))
+                    up = above[k];
+            }
+            if (up + d <= MAX_INLINED_DEPTH) {
+                if (sch_compute_inline(s, st))
+                    return -1;
+                d += up;
+            }
+        }
+        above[i] = d;
     }
     return 0;
 }
