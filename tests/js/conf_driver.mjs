@@ -1,6 +1,8 @@
 // conf_driver.mjs - written for tests/conformance_js.sh: runs generated JavaScript (or WASM)
 // models against ONNX node-test data, one line of the list file per model:
-//   NAME <TAB> MODULE_PATH <TAB> TEST_DATA_DIR
+//   NAME <TAB> MODULE_PATH <TAB> TEST_DATA_DIR [<TAB> WASM_PATH]
+// (a WASM_PATH is handed to the loader's init(): tests/conformance_wasm.sh builds one .wasm
+// for a whole batch of models; its bytes are read once per path)
 // reads input_{graphIndex}.pb for each listed input, runs, compares each output with
 // output_{graphIndex}.pb (shape, dtype; floats |got-exp| <= 1e-5 + 1e-3*|exp|, NaN meets
 // NaN, infinities exact; integers and bools exact) and prints "PASS name" or
@@ -38,14 +40,23 @@ function compare(k, v, got, exp) {
     return null;
 }
 
+const wasmBytes = new Map();
+function readWasm(p) {
+    if (!wasmBytes.has(p)) {
+        const b = fs.readFileSync(p);
+        wasmBytes.set(p, b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    }
+    return wasmBytes.get(p);
+}
+
 for (const line of fs.readFileSync(list, "utf8").split("\n")) {
     if (!line.trim())
         continue;
-    const [name, mod, data] = line.split("\t");
+    const [name, mod, data, wasm] = line.split("\t");
     let why = null;
     try {
         const m = await import(pathToFileURL(mod));
-        await m.init();
+        await m.init(wasm ? readWasm(wasm) : undefined);
         const inputs = m.inputInfo.map((v) => readPb(fs.readFileSync(`${data}/input_${v.graphIndex}.pb`)).data);
         const outs = m.run(inputs);
         for (let k = 0; k < outs.length && !why; k++) {
