@@ -879,6 +879,39 @@ static void note_stage(Kernel *k, Stage *st)
 
 /* Checks of the schedule as a whole, then parameter buffers for inputs, constants and
  * outputs (in that order), and buffers for the root intermediates (not placed yet). */
+/* Does e read t, directly or through the stages inlined into it? Allocates nothing (the
+ * compute_at check asks it for every pair of stages). */
+static int reads_inlined(Lower *L, const Expr *e, const Tensor *t)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return 0;
+    case E_BIN: return reads_inlined(L, e->u.bin.a, t) || reads_inlined(L, e->u.bin.b, t);
+    case E_UN: return reads_inlined(L, e->u.un.a, t);
+    case E_CAST: return reads_inlined(L, e->u.cast.a, t);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (reads_inlined(L, e->u.call.args[i], t))
+                return 1;
+        return 0;
+    case E_SELECT:
+        return reads_inlined(L, e->u.sel.cond, t) || reads_inlined(L, e->u.sel.t, t) || reads_inlined(L, e->u.sel.f, t);
+    case E_REDUCE: return reads_inlined(L, e->u.reduce.body, t);
+    case E_ACCESS: {
+        const Tensor *x = e->u.access.t;
+        if (x == t)
+            return 1;
+        for (int i = 0; i < e->u.access.n; i++)
+            if (reads_inlined(L, e->u.access.idx[i], t))
+                return 1;
+        return x->kind == T_COMPUTE && stage_of(L, x)->attach == ATTACH_INLINE && reads_inlined(L, x->body, t);
+    }
+    }
+    return 0;
+}
+
 /* The deepest expression that inlining may build (operations from the root to a leaf,
  * through every inlined body): lowering, the simplifier and the printer recurse over it,
  * and a schedule inlining a chain of thousands of stages would run them out of stack.
@@ -947,14 +980,9 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
                     continue;
             }
             Expr *e = r->t->kind == T_COMPUTE ? r->t->body : r->t->update;
-            PtrVec rd = {0};
-            ir_expr_tensors(inline_expr(L, e), &rd);
-            if (r->t->kind == T_SCAN)
-                ir_expr_tensors(inline_expr(L, r->t->init), &rd);
-            for (int q = 0; q < rd.n; q++)
-                if (rd.items[q] == st->t)
-                    return ir_fail("compute_at(%s, %s, %s): %s is also read by %s", st->t->name,
-                                   st->attach_stage->t->name, st->attach_iv->var->name, st->t->name, r->t->name);
+            if (reads_inlined(L, e, st->t) || (r->t->kind == T_SCAN && reads_inlined(L, r->t->init, st->t)))
+                return ir_fail("compute_at(%s, %s, %s): %s is also read by %s", st->t->name,
+                               st->attach_stage->t->name, st->attach_iv->var->name, st->t->name, r->t->name);
         }
         if (leaf_of_var(st->attach_stage, ir_varref(st->attach_iv->var)) < 0)
             return ir_fail("compute_at(%s, %s, %s): %s is no longer a loop of %s (it was split or fused later)",
@@ -1395,23 +1423,23 @@ Model *ir_lower_model(Schedule *s, const char *name)
     /* in place: a kernel's output takes the place of an input of the same size that dies
      * there, when each element is read only to compute the same element */
     int *alias = malloc(sizeof *alias * (size_t)(na ? na : 1));
-    if (!alias)
+    unsigned char *taken = calloc((size_t)(na ? na : 1), 1);   /* taken[i]: some alias[o] == i */
+    if (!alias || !taken)
         ir_die("out of memory");
+    for (int o = 0; o < na; o++)
+        alias[o] = -1;   /* all of them before any is read */
     for (int o = 0; o < na; o++) {
-        alias[o] = -1;
         Buffer *ob = m->arena.items[o];
         for (int i = 0; i < na && alias[o] < 0; i++) {
             Buffer *ib = m->arena.items[i];
-            int taken = 0;
-            for (int q = 0; q < na; q++)
-                taken |= alias[q] == i;
-            if (i == o || taken || alias[i] >= 0 || last[i] != first[o] || ib->size != ob->size ||
+            if (i == o || taken[i] || alias[i] >= 0 || last[i] != first[o] || ib->size != ob->size ||
                 ir_dtype_bytes(ib->dtype) != ir_dtype_bytes(ob->dtype) || ib->strides[0] != ob->strides[0])
                 continue;
             Kernel *kk = m->kernels.items[first[o]];
             if (inplace_ok(kk->body, ib, ob)) {
                 /* one pointer for both: two restrict parameters may not alias */
                 alias[o] = i;
+                taken[i] = 1;
                 kk->body = rebuf(kk->body, ib, ob);
                 int n = 0;
                 for (int q = 0; q < kk->params.n; q++)
@@ -1454,6 +1482,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
     for (int o = 0; o < na; o++)
         m->ninplace += alias[o] >= 0;
     free(alias);
+    free(taken);
     free(f2);
     free(l2);
     free(first);
