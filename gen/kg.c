@@ -1970,12 +1970,15 @@ static int finish(P *p, const char *target, KgModule *out)
     Section *chosen = NULL;
     /* a `gpu` section serves cuda, opencl and metal when they have none of their own */
     int is_gpu = target && (!strcmp(target, "cuda") || !strcmp(target, "opencl") || !strcmp(target, "metal"));
+    /* wasm is C built by emcc: a `c` section serves it when it has none of its own */
+    int is_wasm = target && !strcmp(target, "wasm");
     int exact = 0;
     for (int i = 0; i < p->sections.n && apply_any; i++)
         exact |= teq(((Section *)p->sections.items[i])->name, target);
     for (int i = 0; i < p->sections.n; i++) {
         Section *sec = p->sections.items[i];
-        if (apply_any && !chosen && (teq(sec->name, target) || (is_gpu && !exact && teq(sec->name, "gpu"))))
+        if (apply_any && !chosen && (teq(sec->name, target) || (is_gpu && !exact && teq(sec->name, "gpu")) ||
+                                       (is_wasm && !exact && teq(sec->name, "c"))))
             chosen = sec;
         else if (check_section(p, sec))
             return -1;

@@ -4,10 +4,12 @@
 #      small_cnn, in a file for the others), --target wasm and --target "wasm -simd" (built
 #      by the generated Makefile with emcc), each run by its NAME_main.mjs on input_0.npy and
 #      compared with the reference output (npycmp, rtol 1e-3, atol 1e-4: models.sh's rule);
-#   2. every example (examples/*.kg) through --target js, on one of exec.sh's shapes, checked
-#      against the C execution test's reference (tests/exec/NAME.c linked with a shim that
-#      runs the JS kernel: tests/js/shim.mjs); an example without one is a smoke run on
-#      random inputs (it must run and give finite outputs).
+#   2. every example (examples/*.kg) through --target js, --target wasm and --target
+#      "wasm -simd" (NAME.wasm built by the generated Makefile, run through the NAME.mjs
+#      loader), on one of exec.sh's shapes, checked against the C execution test's
+#      reference (tests/exec/NAME.c linked with a shim that runs the kernel module:
+#      tests/js/shim.mjs); an example without one is a smoke run on random inputs (it must
+#      run and give finite outputs).
 # The cases run KGEN_JS_JOBS at a time (default 2; the emcc builds dominate), the biggest
 # first; results print in a fixed order. A missing node or emcc is a SKIP (a FAIL with
 # KGEN_REQUIRE_ALL=1). Ends with "js: N passed, N failed, N skipped".
@@ -68,27 +70,32 @@ declare -A shape=(
   [softmax]="-DR=4 -DL=37" [layernorm]="-DR=2 -DL=19" [rnn]="-DT=3 -DI=5 -DH=7"
 )
 
-# example NAME: the JS kernel against tests/exec/NAME.c's reference, or a smoke run
+# example NAME [TARGET LABEL]: the JS kernel (or the wasm loader and NAME.wasm, built by
+# the generated Makefile) against tests/exec/NAME.c's reference, or a smoke run
 example() {
-  local name=$1 dir=$out/ex_$1 defs=${shape[$1]:-}
+  local name=$1 target=${2:-js} label=${3:-js}
+  local dir=$out/ex_$1${3:+.$3} defs=${shape[$1]:-} what="example $1${3:+ ($3)}"
   exec > $dir.res
-  if ! "$KGEN" examples/$name.kg --target js -o $dir --name $name $defs > $dir.log 2>&1; then
-    echo "FAIL example $name: kgen failed: $(head -1 $dir.log)"; return
+  if ! "$KGEN" examples/$name.kg --target "$target" -o $dir --name $name $defs > $dir.log 2>&1; then
+    echo "FAIL $what: kgen failed: $(head -1 $dir.log)"; return
+  fi
+  if [ -f $dir/Makefile ] && ! make -s -C $dir > $dir/build.log 2>&1; then
+    echo "FAIL $what: emcc build failed: $(grep -m1 -i error $dir/build.log)"; return
   fi
   if [ ! -f tests/exec/$name.c ]; then
     local msg
-    if msg=$(timeout 120 node tests/js/smoke.mjs $dir/$name.mjs $name 2>&1); then echo "ok"; else echo "FAIL example $name: $msg"; fi
+    if msg=$(timeout 120 node tests/js/smoke.mjs $dir/$name.mjs $name 2>&1); then echo "ok"; else echo "FAIL $what: $msg"; fi
     return
   fi
-  if ! "$KGEN" examples/$name.kg --target c -o $dir $defs >> $dir.log 2>&1 ||
+  if { [ $label = js ] && ! "$KGEN" examples/$name.kg --target c -o $dir $defs >> $dir.log 2>&1; } ||
      ! node tests/js/shim.mjs gen $dir $name > $dir/shim.c 2>> $dir.log ||
      ! $CC -std=c99 -Wall -Wextra -O1 -I$dir $defs tests/exec/$name.c $dir/shim.c -lm -o $dir/run >> $dir.log 2>&1; then
-    echo "FAIL example $name: the reference check does not build: $(grep -m1 -i error $dir.log)"; return
+    echo "FAIL $what: the reference check does not build: $(grep -m1 -i error $dir.log)"; return
   fi
   if timeout 120 $dir/run > $dir/run.log 2>&1; then
-    echo "ok     example $name [$defs]: matches tests/exec/$name.c"
+    echo "ok     $what [$defs]: matches tests/exec/$name.c"
   else
-    echo "FAIL example $name [$defs]: $(head -3 $dir/run.log | tr '\n' ' ')"
+    echo "FAIL $what [$defs]: $(head -3 $dir/run.log | tr '\n' ' ')"
   fi
 }
 
@@ -101,7 +108,10 @@ fi
 for name in $models; do
   if [ $name = small_cnn ]; then cases+=("model $name js js"); else cases+=("model $name js js --weights=file"); fi
 done
-for kg in examples/*.kg; do cases+=("example $(basename $kg .kg)"); done
+for kg in examples/*.kg; do
+  cases+=("example $(basename $kg .kg)")
+  [ $have_emcc = 1 ] && cases+=("example $(basename $kg .kg) wasm wasm" "example $(basename $kg .kg) wasm|-simd wasm-simd")
+done
 
 running=0
 for c in "${cases[@]}"; do
