@@ -256,6 +256,17 @@ static int tile_rows_axis(const Tensor *t, int r)
     return r - 2;
 }
 
+Stage *sch_reduction_at(Schedule *s, Stage *st, Stage **P)
+{
+    Stage *E = sch_reduction_epilogue(s, st);
+    *P = st;
+    if (E)
+        return E;
+    /* no epilogue to ride on: compute into a local copy, then store */
+    *P = sch_cache_write(s, st, SCOPE_LOCAL);
+    return *P ? st : NULL;
+}
+
 int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b)
 {
     IterVar *order[KG_MAX_DIMS + 16];
@@ -370,15 +381,11 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         if (t->kind != T_COMPUTE || st->attach != ATTACH_ROOT || t->body->kind != E_REDUCE || st->nrels ||
             t->ndim == 0)
             continue;
-        Stage *P = st, *E = sch_reduction_epilogue(s, st);
-        if (!E) {
-            /* no epilogue to ride on: compute into a local copy, then store */
-            P = sch_cache_write(s, st, SCOPE_LOCAL);
-            if (!P)
-                return -1;
-            E = st;
+        Stage *P, *E = sch_reduction_at(s, st, &P);
+        if (!E)
+            return -1;
+        if (P != st)
             i++;   /* the cache stage was inserted before st */
-        }
         int r = E->t->ndim;
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;

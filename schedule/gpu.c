@@ -131,13 +131,9 @@ int sch_default_gpu(Schedule *s, int threads)
         if (t->kind != T_COMPUTE || st->attach != ATTACH_ROOT || st->nrels || t->ndim == 0)
             continue;
         if (t->body->kind == E_REDUCE) {
-            Stage *P = st, *E = sch_reduction_epilogue(s, st);
-            if (!E) {
-                P = sch_cache_write(s, st, SCOPE_LOCAL);
-                if (!P)
-                    return -1;
-                E = st;
-            }
+            Stage *P, *E = sch_reduction_at(s, st, &P);
+            if (!E)
+                return -1;
             int tiled = shared_matmul(s, P, E, threads);
             if (tiled < 0)
                 return -1;

@@ -88,6 +88,10 @@ typedef struct {
 } SchTile;
 extern const SchTile sch_tile_default;   /* 8 x 16, vectorized, unrolled, k outer */
 int sch_default_tiled(Schedule *s, const SchTile *tile);
+/* Where reduction st is computed: its epilogue (returned, *P = st), else a local copy made
+ * with cache_write (*P, inserted before st; st returned as the stage it is computed at).
+ * NULL with ir_fail() if cache_write fails. */
+Stage *sch_reduction_at(Schedule *s, Stage *st, Stage **P);
 /* Reorder st's loops so that a then b are the innermost, the rest keeping its order. */
 int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b);
 /* The fusion part of sch_default alone: injective stages inlined into their readers. */
