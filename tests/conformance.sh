@@ -176,26 +176,8 @@ done < "$work/list.tsv" > "$work/res/kgen.tsv"
 t_kgen=$SECONDS
 # ---------------------------------------------------------------- 2. batches
 
-# Greedy: each model goes to the first batch with room and no name that is a prefix of its
-# own followed by "_" (or the other way round), because generated symbols are NAME_...
-awk -F'\t' -v max=$BATCH '
-  {
-    c = $2
-    np = 0
-    for (i = 2; i <= length(c); i++)
-      if (substr(c, i, 1) == "_") pre[++np] = substr(c, 1, i - 1)
-    for (b = 0; ; b++) {
-      if (size[b] >= max) continue
-      if ((b, c) in prefix) continue
-      bad = 0
-      for (k = 1; k <= np; k++) if ((b, pre[k]) in member) { bad = 1; break }
-      if (!bad) break
-    }
-    size[b]++
-    member[b, c] = 1
-    for (k = 1; k <= np; k++) prefix[b, pre[k]] = 1
-    print b "\t" $1 "\t" c
-  }' "$work/ok.txt" > "$work/batches.tsv"
+# no name in a batch is another one's prefix followed by "_" (tests/conf_batches.awk)
+awk -F'\t' -v max=$BATCH -f "$here/conf_batches.awk" "$work/ok.txt" > "$work/batches.tsv"
 
 # The part of every driver that does not depend on its models.
 cat > "$work/conf_driver.h" <<'EOF'

@@ -127,24 +127,7 @@ t_kgen=$SECONDS
 
 # ---------------------------------------------------------------- 2. batches
 # conformance.sh's grouping: no name in a batch is another one's prefix followed by "_"
-awk -F'\t' -v max=$BATCH '
-  {
-    c = $2
-    np = 0
-    for (i = 2; i <= length(c); i++)
-      if (substr(c, i, 1) == "_") pre[++np] = substr(c, 1, i - 1)
-    for (b = 0; ; b++) {
-      if (size[b] >= max) continue
-      if ((b, c) in prefix) continue
-      bad = 0
-      for (k = 1; k <= np; k++) if ((b, pre[k]) in member) { bad = 1; break }
-      if (!bad) break
-    }
-    size[b]++
-    member[b, c] = 1
-    for (k = 1; k <= np; k++) prefix[b, pre[k]] = 1
-    print b "\t" $1 "\t" c
-  }' "$work/ok.txt" > "$work/batches.tsv"
+awk -F'\t' -v max=$BATCH -f "$here/conf_batches.awk" "$work/ok.txt" > "$work/batches.tsv"
 
 declare -A cname
 while IFS=$'\t' read -r name c; do cname[$name]=$c; done < "$work/ok.txt"
