@@ -282,9 +282,11 @@ static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, co
     sb_printf(o, "    (void)%s;    /* the arena is in device memory */\n", in_names[g->ninputs + g->noutputs]);
     if (g->t->kind == TARGET_CUDA)
         sb_printf(o, "    return kgen_cuda_run(&%s_state, &%s_program, ins, outs);\n}\n\n", N, N);
-    else
-        sb_printf(o, "    return kgen_cl_run(&%s_state, &%s_program, %s_CL_FILE, ins, outs);\n}\n\n", N, N,
-                  em_c_macro_name(N));
+    else {
+        char *UP = em_c_macro_name(N);
+        sb_printf(o, "    return kgen_cl_run(&%s_state, &%s_program, %s_CL_FILE, ins, outs);\n}\n\n", N, N, UP);
+        free(UP);
+    }
     sb_printf(o, "double %s_device_ms(void)\n{\n    return %s_state.last_ms;\n}\n\n", N, N);
     sb_printf(o, "void %s_release(void)\n{\n    %s(&%s_state, &%s_program);\n}\n", N,
               g->t->kind == TARGET_CUDA ? "kgen_cuda_release" : "kgen_cl_release", N, N);

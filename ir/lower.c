@@ -90,7 +90,13 @@ static Expr *inline_expr(Lower *L, Expr *e)
     case E_FLOAT:
     case E_VAR:
     case E_LOAD: return e;
-    case E_BIN: return ir_bin(e->u.bin.op, inline_expr(L, e->u.bin.a), inline_expr(L, e->u.bin.b));
+    case E_BIN: {
+        /* operands one after the other: inlining records what it fuses (L->group), and C
+         * leaves the order of a call's arguments to the compiler */
+        Expr *a = inline_expr(L, e->u.bin.a);
+        Expr *b = inline_expr(L, e->u.bin.b);
+        return ir_bin(e->u.bin.op, a, b);
+    }
     case E_UN: return ir_un(e->u.un.op, inline_expr(L, e->u.un.a));
     case E_CAST: return ir_cast(e->dtype, inline_expr(L, e->u.cast.a));
     case E_CALL: {
@@ -99,8 +105,12 @@ static Expr *inline_expr(Lower *L, Expr *e)
             args[i] = inline_expr(L, e->u.call.args[i]);
         return ir_call(e->u.call.fn, args);
     }
-    case E_SELECT:
-        return ir_select(inline_expr(L, e->u.sel.cond), inline_expr(L, e->u.sel.t), inline_expr(L, e->u.sel.f));
+    case E_SELECT: {
+        Expr *c = inline_expr(L, e->u.sel.cond);
+        Expr *t = inline_expr(L, e->u.sel.t);
+        Expr *f = inline_expr(L, e->u.sel.f);
+        return ir_select(c, t, f);
+    }
     case E_REDUCE:
         return ir_reduce(e->u.reduce.op, inline_expr(L, e->u.reduce.body), e->u.reduce.axes, e->u.reduce.naxes);
     case E_ACCESS: {
