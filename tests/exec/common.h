@@ -11,6 +11,30 @@
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ULL;
 
+/* Every buffer a test allocates is freed at exit, so that LeakSanitizer (make sanitize)
+ * reports only the kernel's own leaks. */
+static void *test_allocs[64];
+static int test_nallocs;
+
+static void test_free_all(void)
+{
+    while (test_nallocs > 0)
+        free(test_allocs[--test_nallocs]);
+}
+
+static void *test_keep(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    if (test_nallocs == 0)
+        atexit(test_free_all);
+    if (test_nallocs < 64)
+        test_allocs[test_nallocs++] = p;
+    return p;
+}
+
 /* uniform in [-1, 1), deterministic */
 static float rnd(void)
 {
@@ -20,12 +44,8 @@ static float rnd(void)
 
 static float *new_input(size_t n)
 {
-    float *p = malloc(n * sizeof *p + 1);
+    float *p = test_keep(malloc(n * sizeof *p + 1));
     size_t i;
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
     for (i = 0; i < n; i++)
         p[i] = rnd();
     return p;
@@ -34,12 +54,8 @@ static float *new_input(size_t n)
 /* outputs start as NaN so a kernel that skips an element is caught */
 static float *new_output(size_t n)
 {
-    float *p = malloc(n * sizeof *p + 1);
+    float *p = test_keep(malloc(n * sizeof *p + 1));
     size_t i;
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
     for (i = 0; i < n; i++)
         p[i] = (float)NAN;
     return p;
@@ -50,11 +66,7 @@ static void *new_workspace(size_t bytes)
     void *p = NULL;
     if (bytes == 0)
         return NULL;
-    p = malloc(bytes);   /* exactly: under AddressSanitizer one byte more is caught */
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
+    p = test_keep(malloc(bytes));   /* exactly: under AddressSanitizer one byte more is caught */
     memset(p, 0xAB, bytes);
     /* the kernel may assume nothing about alignment beyond malloc's */
     return p;
@@ -86,12 +98,7 @@ static int compare(const char *what, const float *got, const double *want, size_
 
 static double *new_ref(size_t n)
 {
-    double *p = calloc(n ? n : 1, sizeof *p);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
+    return test_keep(calloc(n ? n : 1, sizeof(double)));
 }
 
 #define RTOL 1e-4
