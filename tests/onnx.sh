@@ -65,4 +65,14 @@ if [ -x $d/scw ]; then
   if $d/scw $d/ok.npy -o $d/okout > $d/refuse.log 2>&1 && [ -f $d/okout/output_0.npy ]; then pass=$((pass + 1)); else
     echo "FAIL onnx runner on a well-formed .npy of zeros"; sed 's/^/    /' $d/refuse.log | head -5; fail=$((fail + 1)); fi
 fi
+# a chain of 3000 elementwise nodes (tests/data/onnx/make_deep.py): as one fused
+# expression it would be thousands of operations deep (the simplifier once ran out of
+# stack); it must compile, build and run
+d=$work/deep
+npy $work/x4.npy '<f4' '(4,)' 16
+if $KGEN tests/data/onnx/deep_chain.onnx --target c -o $d --name deep --main >$d.log 2>&1 &&
+   make -s -C $d CC=${CC:-cc} CFLAGS="-O1 -std=c99 -Wall -Wextra -pedantic -Werror ${KGEN_GEN_CFLAGS:-}" >>$d.log 2>&1 &&
+   $d/deep $work/x4.npy -o $d/out >>$d.log 2>&1 && [ -f $d/out/output_0.npy ]; then
+  pass=$((pass + 1)); else
+  echo "FAIL onnx deep_chain (3000 nodes in a row)"; sed 's/^/    /' $d.log | tail -5; fail=$((fail + 1)); fi
 echo "onnx: $pass passed, $fail failed"
