@@ -72,6 +72,10 @@ int main(void)
     CHECK_STR("((x / 4) < 3)", show(ir_simplify(B(OP_LT, B(OP_DIV, v(x), c(4)), c(3)), NULL)));
     CHECK_STR("ii", show(ir_simplify(B(OP_MIN, v(ii), c(20)), &m)));
     CHECK_STR("x", show(ir_simplify(B(OP_MAX, v(x), B(OP_SUB, v(x), c(1))), NULL)));
+    /* expression depth: a leaf is 1 (index expressions count too) */
+    CHECK_EQ(1, ir_expr_depth(v(x)));
+    CHECK_EQ(3, ir_expr_depth(B(OP_MUL, B(OP_ADD, v(x), c(1)), c(3))));
+    CHECK_EQ(3, ir_expr_depth(ir_select(B(OP_LT, v(x), c(0)), v(y), v(x))));
     /* logic and select */
     CHECK_STR("(x < 3)", show(ir_simplify(B(OP_AND, ir_bool(1), B(OP_LT, v(x), c(3))), NULL)));
     Expr *f1 = ir_float(1, DT_F32), *f2 = ir_float(2, DT_F32);
