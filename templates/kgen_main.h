@@ -22,6 +22,11 @@
  *                                       -o it prints each output's first values instead
  *     NAME --bench N IN0 ...           one warm-up run, then N timed runs; prints
  *                                       "median_ms=... min_ms=... mean_ms=... runs=N"
+ *     NAME --profile N IN0 ...         built with -DKGEN_PROFILE (the Makefile's NAME_profile):
+ *                                       one warm-up run, then N runs timing each kernel call;
+ *                                       prints "kernel_ms I NAME MEDIAN" per kernel, then
+ *                                       "profile_sum_ms=... median_ms=... runs=N kernels=K"
+ *                                       (the sum of the kernels' medians; the whole run's)
  *     NAME --info                      the inputs and outputs with their shapes
  *     NAME --help                      usage
  *
@@ -29,7 +34,9 @@
  * match the model or the model returns an error status, 2 for a usage error.
  *
  * A model without inputs may leave NAME_input_info undefined: it is only referenced when
- * NAME_NUM_INPUTS > 0. Needs POSIX (clock_gettime, mkdir) besides C99 and libc.
+ * NAME_NUM_INPUTS > 0. Needs POSIX (clock_gettime, mkdir) besides C99 and libc. With
+ * KGEN_PROFILE defined it supplies kgen_profile_begin() and kgen_profile_end(), the hooks
+ * that kgen_runtime.h's KGEN_PROFILE_BEGIN/END call around each kernel of the model.
  */
 #ifndef KGEN_MAIN_H
 #define KGEN_MAIN_H
@@ -77,9 +84,11 @@ static void kgen_main_usage_(FILE *f)
                "         run once, write OUTDIR/output_0.npy ... (no -o: print each output's first values)\n"
                "       %s --bench N INPUTS\n"
                "         one warm-up run, then N timed runs: median_ms=... min_ms=... mean_ms=... runs=N\n"
+               "       %s --profile N INPUTS\n"
+               "         (built with -DKGEN_PROFILE) one warm-up run, then N runs: each kernel's median ms\n"
                "       %s --info\n"
                "         the inputs and outputs\n",
-            KGEN_MAIN_NAME, KGEN_MAIN_NAME, KGEN_MAIN_NAME);
+            KGEN_MAIN_NAME, KGEN_MAIN_NAME, KGEN_MAIN_NAME, KGEN_MAIN_NAME);
     if (KGEN_MAIN_NIN_ == 0)
         fprintf(f, "INPUTS: none, the model takes no inputs\n");
     else
@@ -151,6 +160,55 @@ static int kgen_main_cmp_(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* the median of n times (sorts them) */
+static double kgen_main_median_(double *t, long n)
+{
+    qsort(t, (size_t)n, sizeof *t, kgen_main_cmp_);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+#ifdef KGEN_PROFILE
+/* The hooks around each kernel call: the time of each kernel in the current run, by its
+ * index in the model (the table grows during the warm-up run, not while timing). */
+static double kgen_main_prof_t0_;
+static double *kgen_main_prof_ms_;
+static const char **kgen_main_prof_names_;
+static int kgen_main_prof_n_, kgen_main_prof_cap_;
+
+void kgen_profile_begin(int kernel)
+{
+    (void)kernel;
+    kgen_main_prof_t0_ = kgen_main_now_ms_();
+}
+
+void kgen_profile_end(int kernel, const char *name)
+{
+    double t = kgen_main_now_ms_() - kgen_main_prof_t0_;
+    if (kernel < 0)
+        return;
+    if (kernel >= kgen_main_prof_cap_) {
+        int cap = kernel + 64, i;
+        double *ms = (double *)realloc(kgen_main_prof_ms_, (size_t)cap * sizeof *ms);
+        const char **names = ms ? (const char **)realloc((void *)kgen_main_prof_names_, (size_t)cap * sizeof *names) : NULL;
+        if (!ms || !names) {
+            fprintf(stderr, "%s: out of memory\n", KGEN_MAIN_NAME);
+            exit(1);
+        }
+        for (i = kgen_main_prof_cap_; i < cap; i++) {
+            ms[i] = 0;
+            names[i] = "?";
+        }
+        kgen_main_prof_ms_ = ms;
+        kgen_main_prof_names_ = names;
+        kgen_main_prof_cap_ = cap;
+    }
+    if (kernel >= kgen_main_prof_n_)
+        kgen_main_prof_n_ = kernel + 1;
+    kgen_main_prof_names_[kernel] = name;
+    kgen_main_prof_ms_[kernel] += t;
+}
+#endif
+
 /* the first few elements of an output, for a run without -o */
 static void kgen_main_print_(int k, const kgen_io_tensor *t)
 {
@@ -200,11 +258,11 @@ int main(int argc, char **argv)
     char err[512], want[256], got[256], file[4200];
     void *arena;
     int64_t arena_shape[1];
-    double *times = NULL, sum = 0, t0;
+    double *times = NULL, *ktimes = NULL, sum = 0, t0;
 #ifdef KGEN_MAIN_DEVICE_MS
     double dev_sum = 0;
 #endif
-    long bench = 0;
+    long bench = 0, profile = 0;
     int i, k, same, npaths = 0, status, rc = 1, only_paths = 0;
     const kgen_value_info *v;
 
@@ -229,6 +287,19 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s: --bench needs a run count (1 or more), not '%s'\n", KGEN_MAIN_NAME, n);
                 return 2;
             }
+        } else if (!only_paths && (!strcmp(a, "--profile") || !strncmp(a, "--profile=", 10))) {
+            const char *n = a[9] == '=' ? a + 10 : i + 1 < argc ? argv[++i] : "";
+            char *e;
+            profile = strtol(n, &e, 10);
+            if (*n == 0 || *e != 0 || profile < 1 || profile > 100000000L) {
+                fprintf(stderr, "%s: --profile needs a run count (1 or more), not '%s'\n", KGEN_MAIN_NAME, n);
+                return 2;
+            }
+#ifndef KGEN_PROFILE
+            fprintf(stderr, "%s: --profile needs the runner built with -DKGEN_PROFILE (make %s_profile)\n",
+                    KGEN_MAIN_NAME, KGEN_MAIN_NAME);
+            return 2;
+#endif
         } else if (!only_paths && !strcmp(a, "-o")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: -o needs a directory\n", KGEN_MAIN_NAME);
@@ -249,6 +320,10 @@ int main(int argc, char **argv)
             }
             paths[npaths++] = a;
         }
+    }
+    if (bench > 0 && profile > 0) {
+        fprintf(stderr, "%s: --bench and --profile do not go together\n", KGEN_MAIN_NAME);
+        return 2;
     }
     if (npaths != KGEN_MAIN_NIN_) {
         fprintf(stderr, "%s: %d input%s given, the model takes %d\n", KGEN_MAIN_NAME, npaths,
@@ -311,15 +386,47 @@ int main(int argc, char **argv)
 #endif
         }
     }
+#ifdef KGEN_PROFILE
+    if (status == KGEN_OK && profile > 0) {
+        /* the warm-up run above sized the table; times[r] is run r, ktimes[k * profile + r]
+         * kernel k in run r */
+        int nk = kgen_main_prof_n_;
+        double ksum = 0;
+        times = (double *)malloc((size_t)profile * sizeof *times);
+        ktimes = (double *)malloc((size_t)profile * (size_t)(nk ? nk : 1) * sizeof *ktimes);
+        if (!times || !ktimes) {
+            fprintf(stderr, "%s: out of memory\n", KGEN_MAIN_NAME);
+            goto done;
+        }
+        for (i = 0; i < profile && status == KGEN_OK; i++) {
+            for (k = 0; k < kgen_main_prof_n_; k++)
+                kgen_main_prof_ms_[k] = 0;
+            t0 = kgen_main_now_ms_();
+            status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
+            times[i] = kgen_main_now_ms_() - t0;
+            for (k = 0; k < nk; k++)
+                ktimes[(long)k * profile + i] = kgen_main_prof_ms_[k];
+        }
+        if (status == KGEN_OK) {
+            if (nk == 0)
+                printf("no kernel was timed: this target's model function has no profiling hooks\n");
+            for (k = 0; k < nk; k++) {
+                double med = kgen_main_median_(ktimes + (long)k * profile, profile);
+                ksum += med;
+                printf("kernel_ms %d %s %.6f\n", k, kgen_main_prof_names_[k], med);
+            }
+            printf("profile_sum_ms=%.6f median_ms=%.6f runs=%ld kernels=%d\n", ksum,
+                   kgen_main_median_(times, profile), profile, nk);
+        }
+    }
+#endif
     if (status != KGEN_OK) {
         fprintf(stderr, "%s: the model returned status %d (%s)\n", KGEN_MAIN_NAME, status, kgen_status_str(status));
         goto done;
     }
     if (bench > 0) {
-        qsort(times, (size_t)bench, sizeof *times, kgen_main_cmp_);
-        printf("median_ms=%.6f min_ms=%.6f mean_ms=%.6f runs=%ld\n",
-               bench % 2 ? times[bench / 2] : (times[bench / 2 - 1] + times[bench / 2]) / 2, times[0],
-               sum / (double)bench, bench);
+        double med = kgen_main_median_(times, bench);
+        printf("median_ms=%.6f min_ms=%.6f mean_ms=%.6f runs=%ld\n", med, times[0], sum / (double)bench, bench);
 #ifdef KGEN_MAIN_DEVICE_MS
         /* GPU targets: the kernels alone, from the device's own timer (no copies) */
         printf("device_mean_ms=%.6f\n", dev_sum / (double)bench);
@@ -336,7 +443,7 @@ int main(int argc, char **argv)
                 goto done;
             }
         }
-    } else if (bench == 0) {
+    } else if (bench == 0 && profile == 0) {
         for (i = 0; i < KGEN_MAIN_NOUT_; i++)
             kgen_main_print_(i, &outs[i]);
     }
@@ -348,6 +455,11 @@ done:
         kgen_io_free(&outs[i]);
     kgen_io_free(&arena_block);
     free(times);
+    free(ktimes);
+#ifdef KGEN_PROFILE
+    free(kgen_main_prof_ms_);
+    free((void *)kgen_main_prof_names_);
+#endif
     return rc;
 }
 

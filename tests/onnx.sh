@@ -64,6 +64,17 @@ if [ -x $d/scw ]; then
   # and the well-formed file of zeros runs
   if $d/scw $d/ok.npy -o $d/okout > $d/refuse.log 2>&1 && [ -f $d/okout/output_0.npy ]; then pass=$((pass + 1)); else
     echo "FAIL onnx runner on a well-formed .npy of zeros"; sed 's/^/    /' $d/refuse.log | head -5; fail=$((fail + 1)); fi
+  # --profile: the runner built with -DKGEN_PROFILE (the Makefile's NAME_profile) times
+  # each kernel call, one kernel_ms line per kernel, then their sum; the plain one refuses
+  nk=$(grep -c "KGEN_PROFILE_BEGIN(" $d/scw.c)
+  if make -s -C $d CC=${CC:-cc} CFLAGS="-O2 -std=c99 -Wall -Wextra -pedantic -Werror ${KGEN_GEN_CFLAGS:-}" scw_profile \
+       > $d/profile.txt 2>&1 && $d/scw_profile --profile 3 tests/models/small_cnn/input_0.npy > $d/profile.txt 2>&1 &&
+     [ $nk -gt 0 ] && [ "$(grep -c '^kernel_ms [0-9]* scw_[A-Za-z0-9_]* [0-9.]*$' $d/profile.txt)" = $nk ] &&
+     grep -q "^profile_sum_ms=[0-9.]* median_ms=[0-9.]* runs=3 kernels=$nk$" $d/profile.txt; then
+    pass=$((pass + 1)); else
+    echo "FAIL onnx runner --profile ($nk kernels)"; sed 's/^/    /' $d/profile.txt | head -5; fail=$((fail + 1)); fi
+  refuse "--profile without -DKGEN_PROFILE" 2 "--profile needs the runner built with -DKGEN_PROFILE (make scw_profile)" \
+    --profile 3 tests/models/small_cnn/input_0.npy
 fi
 # a chain of 3000 elementwise nodes (tests/data/onnx/make_deep.py): as one fused
 # expression it would be thousands of operations deep (the simplifier once ran out of

@@ -45,6 +45,31 @@
 #define KGEN_PARALLEL_FOR
 #endif
 
+/* Placed around each kernel call of a generated model function, with the kernel's index
+ * in the model and its name. They compile to nothing unless the program is built with
+ * -DKGEN_PROFILE: then they call kgen_profile_begin() and kgen_profile_end(), which the
+ * program supplies (the runner, kgen_main.h, does: --profile N prints each kernel's median
+ * time). A program may instead define KGEN_PROFILE_BEGIN and KGEN_PROFILE_END itself
+ * before including this header. */
+#if defined(KGEN_PROFILE) && !defined(KGEN_PROFILE_BEGIN)
+#ifdef __cplusplus
+extern "C" {
+#endif
+void kgen_profile_begin(int kernel);
+void kgen_profile_end(int kernel, const char *name);
+#ifdef __cplusplus
+}
+#endif
+#define KGEN_PROFILE_BEGIN(kernel) kgen_profile_begin(kernel)
+#define KGEN_PROFILE_END(kernel, name) kgen_profile_end(kernel, name)
+#endif
+#if !defined(KGEN_PROFILE_BEGIN)
+#define KGEN_PROFILE_BEGIN(kernel) ((void)0)
+#endif
+#if !defined(KGEN_PROFILE_END)
+#define KGEN_PROFILE_END(kernel, name) ((void)0)
+#endif
+
 /* Every helper is KGEN_INLINE: static (private to each including file) and inline. The
  * unused attribute keeps clang quiet when this header is compiled on its own. */
 #if defined(__CUDACC__)
