@@ -1410,6 +1410,22 @@ Model *ir_lower_model(Schedule *s, const char *name)
         }
         ir_vec_push(&m->kernels, k, 1 << 20, "kernels");
     }
+    /* constants no kernel reads (a conv's weights once the layout pass packed a blocked
+     * copy, a shape input that was folded) are not emitted: the binary carries each
+     * weight once */
+    int nc = 0;
+    for (int i = 0; i < m->constants.n; i++) {
+        Buffer *b = m->constants.items[i];
+        int used = 0;
+        for (int k = 0; k < m->kernels.n && !used; k++) {
+            Kernel *kk = m->kernels.items[k];
+            for (int q = 0; q < kk->params.n && !used; q++)
+                used = kk->params.items[q] == b;
+        }
+        if (used)
+            m->constants.items[nc++] = b;
+    }
+    m->constants.n = nc;
     /* liveness of the intermediates over the kernel sequence */
     int na = m->arena.n;
     int *first = malloc(sizeof *first * (size_t)(na ? na : 1)), *last = malloc(sizeof *last * (size_t)(na ? na : 1));

@@ -199,6 +199,19 @@ static int64_t tile_size(int64_t extent, int64_t want)
     return want;
 }
 
+/* The vectorized columns of a tile: a multiple of 4 lanes that divides the extent (1000
+ * classes: 8), else `want` with a guarded last tile; an odd width such as 10 would leave
+ * the vector loop with a scalar remainder in every tile. */
+static int64_t tile_cols(int64_t extent, int64_t want)
+{
+    if (extent <= want)
+        return extent;
+    for (int64_t v = want - want % 4; v >= 4; v -= 4)
+        if (extent % v == 0)
+            return v;
+    return want;
+}
+
 static void collect_reads(const Expr *e, PtrVec *out)
 {
     switch (e->kind) {
@@ -389,7 +402,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int r = E->t->ndim;
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
-        int64_t V = tile_size(b->extent, tile->cols), A = a ? tile_size(a->extent, tile->rows) : 1;
+        int64_t V = tile_cols(b->extent, tile->cols), A = a ? tile_size(a->extent, tile->rows) : 1;
         IterVar *bo, *bi, *ao = NULL, *ai = NULL;
         if (sch_split(E, b, V, &bo, &bi))
             return -1;

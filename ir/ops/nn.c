@@ -700,6 +700,21 @@ static int gemm(OpCtx *c)
                                (long long)s, (long long)M, (long long)N);
         }
     }
+    if (tb && op_is_const(c, 1)) {
+        /* constant B^T (a classifier's weights): transposed once here, so the output
+         * columns a schedule vectorizes read consecutive weights */
+        size_t es = (size_t)ir_dtype_bytes(b->dtype);
+        unsigned char *t = ir_alloc(es * (size_t)(K * N));
+        const unsigned char *src = b->data;
+        for (int64_t j = 0; j < N; j++)
+            for (int64_t q = 0; q < K; q++)
+                memcpy(t + es * (size_t)(q * N + j), src + es * (size_t)(j * K + q), es);
+        int64_t tshape[2] = {K, N};
+        b = op_const_tensor(c, "BT", b->dtype, 2, tshape, t);
+        if (!b)
+            return -1;
+        tb = 0;
+    }
     int epilogue = alpha != 1.0 || (cc && beta != 0.0);
     IterVar **ax = op_axes(2, shape);
     Expr *idx[2], *ai[2], *bi[2];
