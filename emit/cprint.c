@@ -1106,6 +1106,54 @@ static void print_bound(Printer *P, const Stmt *s)
     (void)mark;
 }
 
+/* &buf[index], or the bare name at index 0 */
+static void address(Printer *P, const Buffer *b, Expr *index)
+{
+    int64_t v;
+    index = ir_simplify(index, NULL);
+    if (ir_expr_is_const(index, &v) && v == 0) {
+        sb_puts(P->out, buf_name(P, b));
+        return;
+    }
+    sb_puts(P->out, "&");
+    element(P, b, index);
+}
+
+/* A tensorized loop (ir/tensorize.c): one call of a kgen_ukernels.h micro-kernel per chunk. */
+static void print_tensorized(Printer *P, const IrTzCall *c)
+{
+    int64_t off = 0;
+    for (int i = 0; i < c->nchunks; i++) {
+        line(P);
+        sb_printf(P->out, "kgen_fma_bcast_f32x%d(", c->width[i]);
+        address(P, c->acc, ir_add(c->acc_index, ir_idx(off)));
+        sb_puts(P->out, ", ");
+        expr(P, c->scalar, P_NONE);
+        sb_puts(P->out, ", ");
+        address(P, c->b, ir_add(c->b_index, ir_idx(off)));
+        sb_puts(P->out, ");\n");
+        off += c->width[i];
+    }
+}
+
+int em_c_uses_ukernels(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return s->u.loop.kind == FOR_TENSORIZED || em_c_uses_ukernels(s->u.loop.body);
+    case S_LET: return em_c_uses_ukernels(s->u.let.body);
+    case S_IF: return em_c_uses_ukernels(s->u.cond.then) || em_c_uses_ukernels(s->u.cond.els);
+    case S_ALLOC: return em_c_uses_ukernels(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (em_c_uses_ukernels(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
 static void print_for(Printer *P, const Stmt *s)
 {
     const Dialect *d = P->d;
@@ -1113,7 +1161,13 @@ static void print_for(Printer *P, const Stmt *s)
         print_bound(P, s);
         return;
     }
-    ForKind kind = s->u.loop.kind;
+    IrTzCall call;
+    if (s->u.loop.kind == FOR_TENSORIZED && is_host(d) && ir_tensorize_match(s, &call)) {
+        print_tensorized(P, &call);
+        return;
+    }
+    /* (a tensorized loop in a GPU dialect, or one whose body no longer matches: a loop) */
+    ForKind kind = s->u.loop.kind == FOR_TENSORIZED ? FOR_VECTORIZED : s->u.loop.kind;
     Var *v = s->u.loop.var;
     const Expr *min = s->u.loop.min, *ext = s->u.loop.extent;
     int64_t lo = 0, n = 0;

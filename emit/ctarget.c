@@ -218,6 +218,19 @@ static int has_file(const OutSet *o, const char *name)
     return 0;
 }
 
+int em_c_ukernels_file(OutSet *o, const char *source)
+{
+    const char *uk = em_template("kgen_ukernels.h");
+    if (!uk)
+        return ir_fail("the kgen_ukernels.h template is missing from this build");
+    if (!has_file(o, "kgen_ukernels.h")) {
+        StrBuf *r = em_outset_add(o, "kgen_ukernels.h");
+        em_c_banner(r, source);
+        sb_puts(r, uk);
+    }
+    return 0;
+}
+
 int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source)
 {
     if (!name)
@@ -227,6 +240,10 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
     const char *runtime = em_template("kgen_runtime.h");
     if (!runtime)
         return ir_fail("the kgen_runtime.h template is missing from this build");
+    /* tensorized loops call micro-kernels (-mattr, or the schedule's tensorize lines) */
+    int uk = em_c_uses_ukernels(k->body);
+    if (uk && !em_template("kgen_ukernels.h"))
+        return ir_fail("the kgen_ukernels.h template is missing from this build");
 
     char *fn = em_c_func_name(k);
     size_t len = strlen(name);
@@ -241,7 +258,10 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
 
     StrBuf *c = em_outset_add(o, cname);
     em_c_banner(c, source);
-    sb_printf(c, "#include \"%s\"\n\n", hname);
+    sb_printf(c, "#include \"%s\"\n", hname);
+    if (uk)
+        sb_puts(c, "#include \"kgen_ukernels.h\"\n");
+    sb_puts(c, "\n");
     em_print_kernel(c, k, &em_dialect_c);
     sb_puts(c, "\n");
     em_c_tensors_entry(c, k, fn, "workspace");
@@ -252,6 +272,8 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
         em_c_banner(r, source);
         sb_puts(r, runtime);
     }
+    if (uk)
+        em_c_ukernels_file(o, source);
     free(fn);
     free(cname);
     free(hname);

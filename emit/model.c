@@ -302,10 +302,21 @@ static void weights_blob(StrBuf *w, const Model *mod)
     }
 }
 
+/* Do the kernels call micro-kernels (tensorized loops, -mattr)? */
+static int uses_ukernels(const Model *mod)
+{
+    for (int i = 0; i < mod->kernels.n; i++)
+        if (em_c_uses_ukernels(((const Kernel *)mod->kernels.items[i])->body))
+            return 1;
+    return 0;
+}
+
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
     em_c_banner(c, m->source);
     sb_printf(c, "#include \"%s.h\"\n", m->name);
+    if (uses_ukernels(mod))
+        sb_puts(c, "#include \"kgen_ukernels.h\"\n");
     if (m->weights_in_file) {
         int64_t total;
         blob_offset(mod, NULL, &total);
@@ -490,6 +501,8 @@ int em_c_model_files(OutSet *o, const EmModel *m)
     StrBuf *rt = em_outset_add(o, "kgen_runtime.h");
     em_c_banner(rt, m->source);
     sb_puts(rt, em_template("kgen_runtime.h"));
+    if (uses_ukernels(mod) && em_c_ukernels_file(o, m->source))
+        return -1;
     if (m->with_main)
         em_c_runner_files(o, m);
     return 0;

@@ -30,6 +30,102 @@ static int attr_int(const char *attr, const char *v, int64_t lo, int64_t hi, int
     return 0;
 }
 
+/* ---------------------------------------------------------------- C: -mattr, -mcpu */
+
+static const struct {
+    const char *name;
+    unsigned set;      /* what +name turns on */
+    unsigned clear;    /* what -name turns off */
+} features[] = {
+    {"avx2", TARGET_F_AVX2, TARGET_F_AVX2 | TARGET_F_AVX512F},
+    {"fma", TARGET_F_FMA, TARGET_F_FMA | TARGET_F_AVX512F},
+    {"avx512f", TARGET_F_AVX512F | TARGET_F_AVX2 | TARGET_F_FMA, TARGET_F_AVX512F},
+    {"neon", TARGET_F_NEON, TARGET_F_NEON},
+};
+
+#define F_X86 (TARGET_F_AVX2 | TARGET_F_FMA | TARGET_F_AVX512F)
+#define F_AVX2 (TARGET_F_AVX2 | TARGET_F_FMA)
+#define F_AVX512 (TARGET_F_AVX512F | TARGET_F_AVX2 | TARGET_F_FMA)
+
+/* CPU names as gcc and clang spell them (-march, -mcpu) */
+static const struct {
+    const char *name;
+    unsigned features;
+} cpus[] = {
+    {"x86-64", 0}, {"x86-64-v2", 0}, {"x86-64-v3", F_AVX2}, {"x86-64-v4", F_AVX512},
+    {"haswell", F_AVX2}, {"broadwell", F_AVX2}, {"skylake", F_AVX2}, {"alderlake", F_AVX2},
+    {"znver1", F_AVX2}, {"znver2", F_AVX2}, {"znver3", F_AVX2},
+    {"skylake-avx512", F_AVX512}, {"cascadelake", F_AVX512}, {"cooperlake", F_AVX512},
+    {"icelake-client", F_AVX512}, {"icelake-server", F_AVX512}, {"tigerlake", F_AVX512},
+    {"sapphirerapids", F_AVX512}, {"znver4", F_AVX512}, {"znver5", F_AVX512},
+    {"armv8-a", TARGET_F_NEON}, {"cortex-a53", TARGET_F_NEON}, {"cortex-a55", TARGET_F_NEON},
+    {"cortex-a57", TARGET_F_NEON}, {"cortex-a72", TARGET_F_NEON}, {"cortex-a73", TARGET_F_NEON},
+    {"cortex-a76", TARGET_F_NEON}, {"cortex-a78", TARGET_F_NEON}, {"cortex-x1", TARGET_F_NEON},
+    {"neoverse-n1", TARGET_F_NEON}, {"neoverse-n2", TARGET_F_NEON}, {"neoverse-v1", TARGET_F_NEON},
+    {"neoverse-v2", TARGET_F_NEON}, {"apple-m1", TARGET_F_NEON}, {"apple-m2", TARGET_F_NEON},
+    {"apple-m3", TARGET_F_NEON}, {"a64fx", TARGET_F_NEON},
+};
+
+/* -mattr=+f1,-f2,...: features on and off, in order */
+static int attr_mattr(Target *t, const char *attr, const char *v)
+{
+    unsigned f = t->features;
+    if (!*v)
+        return ir_fail("target attribute '%s': expected -mattr=+FEATURE[,...] (avx2, fma, avx512f, neon)", attr);
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        size_t k;
+        for (k = 0; k < sizeof features / sizeof *features; k++)
+            if (n > 1 && strlen(features[k].name) == n - 1 && !strncmp(v + 1, features[k].name, n - 1))
+                break;
+        if ((v[0] != '+' && v[0] != '-') || k == sizeof features / sizeof *features)
+            return ir_fail("target attribute '%s': unknown feature '%.*s' (kgen knows +avx2, +fma, +avx512f "
+                           "and +neon; a leading - turns one off)", attr, (int)n, v);
+        if (v[0] == '+')
+            f |= features[k].set;
+        else
+            f &= ~features[k].clear;
+        v += n;
+        if (*v == ',')
+            v++;
+    }
+    if ((f & F_X86) && (f & TARGET_F_NEON))
+        return ir_fail("target attribute '%s': mixes x86 (avx2, fma, avx512f) and ARM (neon) features", attr);
+    t->features = f;
+    return 0;
+}
+
+static int attr_mcpu(Target *t, const char *attr, const char *v)
+{
+    if (!strcmp(v, "native"))
+        return ir_fail("target attribute '%s': kgen writes code for a named CPU, not for the machine it runs "
+                       "on: name it (-mcpu=skylake-avx512) or its features (-mattr=+avx2,+fma)", attr);
+    for (size_t k = 0; k < sizeof cpus / sizeof *cpus; k++)
+        if (!strcmp(v, cpus[k].name)) {
+            t->features = cpus[k].features;
+            return 0;
+        }
+    return ir_fail("target attribute '%s': unknown CPU '%s' (for example x86-64-v3, x86-64-v4, skylake-avx512, "
+                   "znver4, cortex-a72, neoverse-n1, apple-m1; or name features with -mattr)", attr, v);
+}
+
+int target_simd_lanes(const Target *t)
+{
+    if (t->kind != TARGET_C)
+        return 0;
+    return t->features & TARGET_F_AVX512F ? 16 : t->features & TARGET_F_AVX2 ? 8 : t->features & TARGET_F_NEON ? 4 : 0;
+}
+
+const char *target_simd_name(const Target *t)
+{
+    switch (target_simd_lanes(t)) {
+    case 16: return "avx512f";
+    case 8: return "avx2";
+    case 4: return "neon";
+    default: return NULL;
+    }
+}
+
 int target_attr(Target *t, const char *attr)
 {
     int64_t v;
@@ -59,11 +155,16 @@ int target_attr(Target *t, const char *attr)
         t->simd = 1;
         return 0;
     }
+    if (IS("-mattr") && t->kind == TARGET_C && eq)
+        return attr_mattr(t, attr, val);
+    if (IS("-mcpu") && t->kind == TARGET_C && eq)
+        return attr_mcpu(t, attr, val);
 #undef IS
     return ir_fail("unknown attribute '%s' for target %s (%s)", attr, t->name,
                    t->kind == TARGET_CUDA     ? "cuda takes -arch=sm_NN, -max-threads=N, -max-shared=BYTES"
                    : target_is_gpu(t)         ? "it takes -max-threads=N, -max-shared=BYTES"
                    : t->kind == TARGET_WASM   ? "wasm takes -simd"
+                   : t->kind == TARGET_C      ? "c takes -mattr=+avx2,+fma, -mattr=+avx512f, -mattr=+neon, -mcpu=NAME"
                                               : "it takes none");
 }
 

@@ -4,6 +4,10 @@
  * command-line words: "cuda -arch=sm_80", "opencl -max-threads=256", "wasm -simd". The
  * GPU attributes are limits that the default GPU schedule respects and that kgen checks
  * every bound kernel against (a schedule asking for more is an error, not a broken kernel).
+ * The C target's -mattr and -mcpu name the SIMD ISA of the CPU the code is for ("c
+ * -mattr=+avx2,+fma", "c -mcpu=neoverse-n1"): vector loops of register tiles then call
+ * micro-kernels written with its intrinsics (tensorize), which fall back to plain C where
+ * the compiler does not enable that ISA.
  */
 #ifndef KGEN_TARGET_H
 #define KGEN_TARGET_H
@@ -28,7 +32,16 @@ typedef struct {
     int64_t max_shared;        /* bytes of shared (local, threadgroup) memory per block */
     /* wasm */
     int simd;                  /* -simd: SIMD128 */
+    /* c */
+    unsigned features;         /* TARGET_F_* from -mattr and -mcpu */
 } Target;
+
+enum {
+    TARGET_F_AVX2 = 1,
+    TARGET_F_FMA = 2,
+    TARGET_F_AVX512F = 4,      /* implies AVX2 and FMA, as in LLVM */
+    TARGET_F_NEON = 8          /* AArch64's Advanced SIMD */
+};
 
 /* Parse one target: a name, then attributes separated by spaces. Fills the defaults of
  * the kind first. Returns 0, or -1 with ir_fail() naming the bad word. */
@@ -36,5 +49,9 @@ int target_parse(const char *spec, Target *t);
 /* Apply one more attribute ("-arch=sm_80") to a parsed target. 0, or -1 with ir_fail(). */
 int target_attr(Target *t, const char *attr);
 int target_is_gpu(const Target *t);
+/* The f32 lanes of the widest vectors the C target's features give (AVX-512: 16, AVX2: 8,
+ * NEON: 4), 0 without any; and their name ("avx512f", "avx2", "neon") or NULL. */
+int target_simd_lanes(const Target *t);
+const char *target_simd_name(const Target *t);
 
 #endif

@@ -96,6 +96,13 @@ int gen_compile(const GenOptions *opt)
     }
     if (gen_parse_kg(opt->input, text, defs, opt->ndefines, opt->no_schedule ? "none" : opt->target, &mod))
         goto done;
+    /* -mattr, -mcpu: the section's vector loops of sum reductions become SIMD micro-kernel
+     * calls where they match (a .kg's own tensorize lines apply on any target) */
+    mod.sched->simd_lanes = opt->no_schedule ? 0 : target_simd_lanes(&opt->tgt);
+    if (sch_tensorize_auto(mod.sched)) {
+        ir_fail("%s: tensorize: %s", opt->input, ir_errmsg());
+        goto done;
+    }
     if (!mod.scheduled && !opt->no_schedule && target_is_gpu(&opt->tgt)) {
         /* no schedule section for this GPU: one thread per output element */
         if (sch_default_gpu(mod.sched, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)) {
@@ -125,6 +132,9 @@ int gen_compile(const GenOptions *opt)
         ir_vec_push(&k->notes, opt->no_schedule ? "schedule: none (--no-schedule)" : ir_fmt("schedule: none for target %s", opt->target), 1 << 20, "notes");
     for (int i = 0; i < mod.schedule_lines.n; i++)
         ir_vec_push(&k->notes, ir_fmt("  %s", (char *)mod.schedule_lines.items[i]), 1 << 20, "notes");
+    if (mod.sched->simd_lanes)
+        ir_vec_push(&k->notes, ir_fmt("tensorize: for %s, the vector loops of sum reductions call kgen_ukernels.h "
+                                      "where they match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
     if (opt->dump && !strcmp(opt->dump, "lower"))
         ir_print_kernel(dump, k);
     if (opt->outdir) {

@@ -1360,10 +1360,11 @@ static int parse_kernel(P *p)
 /* ---------------------------------------------------------------- schedule sections: parsing */
 
 /* Signature letters: S stage, T tensor, A axis of the first argument's stage, a axis of the
- * second argument's stage, c integer constant, m memory scope, g dotted bind tag; a final
- * '+' repeats the letter before it. */
+ * second argument's stage, c integer constant, m memory scope, g dotted bind tag, i
+ * micro-kernel name; a final '+' repeats the letter before it. */
 enum { PR_SPLIT, PR_TILE, PR_FUSE, PR_REORDER, PR_UNROLL, PR_VECTORIZE, PR_PARALLEL, PR_BIND,
-       PR_COMPUTE_AT, PR_COMPUTE_INLINE, PR_COMPUTE_ROOT, PR_CACHE_READ, PR_CACHE_WRITE, PR_STORAGE_ALIGN };
+       PR_COMPUTE_AT, PR_COMPUTE_INLINE, PR_COMPUTE_ROOT, PR_CACHE_READ, PR_CACHE_WRITE, PR_STORAGE_ALIGN,
+       PR_TENSORIZE };
 
 static const struct {
     const char *name, *sig;
@@ -1384,6 +1385,7 @@ static const struct {
     [PR_CACHE_READ] = {"cache_read", "TmS+", 1, "X = cache_read(tensor, scope, reader, ...)"},
     [PR_CACHE_WRITE] = {"cache_write", "Sm", 1, "X = cache_write(stage, scope)"},
     [PR_STORAGE_ALIGN] = {"storage_align", "Sccc", 0, "storage_align(stage, dim, factor, offset)"},
+    [PR_TENSORIZE] = {"tensorize", "SAi", 0, "tensorize(stage, axis, fma_bcast)"},
 };
 #define NPRIMS ((int)(sizeof prims / sizeof *prims))
 
@@ -1398,6 +1400,7 @@ static int parse_sarg(P *p, char kind, SArg *a)
                        : kind == 'T' ? "a tensor name"
                        : kind == 'm' ? "a memory scope (local, shared or global)"
                        : kind == 'g' ? "a thread tag such as blockIdx.x"
+                       : kind == 'i' ? "a micro-kernel name such as fma_bcast"
                                      : "an axis name";
     if (t->kind != GT_NAME)
         return err(p, t, "expected %s but found %s", what, desc(t));
@@ -1448,7 +1451,7 @@ static int parse_sched_stmt(P *p, SStmt *st)
             return err(p, pt, "expected a schedule primitive but found %s", desc(pt));
         return err(p, pt, "unknown schedule primitive '%.*s' (expected split, tile, fuse, reorder, unroll, "
                    "vectorize, parallel, bind, compute_at, compute_inline, compute_root, cache_read, "
-                   "cache_write or storage_align)", pt->len, pt->s);
+                   "cache_write, storage_align or tensorize)", pt->len, pt->s);
     }
     const char *sig = prims[st->prim].sig, *pname = prims[st->prim].name, *usage = prims[st->prim].usage;
     int nsig = (int)strlen(sig), rep = sig[nsig - 1] == '+', nfixed = rep ? nsig - 1 : nsig;
@@ -1710,6 +1713,7 @@ static int apply_stmt(P *p, Schedule *s, const SStmt *ss)
     case PR_VECTORIZE: rc = sch_vectorize(st, ivs[1]); break;
     case PR_PARALLEL: rc = sch_parallel(st, ivs[1]); break;
     case PR_BIND: rc = sch_bind(st, ivs[1], a[2].name); break;
+    case PR_TENSORIZE: rc = sch_tensorize(st, ivs[1], a[2].name, ir_fmt("%s:%d:%d", p->path, at->line, at->col)); break;
     case PR_COMPUTE_AT: {
         if (!(parent = stage_arg(p, s, &a[1])))
             return -1;

@@ -116,6 +116,8 @@ int gen_compile_onnx(const GenOptions *opt)
         ir_fail("--layout=nchwc is a CPU layout; the %s target keeps NCHW", opt->target);
         goto done;
     }
+    if (!gpu)
+        s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr: sch_default tensorizes */
     if (gpu)
         s->arena_align = 512;   /* OpenCL sub-buffers need CL_DEVICE_MEM_BASE_ADDR_ALIGN (4096 bits at most seen) */
     if (gpu ? sch_default_gpu(s, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)
@@ -169,6 +171,9 @@ int gen_compile_onnx(const GenOptions *opt)
         ir_vec_push(&em.notes, ir_fmt("opset %lld, %d nodes, %d kernels, arena %lld bytes", (long long)im.opset,
                                       im.nnodes, m->kernels.n, (long long)m->arena_bytes),
                     1 << 20, "notes");
+        if (s->simd_lanes)
+            ir_vec_push(&em.notes, ir_fmt("tensorize: for %s, the register tiles call kgen_ukernels.h where they "
+                                          "match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
         for (int i = 0; i < im.ninputs; i++)
             if (im.inputs[i].frozen)
                 ir_vec_push(&em.notes, ir_fmt("input '%s' was frozen into a constant (its value sets a shape)",

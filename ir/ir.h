@@ -299,8 +299,23 @@ typedef enum {
     ANN_UNROLL,
     ANN_VECTORIZE,
     ANN_PARALLEL,
-    ANN_BIND          /* GPU: bound to bind_tag ("blockIdx.x", "threadIdx.y", ...) */
+    ANN_BIND,         /* GPU: bound to bind_tag ("blockIdx.x", "threadIdx.y", ...) */
+    ANN_TENSORIZE     /* replaced by micro-kernel calls (tensorize; ir/tensorize.c) */
 } Annotation;
+
+/* What tensorize asked of a loop: the micro-kernel pattern its body must match. The
+ * schedule primitive (schedule.c) makes it; ir/tensorize.c checks the lowered loop against
+ * it and the C printer turns the loop into calls of templates/kgen_ukernels.h. */
+typedef struct {
+    const char *name;     /* as written: "fma_bcast", "fma_bcast_f32x16" */
+    int width;            /* micro-kernel width the loop is cut into; 0: the widest that fit */
+    int lanes;            /* the loop's extent must be a multiple of it (the target's vector) */
+    int soft;             /* kgen's own choice (-mattr): a loop that does not match stays an
+                             ordinary vectorized loop instead of failing */
+    const char *stage;    /* for messages: the stage and axis, the .kg position */
+    const char *axis;
+    const char *where;    /* "file.kg:12:5", or NULL */
+} Tensorize;
 
 /* An iteration axis. Root axes belong to a compute (spatial) or to a reduction; split and
  * fuse create derived ones. extent is known for root axes; for derived axes it is
@@ -311,6 +326,7 @@ struct IterVar {
     IterKind kind;
     Annotation ann;
     const char *bind_tag;
+    const Tensorize *tensorize;   /* ANN_TENSORIZE */
 };
 
 IterVar *ir_itervar_new(const char *name, int64_t extent, IterKind kind);
@@ -413,7 +429,9 @@ typedef enum {
     FOR_PARALLEL,     /* iterations may run on different threads */
     FOR_VECTORIZED,   /* constant extent, SIMD-friendly */
     FOR_UNROLLED,     /* kept for the record: the lowering replicates the body */
-    FOR_BOUND         /* GPU: bound to a thread index (bind_tag); no loop is printed */
+    FOR_BOUND,        /* GPU: bound to a thread index (bind_tag); no loop is printed */
+    FOR_TENSORIZED    /* constant extent; its body matches loop.tensorize's pattern, and
+                         the C printer calls the micro-kernel (elsewhere: a plain loop) */
 } ForKind;
 
 /* S_BARRIER: GPU: every thread of the block waits here until all arrive and their shared
@@ -424,7 +442,15 @@ typedef struct Stmt Stmt;
 struct Stmt {
     StmtKind kind;
     union {
-        struct { Var *var; Expr *min, *extent; ForKind kind; const char *bind_tag; Stmt *body; } loop;
+        struct {
+            Var *var;
+            Expr *min, *extent;
+            ForKind kind;
+            const char *bind_tag;          /* FOR_BOUND */
+            const Tensorize *tensorize;    /* FOR_TENSORIZED (kept by every pass that copies
+                                              a loop, as bind_tag is) */
+            Stmt *body;
+        } loop;
         struct { Var *var; Expr *value; Stmt *body; } let;
         struct { Expr *cond; Stmt *then, *els; } cond;    /* els may be NULL */
         struct { Buffer *buf; Expr *index; Expr *value; } store;
@@ -460,6 +486,33 @@ typedef struct {
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);
+
+/* ---------------------------------------------------------------- tensorize.c */
+
+/* The loops of s annotated FOR_TENSORIZED, checked against their pattern (run by the
+ * lowering after the last simplification, with the loops' ranges known): a loop whose body
+ * is the update acc[i0 + j] = acc[i0 + j] + a * b[b0 + j] (a not depending on j) stays
+ * tensorized; guards and zero-padding selects in j are versioned out (the micro-kernel runs
+ * where they hold for every j, the loop as it was elsewhere). A loop that does not match
+ * fails with ir_fail() naming the stage and loop, or, for a soft request, becomes a
+ * vectorized loop. Replaces *s; 0, or -1 on failure. */
+int ir_tensorize(Stmt **s);
+/* Can a loop of ext iterations be cut into t's micro-kernels? 0, or -1 with ir_fail(). */
+int ir_tensorize_extent(const Tensorize *t, int64_t ext);
+
+/* A tensorized loop as calls: for each chunk k, name(&acc[acc_index + off_k], scalar,
+ * &b[b_index + off_k]) over `width[k]` elements. */
+#define IR_TZ_MAX_CHUNKS 16
+typedef struct {
+    Buffer *acc, *b;
+    Expr *acc_index, *b_index;    /* of element 0 */
+    Expr *scalar;
+    int nchunks;
+    int width[IR_TZ_MAX_CHUNKS];  /* 4, 8, 16, 32 or 64 */
+} IrTzCall;
+/* The calls of a FOR_TENSORIZED loop (after ir_tensorize): 1, or 0 if its body is not
+ * the plain update (then it is printed as a loop). */
+int ir_tensorize_match(const Stmt *loop, IrTzCall *out);
 
 /* ---------------------------------------------------------------- interp.c */
 

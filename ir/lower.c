@@ -269,6 +269,7 @@ static ForKind for_kind(const IterVar *iv)
     case ANN_VECTORIZE: return FOR_VECTORIZED;
     case ANN_PARALLEL: return FOR_PARALLEL;
     case ANN_BIND: return FOR_BOUND;
+    case ANN_TENSORIZE: return FOR_TENSORIZED;
     default: return FOR_SERIAL;
     }
 }
@@ -543,6 +544,7 @@ static Stmt *guard(Lower *L, Expr *c, Stmt *s)
     case S_FOR: {
         Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, guard(L, c, s->u.loop.body));
         r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
         return r;
     }
     case S_ALLOC: return ir_allocate(s->u.alloc.buf, guard(L, c, s->u.alloc.body));
@@ -588,10 +590,17 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
     for (int i = 0; i < st->leaf.n; i++) {
         IterVar *iv = st->leaf.items[i];
         int64_t e = ivm(&ivs, iv, 0)->ext;
-        if ((iv->ann == ANN_UNROLL && e > SCH_MAX_UNROLL) || (iv->ann == ANN_VECTORIZE && e > SCH_MAX_VECTOR)) {
+        if ((iv->ann == ANN_UNROLL && e > SCH_MAX_UNROLL) ||
+            ((iv->ann == ANN_VECTORIZE || iv->ann == ANN_TENSORIZE) && e > SCH_MAX_VECTOR)) {
             L->failed = ir_fail("%s: axis %s of %s has extent %lld, above the limit of %d (split it first)",
-                                iv->ann == ANN_UNROLL ? "unroll" : "vectorize", iv->var->name, t->name, (long long)e,
+                                iv->ann == ANN_UNROLL ? "unroll" : iv->ann == ANN_VECTORIZE ? "vectorize" : "tensorize",
+                                iv->var->name, t->name, (long long)e,
                                 iv->ann == ANN_UNROLL ? SCH_MAX_UNROLL : SCH_MAX_VECTOR);
+            return NULL;
+        }
+        /* a tensorized loop that is cut short or vanishes (extent 1) is still an error */
+        if (iv->ann == ANN_TENSORIZE && !iv->tensorize->soft && ir_tensorize_extent(iv->tensorize, e)) {
+            L->failed = -1;
             return NULL;
         }
     }
@@ -771,18 +780,22 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 IterVar *jv = st->leaf.items[i];
                 if (jv->kind == IV_REDUCE)
                     continue;
+                /* (a tensorized axis: its zero fill stays a vectorized loop) */
                 init = ir_for(jv->var, ir_idx(0), ir_idx(ivm(&ivs, jv, 0)->ext),
-                              jv->ann == ANN_VECTORIZE ? FOR_VECTORIZED : FOR_SERIAL, init);
+                              jv->ann == ANN_VECTORIZE || jv->ann == ANN_TENSORIZE ? FOR_VECTORIZED : FOR_SERIAL,
+                              init);
             }
             Stmt *loop = ir_for(iv->var, ir_idx(0), ir_idx(ivm(&ivs, iv, 0)->ext), for_kind(iv), cur);
             if (iv->bind_tag)
                 loop->u.loop.bind_tag = iv->bind_tag;
+            loop->u.loop.tensorize = iv->tensorize;
             cur = ir_seq2(init, loop);
             continue;
         }
         Stmt *loop = ir_for(iv->var, ir_idx(0), ir_idx(ivm(&ivs, iv, 0)->ext), for_kind(iv), cur);
         if (iv->bind_tag)
             loop->u.loop.bind_tag = iv->bind_tag;
+        loop->u.loop.tensorize = iv->tensorize;
         cur = loop;
     }
     if (is_reduce && first_red < 0) {
@@ -816,6 +829,7 @@ static Stmt *unroll(Stmt *s)
         Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent,
                          s->u.loop.kind == FOR_UNROLLED ? FOR_SERIAL : s->u.loop.kind, body);
         r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
         return r;
     }
     case S_LET: return ir_let(s->u.let.var, s->u.let.value, unroll(s->u.let.body));
@@ -838,14 +852,15 @@ static int check_loops(const Stmt *s, int in_parallel, int in_vector)
     switch (s->kind) {
     case S_FOR: {
         int64_t e;
-        if (s->u.loop.kind == FOR_VECTORIZED && !ir_expr_is_const(s->u.loop.extent, &e))
-            return ir_fail("vectorize: loop %s has a non-constant extent", s->u.loop.var->name);
+        int vec = s->u.loop.kind == FOR_VECTORIZED || s->u.loop.kind == FOR_TENSORIZED;
+        if (vec && !ir_expr_is_const(s->u.loop.extent, &e))
+            return ir_fail("%s: loop %s has a non-constant extent",
+                           s->u.loop.kind == FOR_VECTORIZED ? "vectorize" : "tensorize", s->u.loop.var->name);
         if (s->u.loop.kind == FOR_PARALLEL && in_parallel)
             return ir_fail("parallel: loop %s is nested inside another parallel loop", s->u.loop.var->name);
         if (s->u.loop.kind == FOR_PARALLEL && in_vector)
             return ir_fail("parallel: loop %s is inside a vectorized loop", s->u.loop.var->name);
-        return check_loops(s->u.loop.body, in_parallel || s->u.loop.kind == FOR_PARALLEL,
-                           in_vector || s->u.loop.kind == FOR_VECTORIZED);
+        return check_loops(s->u.loop.body, in_parallel || s->u.loop.kind == FOR_PARALLEL, in_vector || vec);
     }
     case S_LET: return check_loops(s->u.let.body, in_parallel, in_vector);
     case S_IF: return check_loops(s->u.cond.then, in_parallel, in_vector) || check_loops(s->u.cond.els, in_parallel, in_vector);
@@ -863,7 +878,7 @@ static int check_loops(const Stmt *s, int in_parallel, int in_vector)
 
 static void note_stage(Kernel *k, Stage *st)
 {
-    static const char *ann[] = {"", " (unrolled)", " (vectorized)", " (parallel)", " (bound)"};
+    static const char *ann[] = {"", " (unrolled)", " (vectorized)", " (parallel)", " (bound)", " (tensorized)"};
     StrBuf b = {0};
     sb_printf(&b, "%s", st->t->name);
     if (st->origin)
@@ -1064,11 +1079,14 @@ static Stmt *lower_root(Lower *L, Stage *st)
     return ir_seq2(init, upd);
 }
 
-/* Simplify, unroll, check; -1 with ir_fail() when a loop annotation cannot hold. */
+/* Simplify, unroll, tensorize (ir/tensorize.c), check; -1 with ir_fail() when a loop
+ * annotation cannot hold. */
 static int finish(Stmt **b)
 {
     *b = ir_simplify_stmt(*b);
     *b = ir_simplify_stmt(unroll(*b));
+    if (ir_tensorize(b))
+        return -1;
     return check_loops(*b, 0, 0);
 }
 
@@ -1331,6 +1349,7 @@ static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
         Stmt *r = ir_for(s->u.loop.var, rebuf_expr(s->u.loop.min, from, to), rebuf_expr(s->u.loop.extent, from, to),
                          s->u.loop.kind, rebuf(s->u.loop.body, from, to));
         r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
         return r;
     }
     case S_LET: return ir_let(s->u.let.var, rebuf_expr(s->u.let.value, from, to), rebuf(s->u.let.body, from, to));

@@ -723,6 +723,7 @@ static Stmt *simp_stmt(Stmt *s, RangeMap *m)
             return NULL;
         Stmt *r = ir_for(s->u.loop.var, min, ext, s->u.loop.kind, body);
         r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
         return r;
     }
     case S_LET: {

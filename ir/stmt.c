@@ -124,6 +124,7 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n)
                          ir_subst(s->u.loop.extent, vars, values, n), s->u.loop.kind,
                          ir_stmt_subst(s->u.loop.body, vars, values, n));
         r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
         return r;
     }
     case S_LET:
@@ -150,7 +151,8 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n)
 
 /* ---------------------------------------------------------------- dump */
 
-static const char *forkind_name[] = {"for", "parallel for", "vectorized for", "unrolled for", "bound for"};
+static const char *forkind_name[] = {"for", "parallel for", "vectorized for", "unrolled for", "bound for",
+                                     "tensorized for"};
 static const char *scope_name[] = {"param", "workspace", "local", "shared"};
 
 static void pad(FILE *f, int indent)
@@ -173,6 +175,8 @@ void ir_print_stmt(FILE *f, const Stmt *s, int indent)
         fputs(")", f);
         if (s->u.loop.bind_tag)
             fprintf(f, " bound to %s", s->u.loop.bind_tag);
+        if (s->u.loop.tensorize)
+            fprintf(f, " as %s", s->u.loop.tensorize->name);
         fputs(":\n", f);
         ir_print_stmt(f, s->u.loop.body, indent + 1);
         return;

@@ -459,5 +459,8 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
                 return -1;
         }
     }
-    return 0;
+    /* tensorize (schedule.c): when the target names a SIMD ISA (-mattr, -mcpu), the
+     * register tiles' vector loops call its micro-kernels where they match; a no-op for
+     * plain --target c */
+    return sch_tensorize_auto(s);
 }

@@ -278,6 +278,74 @@ int sch_bind(Stage *st, IterVar *iv, const char *tag)
     return 0;
 }
 
+/* The micro-kernels tensorize knows (templates/kgen_ukernels.h); 0, or -1 if unknown. */
+static int tensorize_name(const char *name, int *width)
+{
+    static const int widths[] = {4, 8, 16, 32, 64};
+    *width = 0;
+    if (!strcmp(name, "fma_bcast"))
+        return 0;
+    for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
+        if (!strcmp(name, ir_fmt("fma_bcast_f32x%d", widths[i]))) {
+            *width = widths[i];
+            return 0;
+        }
+    return -1;
+}
+
+static int tensorize_as(Stage *st, IterVar *iv, const char *name, const char *where, int lanes, int soft)
+{
+    const char *prim = "tensorize";
+    Tensorize *t = ir_alloc(sizeof *t);
+    if (need_loops(st, prim) || need_leaf(st, iv, prim))
+        return -1;
+    if (tensorize_name(name, &t->width))
+        return ir_fail("tensorize: unknown micro-kernel '%s' (kgen has fma_bcast, and fma_bcast_f32xW for a "
+                       "fixed width W of 4, 8, 16, 32 or 64)", name);
+    if (iv->kind == IV_REDUCE)
+        return ir_fail("tensorize: %s is a reduce axis of %s; fma_bcast runs along a spatial axis of the "
+                       "accumulator (reorder it innermost)", iv->var->name, st->t->name);
+    if (iv->ann != ANN_NONE && iv->ann != ANN_VECTORIZE && iv->ann != ANN_TENSORIZE)
+        return ir_fail("tensorize: axis %s of %s is already annotated", iv->var->name, st->t->name);
+    Tensor *x = st->t;
+    if (x->kind != T_COMPUTE || x->body->kind != E_REDUCE || x->body->u.reduce.op != RED_SUM || x->dtype != DT_F32)
+        return ir_fail("tensorize: %s is not a sum reduction of f32 values; %s accumulates acc[j] += a * b[j] "
+                       "(apply it to the stage that reduces, e.g. the cache_write copy)", x->name, name);
+    t->name = ir_strdup(name);
+    t->lanes = lanes;
+    t->soft = soft;
+    t->stage = x->name;
+    t->axis = iv->var->name;
+    t->where = where ? ir_strdup(where) : NULL;
+    iv->ann = ANN_TENSORIZE;
+    iv->tensorize = t;
+    return 0;
+}
+
+int sch_tensorize(Stage *st, IterVar *iv, const char *name, const char *where)
+{
+    return tensorize_as(st, iv, name, where, 0, 0);
+}
+
+int sch_tensorize_auto(Schedule *s)
+{
+    if (s->simd_lanes <= 0)
+        return 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (t->kind != T_COMPUTE || st->attach == ATTACH_INLINE || t->body->kind != E_REDUCE ||
+            t->body->u.reduce.op != RED_SUM || t->dtype != DT_F32)
+            continue;
+        for (int k = 0; k < st->leaf.n; k++) {
+            IterVar *iv = st->leaf.items[k];
+            if (iv->ann == ANN_VECTORIZE && tensorize_as(st, iv, "fma_bcast", NULL, s->simd_lanes, 1))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 static int check_intermediate(Stage *st, const char *prim)
 {
     if (ir_tensor_is_leaf(st->t))
@@ -543,7 +611,7 @@ int sch_parse_scope(const char *name, Scope *out)
 void sch_print(FILE *f, Schedule *s)
 {
     static const char *attach[] = {"root", "inline", "at"};
-    static const char *ann[] = {"", " unroll", " vectorize", " parallel", " bind"};
+    static const char *ann[] = {"", " unroll", " vectorize", " parallel", " bind", " tensorize"};
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         if (ir_tensor_is_leaf(st->t))

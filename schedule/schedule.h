@@ -49,6 +49,8 @@ typedef struct {
     PtrVec stages;                /* Stage*, in program order, cache stages placed before readers */
     int64_t arena_align;          /* alignment of a model's arena slices (0: 64 bytes; GPU
                                      targets ask more so that slices can be sub-buffers) */
+    int simd_lanes;               /* f32 lanes of the target's vectors when it names a SIMD ISA
+                                     (--target c -mattr=...): sch_tensorize_auto's; 0: none */
 } Schedule;
 
 Schedule *sch_create(Program *p);
@@ -66,6 +68,13 @@ int sch_unroll(Stage *st, IterVar *iv);
 int sch_vectorize(Stage *st, IterVar *iv);
 int sch_parallel(Stage *st, IterVar *iv);
 int sch_bind(Stage *st, IterVar *iv, const char *tag);
+/* tensorize: loop iv of st becomes calls of the micro-kernel `name` (fma_bcast, or
+ * fma_bcast_f32xW for one width W of 4, 8, 16, 32, 64), checked when lowered
+ * (ir/tensorize.c); `where` ("file.kg:3:5" or NULL) goes into that check's messages. */
+int sch_tensorize(Stage *st, IterVar *iv, const char *name, const char *where);
+/* With s->simd_lanes set: every vectorized loop of an f32 sum reduction is tensorized as
+ * fma_bcast where it matches (a soft request: where not, it stays vectorized). */
+int sch_tensorize_auto(Schedule *s);
 int sch_compute_at(Schedule *s, Stage *st, Stage *parent, IterVar *iv);
 int sch_compute_inline(Schedule *s, Stage *st);
 int sch_compute_root(Stage *st);

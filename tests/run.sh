@@ -37,7 +37,7 @@ for t in $BUILD/tests/test_*; do
   tally <<< "$summary"
 done
 
-for part in tests/golden.sh tests/exec.sh tests/tune.sh tests/errors.sh tests/onnx.sh tests/layout.sh tests/models.sh tests/baremetal.sh tests/fuzz_replay.sh tests/gpu.sh tests/conformance.sh tests/js.sh tests/conformance_js.sh tests/conformance_wasm.sh tests/browser.sh; do
+for part in tests/golden.sh tests/exec.sh tests/tune.sh tests/errors.sh tests/onnx.sh tests/layout.sh tests/models.sh tests/baremetal.sh tests/tensorize.sh tests/fuzz_replay.sh tests/gpu.sh tests/conformance.sh tests/js.sh tests/conformance_js.sh tests/conformance_wasm.sh tests/browser.sh; do
   [ -f $part ] || continue
   tally < <(bash $part 2>&1 | tee -a $log | grep -E '^(FAIL|SKIP)|^    |: [0-9]+ passed, [0-9]+ failed')
 done

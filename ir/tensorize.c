@@ -1,0 +1,413 @@
+/* tensorize.c - tensorized loops: the check of their pattern, and guards versioned out.
+ * requires: a simplified, unrolled loop nest (ir/lower.c's finish); breaks: nothing
+ *
+ * The one pattern so far, fma_bcast, is the register-tile update of a sum reduction:
+ *     for j in [0, E): acc[i0 + j] = acc[i0 + j] + a * b[b0 + j]
+ * with the scalar a (broadcast over the lanes) free of j and of acc, and b another f32
+ * buffer read at unit stride. The loop IR keeps the loop: the interpreter, the JavaScript
+ * printer and the GPU dialects run it as it is; the C printer makes it calls of
+ * kgen_fma_bcast_f32xW (templates/kgen_ukernels.h, W = 4, 8, 16, 32, 64), whose bodies are
+ * AVX-512, AVX2 or NEON intrinsics where the compiler enables them and the same loop
+ * elsewhere.
+ *
+ * A tile that overhangs the tensor (a guard `x0 + j < n` around the update) and zero
+ * padding inlined into the vector operand (`select(c(j), b[...], 0)`) are versioned: each
+ * such condition is a conjunction of comparisons affine in j, so it holds for every j in
+ * [0, E) exactly when it holds at 0 and at E - 1. Where it does, the micro-kernel runs on
+ * the plain update; elsewhere the loop runs as it was (vectorized).
+ */
+#include "../schedule/schedule.h"
+
+#include <string.h>
+
+static const int tz_widths[] = {64, 32, 16, 8, 4};   /* the micro-kernels, widest first */
+
+/* ---------------------------------------------------------------- expressions */
+
+static int loads_buf(const Expr *e, const Buffer *b)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case E_LOAD: return e->u.load.buf == b || loads_buf(e->u.load.index, b);
+    case E_BIN: return loads_buf(e->u.bin.a, b) || loads_buf(e->u.bin.b, b);
+    case E_UN: return loads_buf(e->u.un.a, b);
+    case E_CAST: return loads_buf(e->u.cast.a, b);
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            if (loads_buf(e->u.call.args[i], b))
+                return 1;
+        return 0;
+    case E_SELECT: return loads_buf(e->u.sel.cond, b) || loads_buf(e->u.sel.t, b) || loads_buf(e->u.sel.f, b);
+    default: return 0;
+    }
+}
+
+static int has_load(const Expr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case E_LOAD: return 1;
+    case E_BIN: return has_load(e->u.bin.a) || has_load(e->u.bin.b);
+    case E_UN: return has_load(e->u.un.a);
+    case E_CAST: return has_load(e->u.cast.a);
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            if (has_load(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_SELECT: return has_load(e->u.sel.cond) || has_load(e->u.sel.t) || has_load(e->u.sel.f);
+    default: return 0;
+    }
+}
+
+static Expr *at(Expr *e, Var *j, int64_t v)
+{
+    Expr *x = ir_idx(v);
+    return ir_subst(e, &j, &x, 1);
+}
+
+/* An index that is its value at j = 0 plus j: that value in *base. */
+static int unit_stride(Expr *e, Var *j, Expr **base)
+{
+    if (e->dtype != DT_INDEX)
+        return 0;
+    Expr *b0 = ir_simplify(at(e, j, 0), NULL);
+    Expr *d = ir_simplify(ir_sub(e, b0), NULL);
+    if (d->kind != E_VAR || d->u.var != j)
+        return 0;
+    *base = b0;
+    return 1;
+}
+
+/* An index expression of the form c * j + (something free of j). */
+static int affine(Expr *e, Var *j)
+{
+    if (e->dtype != DT_INDEX)
+        return 0;
+    if (!ir_expr_uses_var(e, j))
+        return 1;
+    Expr *e0 = ir_simplify(at(e, j, 0), NULL);
+    int64_t c, r;
+    if (!ir_expr_is_const(ir_simplify(ir_sub(at(e, j, 1), e0), NULL), &c))
+        return 0;
+    Expr *rest = ir_simplify(ir_sub(ir_sub(e, e0), ir_mul(ir_idx(c), ir_varref(j))), NULL);
+    return ir_expr_is_const(rest, &r) && r == 0;
+}
+
+/* Split a condition into its conjuncts; 0 if one that uses j is not a comparison of
+ * affine forms in j (it might hold at both ends of the tile and fail in between). */
+static int conjuncts(Expr *c, Var *j, PtrVec *out)
+{
+    if (c->kind == E_BIN && c->u.bin.op == OP_AND)
+        return conjuncts(c->u.bin.a, j, out) && conjuncts(c->u.bin.b, j, out);
+    if (has_load(c))
+        return 0;    /* tested once before the tile, it must not depend on memory */
+    if (ir_expr_uses_var(c, j)) {
+        if (c->kind != E_BIN)
+            return 0;
+        BinOp op = c->u.bin.op;
+        if (op != OP_LT && op != OP_LE && op != OP_GT && op != OP_GE)
+            return 0;
+        if (!affine(c->u.bin.a, j) || !affine(c->u.bin.b, j))
+            return 0;
+    }
+    ir_vec_push(out, c, 1 << 20, "conditions");
+    return 1;
+}
+
+static int is_zero(const Expr *e)
+{
+    return (e->kind == E_FLOAT && e->u.fval == 0) || (e->kind == E_INT && e->u.ival == 0);
+}
+
+/* ---------------------------------------------------------------- the pattern */
+
+typedef struct {
+    Var *j;
+    PtrVec conds;           /* Expr*: conjuncts that must hold for every j (guards, padding) */
+    Buffer *acc, *b;
+    Expr *acc_index, *b_index, *scalar;   /* the indices with j */
+} Update;
+
+/* Match s against the update; NULL, or what does not match. With `versioned`, guards and
+ * zero-padding selects in j are accepted (collected in u->conds). */
+static const char *match_update(const Stmt *s, Var *j, int versioned, Update *u)
+{
+    while (versioned && s && s->kind == S_IF && !s->u.cond.els) {
+        if (!conjuncts(s->u.cond.cond, j, &u->conds))
+            return "a guard in the loop is not made of comparisons affine in the loop variable";
+        s = s->u.cond.then;
+    }
+    if (!s || s->kind != S_STORE)
+        return "the loop body is not a single store acc[...] = acc[...] + a * b[...]";
+    Buffer *acc = s->u.store.buf;
+    Expr *v = s->u.store.value, *idx = s->u.store.index, *base;
+    if (acc->dtype != DT_F32)
+        return ir_fmt("it stores into %s, an %s buffer (fma_bcast is f32)", acc->name, ir_dtype_name(acc->dtype));
+    if (v->kind != E_BIN || v->u.bin.op != OP_ADD || v->dtype != DT_F32)
+        return ir_fmt("the value stored into %s is not a sum acc + a * b", acc->name);
+    Expr *prod = NULL;
+    for (int side = 0; side < 2 && !prod; side++) {
+        Expr *x = side ? v->u.bin.b : v->u.bin.a, *y = side ? v->u.bin.a : v->u.bin.b;
+        if (x->kind == E_LOAD && x->u.load.buf == acc && ir_expr_equal(x->u.load.index, idx))
+            prod = y;
+    }
+    if (!prod)
+        return ir_fmt("the value stored into %s does not add to its own element", acc->name);
+    if (!unit_stride(idx, j, &base))
+        return ir_fmt("%s is not stored at consecutive elements along the loop", acc->name);
+    if (prod->kind != E_BIN || prod->u.bin.op != OP_MUL || prod->dtype != DT_F32)
+        return "the term added is not a product a * b";
+    int ua = ir_expr_uses_var(prod->u.bin.a, j), ub = ir_expr_uses_var(prod->u.bin.b, j);
+    if (ua == ub)
+        return ua ? "both factors of the product vary along the loop (fma_bcast broadcasts one of them)"
+                  : "neither factor of the product varies along the loop";
+    Expr *scalar = ua ? prod->u.bin.b : prod->u.bin.a, *vec = ua ? prod->u.bin.a : prod->u.bin.b;
+    if (loads_buf(scalar, acc))
+        return ir_fmt("the broadcast factor reads %s, the buffer being updated", acc->name);
+    while (versioned && vec->kind == E_SELECT && is_zero(vec->u.sel.f)) {
+        if (!conjuncts(vec->u.sel.cond, j, &u->conds))
+            return "the condition of a select in the vector factor is not made of comparisons affine in the loop "
+                   "variable";
+        vec = vec->u.sel.t;
+    }
+    if (vec->kind != E_LOAD)
+        return "the factor that varies along the loop is not a load b[...]";
+    Buffer *b = vec->u.load.buf;
+    if (b == acc)
+        return ir_fmt("the vector factor reads %s, the buffer being updated", acc->name);
+    if (b->dtype != DT_F32)
+        return ir_fmt("the vector factor reads %s, an %s buffer (fma_bcast is f32)", b->name, ir_dtype_name(b->dtype));
+    if (!unit_stride(vec->u.load.index, j, &base))
+        return ir_fmt("the vector factor does not read consecutive elements of %s along the loop", b->name);
+    u->j = j;
+    u->acc = acc;
+    u->b = b;
+    u->acc_index = idx;
+    u->b_index = vec->u.load.index;
+    u->scalar = scalar;
+    return NULL;
+}
+
+/* The micro-kernel widths a tensorized loop of ext iterations is cut into. */
+static int chunks(const Tensorize *t, int64_t ext, int *w)
+{
+    int n = 0;
+    int64_t left = ext;
+    for (size_t k = 0; k < sizeof tz_widths / sizeof *tz_widths && left > 0; k++) {
+        int width = tz_widths[k];
+        if (t->width && width != t->width)
+            continue;
+        while (left >= width && n < IR_TZ_MAX_CHUNKS) {
+            w[n++] = width;
+            left -= width;
+        }
+    }
+    return left == 0 ? n : 0;
+}
+
+int ir_tensorize_match(const Stmt *loop, IrTzCall *out)
+{
+    int64_t lo, ext;
+    memset(out, 0, sizeof *out);
+    if (loop->kind != S_FOR || loop->u.loop.kind != FOR_TENSORIZED || !loop->u.loop.tensorize ||
+        !ir_expr_is_const(loop->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(loop->u.loop.extent, &ext))
+        return 0;
+    Update u = {0};
+    if (match_update(loop->u.loop.body, loop->u.loop.var, 0, &u))
+        return 0;
+    out->nchunks = chunks(loop->u.loop.tensorize, ext, out->width);
+    if (!out->nchunks)
+        return 0;
+    out->acc = u.acc;
+    out->b = u.b;
+    unit_stride(u.acc_index, u.j, &out->acc_index);
+    unit_stride(u.b_index, u.j, &out->b_index);
+    out->scalar = u.scalar;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- the pass */
+
+static int tz_fail(const Tensorize *t, const char *what)
+{
+    return ir_fail("tensorize(%s, %s, %s)%s%s: %s", t->stage, t->axis, t->name, t->where ? " at " : "",
+                   t->where ? t->where : "", what);
+}
+
+static const char *extent_problem(const Tensorize *t, int64_t ext)
+{
+    int unit = t->width ? t->width : 4;
+    if (t->lanes > unit && t->lanes % unit == 0)
+        unit = t->lanes;
+    if (ext > SCH_MAX_VECTOR)
+        return ir_fmt("the loop has %lld iterations, above the limit of %d (split the axis first)", (long long)ext,
+                      SCH_MAX_VECTOR);
+    if (ext % unit)
+        return ir_fmt("the loop has %lld iterations, not a multiple of %d, the width of %s (split the axis by %d)",
+                      (long long)ext, unit, t->width || t->lanes > 4 ? "the micro-kernel" : "the narrowest micro-kernel",
+                      unit);
+    return NULL;
+}
+
+int ir_tensorize_extent(const Tensorize *t, int64_t ext)
+{
+    const char *why = extent_problem(t, ext);
+    return why ? tz_fail(t, why) : 0;
+}
+
+typedef struct {
+    RangeMap m;
+    int failed;
+    PtrVec versioned;    /* Stmt*: the ifs tensorize_loop made */
+} Pass;
+
+static int is_versioned(const Pass *P, const Stmt *s)
+{
+    if (s->kind != S_IF || !s->u.cond.els)
+        return 0;
+    for (int i = P->versioned.n - 1; i >= 0; i--)
+        if (P->versioned.items[i] == s)
+            return 1;
+    return 0;
+}
+
+static Stmt *tensorize_loop(Pass *P, Stmt *s)
+{
+    const Tensorize *t = s->u.loop.tensorize;
+    Var *j = s->u.loop.var;
+    int64_t lo, ext;
+    Stmt *plain = ir_for(j, s->u.loop.min, s->u.loop.extent, FOR_VECTORIZED, s->u.loop.body);
+    const char *why = NULL;
+    if (!t)
+        ir_die("tensorized loop %s without its request", j->name);
+    if (!ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(s->u.loop.extent, &ext))
+        why = "the loop does not have a constant range from 0";
+    else
+        why = extent_problem(t, ext);
+    Update u = {0};
+    if (!why)
+        why = match_update(s->u.loop.body, j, 1, &u);
+    if (why) {
+        if (!t->soft)
+            P->failed = tz_fail(t, why);
+        return plain;
+    }
+    /* the fast path's condition: every conjunct at both ends of the tile */
+    PtrVec fast = {0};
+    int never = 0;
+    for (int i = 0; i < u.conds.n && !never; i++) {
+        Expr *c = u.conds.items[i];
+        Expr *ends[2] = {at(c, j, 0), at(c, j, ext - 1)};
+        for (int e = 0; e < (ir_expr_uses_var(c, j) ? 2 : 1); e++) {
+            Expr *x = ir_simplify(ends[e], &P->m);
+            int64_t v;
+            if (ir_expr_is_const(x, &v)) {
+                never |= !v;
+                continue;
+            }
+            int dup = 0;
+            for (int k = 0; k < fast.n && !dup; k++)
+                dup = ir_expr_equal(fast.items[k], x);
+            if (!dup)
+                ir_vec_push(&fast, x, 1 << 20, "conditions");
+        }
+    }
+    if (never)
+        return plain;    /* no tile of this loop is whole: the loop as it was */
+    Stmt *body = ir_store(u.acc, u.acc_index,
+                          ir_bin(OP_ADD, ir_load(u.acc, u.acc_index), ir_bin(OP_MUL, u.scalar, ir_load(u.b, u.b_index))));
+    Stmt *tz = ir_for(j, s->u.loop.min, s->u.loop.extent, FOR_TENSORIZED, body);
+    tz->u.loop.tensorize = t;
+    if (!fast.n)
+        return tz;
+    Expr *cond = fast.items[0];
+    for (int i = 1; i < fast.n; i++)
+        cond = ir_bin(OP_AND, cond, fast.items[i]);
+    Stmt *r = ir_if(cond, tz, plain);
+    ir_vec_push(&P->versioned, r, 1 << 24, "tensorized loops");
+    return r;
+}
+
+/* Adjacent versioned loops under the same condition (the rows of one tile) share one if:
+ * the condition reads no memory, so the first branch cannot change it for the second. */
+static Stmt *merge_versions(Pass *P, Stmt **items, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        Stmt *x = items[i], *prev = m ? items[m - 1] : NULL;
+        if (prev && x && is_versioned(P, prev) && is_versioned(P, x) && ir_expr_equal(prev->u.cond.cond, x->u.cond.cond)) {
+            Stmt *r = ir_if(prev->u.cond.cond, ir_seq2(prev->u.cond.then, x->u.cond.then),
+                            ir_seq2(prev->u.cond.els, x->u.cond.els));
+            ir_vec_push(&P->versioned, r, 1 << 24, "tensorized loops");
+            items[m - 1] = r;
+        } else {
+            items[m++] = x;
+        }
+    }
+    return ir_seq(items, m);
+}
+
+static Stmt *walk(Pass *P, Stmt *s)
+{
+    if (!s || P->failed)
+        return s;
+    switch (s->kind) {
+    case S_FOR: {
+        if (s->u.loop.kind == FOR_TENSORIZED)
+            return tensorize_loop(P, s);
+        int64_t lo, hi, elo, ehi;
+        int known = ir_const_bounds(s->u.loop.min, &P->m, &lo, &hi) &&
+                    ir_const_bounds(s->u.loop.extent, &P->m, &elo, &ehi);
+        if (known)
+            ir_range_push(&P->m, s->u.loop.var, lo, hi + ehi - 1);
+        Stmt *body = walk(P, s->u.loop.body);
+        if (known)
+            ir_range_pop(&P->m);
+        if (body == s->u.loop.body)
+            return s;
+        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, body);
+        r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
+        return r;
+    }
+    case S_LET: {
+        Stmt *body = walk(P, s->u.let.body);
+        return body == s->u.let.body ? s : ir_let(s->u.let.var, s->u.let.value, body);
+    }
+    case S_IF: {
+        Stmt *t = walk(P, s->u.cond.then), *e = walk(P, s->u.cond.els);
+        return t == s->u.cond.then && e == s->u.cond.els ? s : ir_if(s->u.cond.cond, t, e);
+    }
+    case S_ALLOC: {
+        Stmt *body = walk(P, s->u.alloc.body);
+        return body == s->u.alloc.body ? s : ir_allocate(s->u.alloc.buf, body);
+    }
+    case S_SEQ: {
+        Stmt **items = NULL;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            Stmt *x = walk(P, s->u.seq.items[i]);
+            if (x != s->u.seq.items[i] && !items) {
+                items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
+                memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)i);
+            }
+            if (items)
+                items[i] = x;
+        }
+        return items ? merge_versions(P, items, s->u.seq.n) : s;
+    }
+    default: return s;
+    }
+}
+
+int ir_tensorize(Stmt **s)
+{
+    Pass P = {{0}, 0, {0}};
+    Stmt *r = walk(&P, *s);
+    if (P.failed)
+        return -1;
+    *s = r;
+    return 0;
+}
