@@ -373,6 +373,55 @@ Stage *sch_reduction_epilogue(Schedule *s, Stage *st)
     return cur;
 }
 
+/* Is some stage computed at st's loop iv? */
+static int is_attach_point(Schedule *s, Stage *st, IterVar *iv)
+{
+    for (int j = 0; j < s->stages.n; j++) {
+        Stage *p = s->stages.items[j];
+        if (p->attach == ATTACH_AT && p->attach_stage == st && p->attach_iv == iv)
+            return 1;
+    }
+    return 0;
+}
+
+/* Threads: the outer loop of every root compute with enough work (PAR_MIN_ELEMS output
+ * elements) is marked parallel, after fusing its leading spatial loops until there are at
+ * least PAR_MIN_ITERS iterations to share (an NCHWc conv: channel blocks x rows). Loops a
+ * stage is computed at are not fused (the attached stage's buffers live inside them,
+ * private to each iteration), and nothing inside a vectorized or unrolled loop is. The
+ * generated C prints KGEN_PARALLEL_FOR, an OpenMP pragma under -fopenmp and nothing
+ * otherwise, so the same file builds for one thread anywhere. */
+enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16 };
+
+int sch_default_parallel(Schedule *s)
+{
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (ir_tensor_is_leaf(t) || st->attach != ATTACH_ROOT || t->kind != T_COMPUTE || st->leaf.n == 0 ||
+            ir_tensor_numel(t) < PAR_MIN_ELEMS)
+            continue;
+        IterVar *f = st->leaf.items[0];
+        if (f->kind != IV_SPATIAL || f->ann != ANN_NONE)
+            continue;
+        while (f->extent < PAR_MIN_ITERS && !is_attach_point(s, st, f) && st->leaf.n > 1) {
+            IterVar *next = st->leaf.items[1];
+            if (next->kind != IV_SPATIAL || next->ann != ANN_NONE)
+                break;
+            if (is_attach_point(s, st, next)) {
+                if (f->extent == 1)
+                    f = next;   /* (a batch of one) the attach loop itself, unfused */
+                break;
+            }
+            if (sch_fuse(st, f, next, &f))
+                return -1;
+        }
+        if (f->extent >= 2 && sch_parallel(st, f))
+            return -1;
+    }
+    return 0;
+}
+
 /* The register tile of kgen's default schedule; the tuner (tune.c) searches others. */
 const SchTile sch_tile_default = {8, 16, 1, 1, 1};
 
@@ -459,6 +508,8 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
                 return -1;
         }
     }
+    if (sch_default_parallel(s))
+        return -1;
     /* tensorize (schedule.c): when the target names a SIMD ISA (-mattr, -mcpu), the
      * register tiles' vector loops call its micro-kernels where they match; a no-op for
      * plain --target c */

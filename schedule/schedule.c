@@ -174,7 +174,11 @@ int sch_fuse(Stage *st, IterVar *outer, IterVar *inner, IterVar **fused)
         return ir_fail("fuse: the time axis %s of scan %s cannot be fused", outer->var->name, st->t->name);
     if (st->nrels >= MAX_RELS)
         return ir_fail("fuse: too many splits and fuses on %s (limit %d)", st->t->name, MAX_RELS);
-    IterVar *f = ir_itervar_new(ir_fmt("%s_%s_fused", outer->var->name, inner->var->name),
+    /* a chain of fuses reads n_co_h_fused, not n_co_fused_h_fused */
+    const char *on = outer->var->name;
+    size_t ol = strlen(on);
+    int chained = ol > 6 && !strcmp(on + ol - 6, "_fused");
+    IterVar *f = ir_itervar_new(ir_fmt("%.*s_%s_fused", (int)(chained ? ol - 6 : ol), on, inner->var->name),
                                 outer->extent * inner->extent, outer->kind);
     st->leaf.items[p] = f;
     memmove(&st->leaf.items[q], &st->leaf.items[q + 1], sizeof(void *) * (size_t)(st->leaf.n - q - 1));

@@ -97,6 +97,9 @@ typedef struct {
 } SchTile;
 extern const SchTile sch_tile_default;   /* 8 x 16, vectorized, unrolled, k outer */
 int sch_default_tiled(Schedule *s, const SchTile *tile);
+/* Part of sch_default_tiled: the outer loop of each root compute with enough work marked
+ * parallel (after fusing leading loops to at least 16 iterations). */
+int sch_default_parallel(Schedule *s);
 /* Where reduction st is computed: its epilogue (returned, *P = st), else a local copy made
  * with cache_write (*P, inserted before st; st returned as the stage it is computed at).
  * NULL with ir_fail() if cache_write fails. */

@@ -309,11 +309,11 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
 /* ---------------------------------------------------------------- kernels */
 
 /* avgpool2d_kernel, launch 1 of 3
- * inside: root; loops oy_ox_fused_ry_fused_rx_fused_outer (blockIdx.x), oy_ox_fused_ry_fused_rx_fused_inner (threadIdx.x)
- * Sum: computed at Y.n_c_fused_oy_fused_ox_fused_inner; loops n, c, oy, ox, ry, rx
+ * inside: root; loops oy_ox_ry_rx_fused_outer (blockIdx.x), oy_ox_ry_rx_fused_inner (threadIdx.x)
+ * Sum: computed at Y.n_c_oy_ox_fused_inner; loops n, c, oy, ox, ry, rx
  * Count_local = cache_write(Count): computed at Count.oy_ox_fused_inner; loops oy, ox, ry, rx
  * Count: root; loops oy_ox_fused_outer (blockIdx.x), oy_ox_fused_inner (threadIdx.x)
- * Y: root; loops n_c_fused_oy_fused_ox_fused_outer (blockIdx.x), n_c_fused_oy_fused_ox_fused_inner (threadIdx.x)
+ * Y: root; loops n_c_oy_ox_fused_outer (blockIdx.x), n_c_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for metal)
  * grid 9 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
@@ -326,9 +326,9 @@ kernel void avgpool2d_kernel_0(
     (void)X;
     (void)Y;
     device uint8_t *inside = (device uint8_t *)workspace;
-    const int32_t oy_ox_fused_ry_fused_rx_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
-    const int32_t oy_ox_fused_ry_fused_rx_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
-    inside[(oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) / 144 * 144 + (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) / 9 % 16 * 9 + (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) / 3 % 3 * 3 + (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) % 3] = (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) / 144 * 2 + (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) / 3 % 3 >= 1 && (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) / 9 % 16 * 2 + (oy_ox_fused_ry_fused_rx_fused_outer * 256 + oy_ox_fused_ry_fused_rx_fused_inner) % 3 >= 1;
+    const int32_t oy_ox_ry_rx_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
+    const int32_t oy_ox_ry_rx_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
+    inside[(oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) / 144 * 144 + (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) / 9 % 16 * 9 + (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) / 3 % 3 * 3 + (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) % 3] = (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) / 144 * 2 + (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) / 3 % 3 >= 1 && (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) / 9 % 16 * 2 + (oy_ox_ry_rx_fused_outer * 256 + oy_ox_ry_rx_fused_inner) % 3 >= 1;
 }
 
 /* avgpool2d_kernel, launch 2 of 3
@@ -367,14 +367,14 @@ kernel void avgpool2d_kernel_2(
 {
     device uint8_t *inside = (device uint8_t *)workspace;
     device float *Count = (device float *)((device unsigned char *)workspace + 2304);
-    const int32_t n_c_fused_oy_fused_ox_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
-    const int32_t n_c_fused_oy_fused_ox_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
+    const int32_t n_c_oy_ox_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
+    const int32_t n_c_oy_ox_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
     float Sum;
     Sum = 0.0f;
     for (int32_t ry = 0; ry < 3; ++ry) {
         for (int32_t rx = 0; rx < 3; ++rx) {
-            Sum = Sum + (inside[n_c_fused_oy_fused_ox_fused_inner * 9 + ry * 3 + rx] ? X[n_c_fused_oy_fused_ox_fused_outer * 1024 + n_c_fused_oy_fused_ox_fused_inner / 16 * 64 + ry * 32 + n_c_fused_oy_fused_ox_fused_inner % 16 * 2 + rx - 33] : 0.0f);
+            Sum = Sum + (inside[n_c_oy_ox_fused_inner * 9 + ry * 3 + rx] ? X[n_c_oy_ox_fused_outer * 1024 + n_c_oy_ox_fused_inner / 16 * 64 + ry * 32 + n_c_oy_ox_fused_inner % 16 * 2 + rx - 33] : 0.0f);
         }
     }
-    Y[n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner] = Sum / Count[n_c_fused_oy_fused_ox_fused_inner];
+    Y[n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner] = Sum / Count[n_c_oy_ox_fused_inner];
 }

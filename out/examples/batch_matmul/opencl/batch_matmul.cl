@@ -281,7 +281,7 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
  * A_shared = cache_read(A): computed at C_local.k_outer; loops ax0, ax1 (threadIdx.y), ax2 (threadIdx.x)
  * B_shared = cache_read(B): computed at C_local.k_outer; loops ax0, ax1 (threadIdx.y), ax2 (threadIdx.x)
  * C_local = cache_write(C): computed at C.j_inner; loops b, i, j, k_outer, k_inner
- * C: root; loops b_i_outer_fused_j_outer_fused (blockIdx.x), i_inner (threadIdx.y), j_inner (threadIdx.x)
+ * C: root; loops b_i_outer_j_outer_fused (blockIdx.x), i_inner (threadIdx.y), j_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for opencl)
  * grid 128 x 1 x 1 blocks of 16 x 16 x 1 threads
  */
@@ -294,7 +294,7 @@ __kernel void __attribute__((reqd_work_group_size(16, 16, 1))) batch_matmul_kern
     (void)workspace;
     __local float A_shared[256];
     __local float B_shared[256];
-    const int32_t b_i_outer_fused_j_outer_fused = (int32_t)get_group_id(0); /* blockIdx.x */
+    const int32_t b_i_outer_j_outer_fused = (int32_t)get_group_id(0); /* blockIdx.x */
     const int32_t i_inner = (int32_t)get_local_id(1); /* threadIdx.y */
     const int32_t j_inner = (int32_t)get_local_id(0); /* threadIdx.x */
     float C_local;
@@ -303,14 +303,14 @@ __kernel void __attribute__((reqd_work_group_size(16, 16, 1))) batch_matmul_kern
         barrier(CLK_LOCAL_MEM_FENCE);
         const int32_t ax1 = (int32_t)get_local_id(1); /* threadIdx.y */
         const int32_t ax2 = (int32_t)get_local_id(0); /* threadIdx.x */
-        A_shared[ax1 * 16 + ax2] = A[b_i_outer_fused_j_outer_fused / 16 * 4096 + b_i_outer_fused_j_outer_fused / 4 % 4 * 1024 + ax1 * 64 + k_outer * 16 + ax2];
+        A_shared[ax1 * 16 + ax2] = A[b_i_outer_j_outer_fused / 16 * 4096 + b_i_outer_j_outer_fused / 4 % 4 * 1024 + ax1 * 64 + k_outer * 16 + ax2];
         const int32_t ax1_1 = (int32_t)get_local_id(1); /* threadIdx.y */
         const int32_t ax2_1 = (int32_t)get_local_id(0); /* threadIdx.x */
-        B_shared[ax1_1 * 16 + ax2_1] = B[b_i_outer_fused_j_outer_fused / 16 * 4096 + k_outer * 1024 + ax1_1 * 64 + b_i_outer_fused_j_outer_fused % 4 * 16 + ax2_1];
+        B_shared[ax1_1 * 16 + ax2_1] = B[b_i_outer_j_outer_fused / 16 * 4096 + k_outer * 1024 + ax1_1 * 64 + b_i_outer_j_outer_fused % 4 * 16 + ax2_1];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int32_t k_inner = 0; k_inner < 16; ++k_inner) {
             C_local = C_local + A_shared[i_inner * 16 + k_inner] * B_shared[k_inner * 16 + j_inner];
         }
     } /* k_outer */
-    C[b_i_outer_fused_j_outer_fused / 16 * 4096 + b_i_outer_fused_j_outer_fused / 4 % 4 * 1024 + i_inner * 64 + b_i_outer_fused_j_outer_fused % 4 * 16 + j_inner] = C_local;
+    C[b_i_outer_j_outer_fused / 16 * 4096 + b_i_outer_j_outer_fused / 4 % 4 * 1024 + i_inner * 64 + b_i_outer_j_outer_fused % 4 * 16 + j_inner] = C_local;
 }

@@ -309,9 +309,9 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
 /* ---------------------------------------------------------------- kernels */
 
 /* conv2d_kernel, launch 1 of 2
- * Xp: root; loops n_c_fused_y_fused_x_fused_outer (blockIdx.x), n_c_fused_y_fused_x_fused_inner (threadIdx.x)
- * Y_local = cache_write(Y): computed at Y.n_f_fused_oy_fused_ox_fused_inner; loops n, f, oy, ox, rc, ry, rx
- * Y: root; loops n_f_fused_oy_fused_ox_fused_outer (blockIdx.x), n_f_fused_oy_fused_ox_fused_inner (threadIdx.x)
+ * Xp: root; loops n_c_y_x_fused_outer (blockIdx.x), n_c_y_x_fused_inner (threadIdx.x)
+ * Y_local = cache_write(Y): computed at Y.n_f_oy_ox_fused_inner; loops n, f, oy, ox, rc, ry, rx
+ * Y: root; loops n_f_oy_ox_fused_outer (blockIdx.x), n_f_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for metal)
  * grid 57 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
@@ -325,10 +325,10 @@ kernel void conv2d_kernel_0(
     (void)Wt;
     (void)Y;
     device float *Xp = (device float *)workspace;
-    const int32_t n_c_fused_y_fused_x_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
-    const int32_t n_c_fused_y_fused_x_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
-    if (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner < 14400) {
-        Xp[(n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 14400 * 14400 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 900 % 16 * 900 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 30 % 30 * 30 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 30] = ((n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 30 % 30 >= 1 && (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 30 % 30 < 29 && (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 30 >= 1 && (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 30 < 29 ? X[(n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 14400 * 12544 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 900 % 16 * 784 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 30 % 30 * 28 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 30 - 29] : 0.0f);
+    const int32_t n_c_y_x_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
+    const int32_t n_c_y_x_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
+    if (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner < 14400) {
+        Xp[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 14400 * 14400 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 900 % 16 * 900 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 30 % 30 * 30 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 30] = ((n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 30 % 30 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 30 % 30 < 29 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 30 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 30 < 29 ? X[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 14400 * 12544 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 900 % 16 * 784 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 30 % 30 * 28 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 30 - 29] : 0.0f);
     }
 }
 
@@ -344,16 +344,16 @@ kernel void conv2d_kernel_1(
 {
     (void)X;
     device float *Xp = (device float *)workspace;
-    const int32_t n_f_fused_oy_fused_ox_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
-    const int32_t n_f_fused_oy_fused_ox_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
+    const int32_t n_f_oy_ox_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
+    const int32_t n_f_oy_ox_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
     float Y_local;
     Y_local = 0.0f;
     for (int32_t rc = 0; rc < 16; ++rc) {
         for (int32_t ry = 0; ry < 3; ++ry) {
             for (int32_t rx = 0; rx < 3; ++rx) {
-                Y_local = Y_local + Xp[rc * 900 + (n_f_fused_oy_fused_ox_fused_outer * 256 + n_f_fused_oy_fused_ox_fused_inner) / 28 % 28 * 30 + ry * 30 + (n_f_fused_oy_fused_ox_fused_outer * 256 + n_f_fused_oy_fused_ox_fused_inner) % 28 + rx] * Wt[(n_f_fused_oy_fused_ox_fused_outer * 256 + n_f_fused_oy_fused_ox_fused_inner) / 784 * 144 + rc * 9 + ry * 3 + rx];
+                Y_local = Y_local + Xp[rc * 900 + (n_f_oy_ox_fused_outer * 256 + n_f_oy_ox_fused_inner) / 28 % 28 * 30 + ry * 30 + (n_f_oy_ox_fused_outer * 256 + n_f_oy_ox_fused_inner) % 28 + rx] * Wt[(n_f_oy_ox_fused_outer * 256 + n_f_oy_ox_fused_inner) / 784 * 144 + rc * 9 + ry * 3 + rx];
             }
         }
     }
-    Y[(n_f_fused_oy_fused_ox_fused_outer * 256 + n_f_fused_oy_fused_ox_fused_inner) / 784 * 784 + (n_f_fused_oy_fused_ox_fused_outer * 256 + n_f_fused_oy_fused_ox_fused_inner) / 28 % 28 * 28 + (n_f_fused_oy_fused_ox_fused_outer * 256 + n_f_fused_oy_fused_ox_fused_inner) % 28] = Y_local;
+    Y[(n_f_oy_ox_fused_outer * 256 + n_f_oy_ox_fused_inner) / 784 * 784 + (n_f_oy_ox_fused_outer * 256 + n_f_oy_ox_fused_inner) / 28 % 28 * 28 + (n_f_oy_ox_fused_outer * 256 + n_f_oy_ox_fused_inner) % 28] = Y_local;
 }

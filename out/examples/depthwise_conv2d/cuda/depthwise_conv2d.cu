@@ -2,9 +2,9 @@
 #include "kgen_runtime.h"
 
 /* depthwise_conv2d_kernel, launch 1 of 2
- * Xp: root; loops n_c_fused_y_fused_x_fused_outer (blockIdx.x), n_c_fused_y_fused_x_fused_inner (threadIdx.x)
- * Y_local = cache_write(Y): computed at Y.n_c_fused_oy_fused_ox_fused_inner; loops n, c, oy, ox, ry, rx
- * Y: root; loops n_c_fused_oy_fused_ox_fused_outer (blockIdx.x), n_c_fused_oy_fused_ox_fused_inner (threadIdx.x)
+ * Xp: root; loops n_c_y_x_fused_outer (blockIdx.x), n_c_y_x_fused_inner (threadIdx.x)
+ * Y_local = cache_write(Y): computed at Y.n_c_oy_ox_fused_inner; loops n, c, oy, ox, ry, rx
+ * Y: root; loops n_c_oy_ox_fused_outer (blockIdx.x), n_c_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for cuda)
  * grid 421 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
@@ -17,10 +17,10 @@ __global__ void __launch_bounds__(256) depthwise_conv2d_kernel_0(
     (void)Wt;
     (void)Y;
     float *__restrict__ Xp = (float *)workspace;
-    const int32_t n_c_fused_y_fused_x_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
-    const int32_t n_c_fused_y_fused_x_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
-    if (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner < 107648) {
-        Xp[(n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 107648 * 107648 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 3364 % 32 * 3364 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 58 % 58 * 58 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 58] = ((n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 58 % 58 >= 1 && (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 58 % 58 < 57 && (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 58 >= 1 && (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 58 < 57 ? X[(n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 107648 * 100352 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 3364 % 32 * 3136 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) / 58 % 58 * 56 + (n_c_fused_y_fused_x_fused_outer * 256 + n_c_fused_y_fused_x_fused_inner) % 58 - 57] : 0.0f);
+    const int32_t n_c_y_x_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
+    const int32_t n_c_y_x_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
+    if (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner < 107648) {
+        Xp[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 107648 * 107648 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 3364 % 32 * 3364 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 * 58 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58] = ((n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 < 57 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 < 57 ? X[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 107648 * 100352 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 3364 % 32 * 3136 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 * 56 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 - 57] : 0.0f);
     }
 }
 
@@ -35,16 +35,16 @@ __global__ void __launch_bounds__(256) depthwise_conv2d_kernel_1(
 {
     (void)X;
     float *__restrict__ Xp = (float *)workspace;
-    const int32_t n_c_fused_oy_fused_ox_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
-    const int32_t n_c_fused_oy_fused_ox_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
+    const int32_t n_c_oy_ox_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
+    const int32_t n_c_oy_ox_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
     float Y_local;
     Y_local = 0.0f;
     for (int32_t ry = 0; ry < 3; ++ry) {
         for (int32_t rx = 0; rx < 3; ++rx) {
-            Y_local = Y_local + Xp[(n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) / 3136 * 3364 + (n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) / 56 % 56 * 58 + ry * 58 + (n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) % 56 + rx] * Wt[(n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) / 3136 * 9 + ry * 3 + rx];
+            Y_local = Y_local + Xp[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3364 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 58 + ry * 58 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx] * Wt[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 9 + ry * 3 + rx];
         }
     }
-    Y[(n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) / 3136 * 3136 + (n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) / 56 % 56 * 56 + (n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner) % 56] = Y_local;
+    Y[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3136 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 56 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56] = Y_local;
 }
 
 /* ---------------------------------------------------------------- host */

@@ -2,7 +2,7 @@
 #include "kgen_runtime.h"
 
 /* matmul_kernel, launch 1 of 2
- * Bp: root; loops jo_k_fused_ji_fused_outer (blockIdx.x), jo_k_fused_ji_fused_inner (threadIdx.x)
+ * Bp: root; loops jo_k_ji_fused_outer (blockIdx.x), jo_k_ji_fused_inner (threadIdx.x)
  * C_local = cache_write(C): computed at C.i_j_fused_inner; loops i, j, k
  * C: root; loops i_j_fused_outer (blockIdx.x), i_j_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for cuda)
@@ -17,9 +17,9 @@ __global__ void __launch_bounds__(256) matmul_kernel_0(
     (void)A;
     (void)C;
     float *__restrict__ Bp = (float *)workspace;
-    const int32_t jo_k_fused_ji_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
-    const int32_t jo_k_fused_ji_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
-    Bp[jo_k_fused_ji_fused_outer * 256 + jo_k_fused_ji_fused_inner] = B[(jo_k_fused_ji_fused_outer * 8 + jo_k_fused_ji_fused_inner / 32) % 1024 * 1024 + (jo_k_fused_ji_fused_outer * 8 + jo_k_fused_ji_fused_inner / 32) / 1024 * 32 + jo_k_fused_ji_fused_inner % 32];
+    const int32_t jo_k_ji_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
+    const int32_t jo_k_ji_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
+    Bp[jo_k_ji_fused_outer * 256 + jo_k_ji_fused_inner] = B[(jo_k_ji_fused_outer * 8 + jo_k_ji_fused_inner / 32) % 1024 * 1024 + (jo_k_ji_fused_outer * 8 + jo_k_ji_fused_inner / 32) / 1024 * 32 + jo_k_ji_fused_inner % 32];
 }
 
 /* matmul_kernel, launch 2 of 2

@@ -278,7 +278,7 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
 /* ---------------------------------------------------------------- kernels */
 
 /* matmul_kernel, launch 1 of 2
- * Bp: root; loops jo_k_fused_ji_fused_outer (blockIdx.x), jo_k_fused_ji_fused_inner (threadIdx.x)
+ * Bp: root; loops jo_k_ji_fused_outer (blockIdx.x), jo_k_ji_fused_inner (threadIdx.x)
  * C_local = cache_write(C): computed at C.i_j_fused_inner; loops i, j, k
  * C: root; loops i_j_fused_outer (blockIdx.x), i_j_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for opencl)
@@ -293,9 +293,9 @@ __kernel void __attribute__((reqd_work_group_size(256, 1, 1))) matmul_kernel_0(
     (void)A;
     (void)C;
     __global float *restrict Bp = (__global float *)workspace;
-    const int32_t jo_k_fused_ji_fused_outer = (int32_t)get_group_id(0); /* blockIdx.x */
-    const int32_t jo_k_fused_ji_fused_inner = (int32_t)get_local_id(0); /* threadIdx.x */
-    Bp[jo_k_fused_ji_fused_outer * 256 + jo_k_fused_ji_fused_inner] = B[(jo_k_fused_ji_fused_outer * 8 + jo_k_fused_ji_fused_inner / 32) % 1024 * 1024 + (jo_k_fused_ji_fused_outer * 8 + jo_k_fused_ji_fused_inner / 32) / 1024 * 32 + jo_k_fused_ji_fused_inner % 32];
+    const int32_t jo_k_ji_fused_outer = (int32_t)get_group_id(0); /* blockIdx.x */
+    const int32_t jo_k_ji_fused_inner = (int32_t)get_local_id(0); /* threadIdx.x */
+    Bp[jo_k_ji_fused_outer * 256 + jo_k_ji_fused_inner] = B[(jo_k_ji_fused_outer * 8 + jo_k_ji_fused_inner / 32) % 1024 * 1024 + (jo_k_ji_fused_outer * 8 + jo_k_ji_fused_inner / 32) / 1024 * 32 + jo_k_ji_fused_inner % 32];
 }
 
 /* matmul_kernel, launch 2 of 2

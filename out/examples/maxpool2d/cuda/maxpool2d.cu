@@ -2,8 +2,8 @@
 #include "kgen_runtime.h"
 
 /* maxpool2d_kernel
- * Y_local = cache_write(Y): computed at Y.n_c_fused_oy_fused_ox_fused_inner; loops n, c, oy, ox, ry, rx
- * Y: root; loops n_c_fused_oy_fused_ox_fused_outer (blockIdx.x), n_c_fused_oy_fused_ox_fused_inner (threadIdx.x)
+ * Y_local = cache_write(Y): computed at Y.n_c_oy_ox_fused_inner; loops n, c, oy, ox, ry, rx
+ * Y: root; loops n_c_oy_ox_fused_outer (blockIdx.x), n_c_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for cuda)
  * grid 16 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
@@ -13,16 +13,16 @@ __global__ void __launch_bounds__(256) maxpool2d_kernel(
     unsigned char *__restrict__ workspace)
 {
     (void)workspace;
-    const int32_t n_c_fused_oy_fused_ox_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
-    const int32_t n_c_fused_oy_fused_ox_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
+    const int32_t n_c_oy_ox_fused_outer = (int32_t)blockIdx.x; /* blockIdx.x */
+    const int32_t n_c_oy_ox_fused_inner = (int32_t)threadIdx.x; /* threadIdx.x */
     float Y_local;
     Y_local = -INFINITY;
     for (int32_t ry = 0; ry < 3; ++ry) {
         for (int32_t rx = 0; rx < 3; ++rx) {
-            Y_local = kgen_max_f32(Y_local, (n_c_fused_oy_fused_ox_fused_inner / 16 * 2 + ry >= 1 && n_c_fused_oy_fused_ox_fused_inner % 16 * 2 + rx >= 1 ? X[n_c_fused_oy_fused_ox_fused_outer * 1024 + n_c_fused_oy_fused_ox_fused_inner / 16 * 64 + ry * 32 + n_c_fused_oy_fused_ox_fused_inner % 16 * 2 + rx - 33] : -INFINITY));
+            Y_local = kgen_max_f32(Y_local, (n_c_oy_ox_fused_inner / 16 * 2 + ry >= 1 && n_c_oy_ox_fused_inner % 16 * 2 + rx >= 1 ? X[n_c_oy_ox_fused_outer * 1024 + n_c_oy_ox_fused_inner / 16 * 64 + ry * 32 + n_c_oy_ox_fused_inner % 16 * 2 + rx - 33] : -INFINITY));
         }
     }
-    Y[n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner] = Y_local;
+    Y[n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner] = Y_local;
 }
 
 /* ---------------------------------------------------------------- host */

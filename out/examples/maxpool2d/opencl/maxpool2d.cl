@@ -278,8 +278,8 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
 /* ---------------------------------------------------------------- kernels */
 
 /* maxpool2d_kernel
- * Y_local = cache_write(Y): computed at Y.n_c_fused_oy_fused_ox_fused_inner; loops n, c, oy, ox, ry, rx
- * Y: root; loops n_c_fused_oy_fused_ox_fused_outer (blockIdx.x), n_c_fused_oy_fused_ox_fused_inner (threadIdx.x)
+ * Y_local = cache_write(Y): computed at Y.n_c_oy_ox_fused_inner; loops n, c, oy, ox, ry, rx
+ * Y: root; loops n_c_oy_ox_fused_outer (blockIdx.x), n_c_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for opencl)
  * grid 16 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
@@ -289,14 +289,14 @@ __kernel void __attribute__((reqd_work_group_size(256, 1, 1))) maxpool2d_kernel(
     __global uchar *restrict workspace)
 {
     (void)workspace;
-    const int32_t n_c_fused_oy_fused_ox_fused_outer = (int32_t)get_group_id(0); /* blockIdx.x */
-    const int32_t n_c_fused_oy_fused_ox_fused_inner = (int32_t)get_local_id(0); /* threadIdx.x */
+    const int32_t n_c_oy_ox_fused_outer = (int32_t)get_group_id(0); /* blockIdx.x */
+    const int32_t n_c_oy_ox_fused_inner = (int32_t)get_local_id(0); /* threadIdx.x */
     float Y_local;
     Y_local = -INFINITY;
     for (int32_t ry = 0; ry < 3; ++ry) {
         for (int32_t rx = 0; rx < 3; ++rx) {
-            Y_local = kgen_max_f32(Y_local, (n_c_fused_oy_fused_ox_fused_inner / 16 * 2 + ry >= 1 && n_c_fused_oy_fused_ox_fused_inner % 16 * 2 + rx >= 1 ? X[n_c_fused_oy_fused_ox_fused_outer * 1024 + n_c_fused_oy_fused_ox_fused_inner / 16 * 64 + ry * 32 + n_c_fused_oy_fused_ox_fused_inner % 16 * 2 + rx - 33] : -INFINITY));
+            Y_local = kgen_max_f32(Y_local, (n_c_oy_ox_fused_inner / 16 * 2 + ry >= 1 && n_c_oy_ox_fused_inner % 16 * 2 + rx >= 1 ? X[n_c_oy_ox_fused_outer * 1024 + n_c_oy_ox_fused_inner / 16 * 64 + ry * 32 + n_c_oy_ox_fused_inner % 16 * 2 + rx - 33] : -INFINITY));
         }
     }
-    Y[n_c_fused_oy_fused_ox_fused_outer * 256 + n_c_fused_oy_fused_ox_fused_inner] = Y_local;
+    Y[n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner] = Y_local;
 }
