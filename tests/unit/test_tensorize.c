@@ -161,6 +161,40 @@ static void test_primitive(void)
         fclose(f);
 }
 
+/* The versioned loop IR computes what the plain one does (the interpreter runs it). */
+static void test_interp(void)
+{
+    const char *src = MATMUL_HEAD "schedule c {\n"
+                                  "    CC = cache_write(C, local)\n"
+                                  "    io, jo, ii, ji = tile(C, i, j, 5, 16)\n"
+                                  "    compute_at(CC, C, jo)\n"
+                                  "    reorder(CC, k, i, j)\n"
+                                  "    unroll(CC, i)\n"
+                                  "    tensorize(CC, j, fma_bcast_f32x4)\n"
+                                  "}\n";
+    static float A[12 * 9], B[9 * 40], C[12 * 40];
+    for (int i = 0; i < 12 * 9; i++)
+        A[i] = (float)((i * 7) % 13) - 6.0f;
+    for (int i = 0; i < 9 * 40; i++)
+        B[i] = (float)((i * 5) % 11) - 5.0f;
+    CHECK_EQ(0, parse(src));
+    Kernel *k = ir_lower(mod.sched, "mm");
+    CHECK(k != NULL);
+    if (!k)
+        return;
+    void *params[3] = {A, B, C};
+    CHECK_EQ(0, ir_interp(k, params, NULL));
+    int bad = 0;
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 40; j++) {
+            float s = 0;   /* small integers: exact in any order */
+            for (int q = 0; q < 9; q++)
+                s += A[i * 9 + q] * B[q * 40 + j];
+            bad += C[i * 40 + j] != s;
+        }
+    CHECK_EQ(0, bad);
+}
+
 static void test_auto(void)
 {
     /* -mattr: a vectorized loop of a sum reduction becomes calls, with the target's lanes */
@@ -274,6 +308,7 @@ int main(void)
     ir_arena_set(a);
     test_target();
     test_primitive();
+    test_interp();
     test_auto();
     test_errors();
     ir_arena_free(a);
