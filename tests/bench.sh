@@ -19,6 +19,8 @@ done
 echo
 KGEN=$KGEN bash tests/bench/gemm.sh $work
 echo
+KGEN=$KGEN bash tests/bench/refs.sh $work
+echo
 KGEN=$KGEN bash tests/bench/tuned_models.sh $work
 
 echo

@@ -1,0 +1,59 @@
+"""export_models.py - part of `make bench` (tests/bench/refs.sh): the models it compares
+with reference libraries, made with seeded random weights; none of them is committed.
+
+    /usr/bin/python3 tests/bench/export_models.py models OUTDIR
+        full-size MobileNetV2 and ResNet-18 from torchvision (weights=None,
+        torch.manual_seed(0)), eval mode, ONNX opset 13, input 1x3x224x224
+    /usr/bin/python3 tests/bench/export_models.py convs OUTDIR
+        single 3x3 convolutions, stride 1, pad 1, with bias, batch 1, 56x56:
+        conv3x3_64_56 (64 -> 64 channels), dw3x3_64_56 and dw3x3_144_56 (depthwise)
+
+write OUTDIR/NAME.onnx and a seeded input OUTDIR/NAME_input.npy, skipping those already
+there. Needs torch (and torchvision for the models), onnx and numpy.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+
+def export(name, make, out, shape=(1, 3, 224, 224)):
+    onnx_path = os.path.join(out, name + ".onnx")
+    npy_path = os.path.join(out, name + "_input.npy")
+    if not os.path.exists(onnx_path):
+        torch.manual_seed(0)
+        model = make().eval()
+        x = torch.randn(*shape)
+        tmp = onnx_path + ".tmp"
+        with torch.no_grad():
+            torch.onnx.export(model, x, tmp, opset_version=13, input_names=["input"], output_names=["output"])
+        os.replace(tmp, onnx_path)
+        print("exported", onnx_path)
+    if not os.path.exists(npy_path):
+        rng = np.random.default_rng(1)
+        np.save(npy_path, rng.standard_normal(shape).astype(np.float32))
+
+
+def conv3x3(c, groups):
+    return lambda: torch.nn.Conv2d(c, c, 3, stride=1, padding=1, groups=groups, bias=True)
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("models", "convs"):
+        sys.exit("usage: export_models.py models|convs OUTDIR")
+    out = sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    if sys.argv[1] == "models":
+        import torchvision
+
+        export("mobilenetv2", lambda: torchvision.models.mobilenet_v2(weights=None), out)
+        export("resnet18", lambda: torchvision.models.resnet18(weights=None), out)
+    else:
+        export("conv3x3_64_56", conv3x3(64, 1), out, (1, 64, 56, 56))
+        export("dw3x3_64_56", conv3x3(64, 64), out, (1, 64, 56, 56))
+        export("dw3x3_144_56", conv3x3(144, 144), out, (1, 144, 56, 56))
+
+
+if __name__ == "__main__":
+    main()

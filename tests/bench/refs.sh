@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# refs.sh - part of `make bench`: kgen against reference libraries, measured in the same
+# run, fp32, batch 1. Each figure is the best of three medians (three processes).
+#   1. 3x3 convolutions, 56x56, pad 1, stride 1 (64 -> 64 channels; depthwise 64 and 144
+#      channels): kgen's generated C, default layout and --layout=nchwc16, timed kernel by
+#      kernel (the runner's --profile), against oneDNN (tests/bench/dnnl_conv.c), 1 thread.
+#   2. MobileNetV2 and ResNet-18 (torchvision, random weights, 1x3x224x224) end to end:
+#      kgen's generated C, untuned (default options, and --layout=nchwc16) and, when the
+#      tuning log has a record for the model, tuned, against onnxruntime's CPU provider
+#      (tests/bench/ort_run.mjs), 1 thread; the largest difference between the outputs.
+#   3. ResNet-18 kgen built with -fopenmp (default options, and --layout=nchwc16): 2
+#      threads against 1.
+# The references are found or installed here: oneDNN (libdnnl-dev, apt-get when root),
+# onnxruntime-node (npm, into WORK/ort), torch and torchvision for /usr/bin/python3 to
+# export the models (into WORK/conv and WORK/models). A missing one is named and its
+# column prints "-"; no figure is ever made up.
+#   BENCH_E2E_TUNING_LOG   the tuning log for the tuned column (default WORK/models_tune.log)
+#   BENCH_REFS_RUNS        runs per median (default 50 for convs, 20 for models)
+set -u
+KGEN=${KGEN:-./kgen}
+CC=${CC:-gcc}
+work=${1:-build/bench}
+PY=${BENCH_PYTHON:-/usr/bin/python3}
+flags="-O3 -march=native"
+log=${BENCH_E2E_TUNING_LOG:-$work/models_tune.log}
+conv_runs=${BENCH_REFS_RUNS:-50}
+model_runs=${BENCH_REFS_RUNS:-20}
+mkdir -p $work/refs
+pin1="" pin2=""
+if command -v taskset >/dev/null; then pin1="taskset -c 1"; pin2="taskset -c 0,1"; fi
+
+# best FIELD CMD...: run CMD three times, print the smallest value of FIELD=... (or -)
+best() {
+  local field=$1 b="" v rep; shift
+  for rep in 1 2 3; do
+    v=$("$@" 2>/dev/null | sed -n "s/.*\b$field=\([0-9.]*\).*/\1/p" | head -1)
+    [ -n "$v" ] && b=$(awk -v a="$v" -v b="$b" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }')
+  done
+  echo "${b:--}"
+}
+div() { awk -v x="$1" -v y="$2" -v f="${3:-%.2f}" 'BEGIN { if (x != "-" && y != "-" && y + 0 > 0) printf f, x / y; else printf "-" }'; }
+
+# ------------------------------------------------------------------ references
+# oneDNN: the header and the library (Debian's libdnnl-dev, oneDNN 2.x C API)
+dnnl=$work/refs/dnnl_conv
+build_dnnl() { $CC -O2 -std=c99 -fopenmp tests/bench/dnnl_conv.c -ldnnl -o $dnnl > $work/refs/dnnl_conv.log 2>&1; }
+if ! build_dnnl; then
+  if [ ! -f /usr/include/oneapi/dnnl/dnnl.h ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "# oneDNN missing: apt-get install -y libdnnl-dev"
+    apt-get install -y libdnnl-dev > $work/refs/apt.log 2>&1
+  fi
+  build_dnnl || { dnnl=""; echo "# oneDNN missing: apt-get install libdnnl-dev (its columns print -; $work/refs/dnnl_conv.log)"; }
+fi
+
+# onnxruntime-node, from npm into WORK/ort (ONNXRUNTIME_NODE_INSTALL=skip: no CUDA extras)
+ort_dir=$work/ort
+have_ort=0
+ort_ok() { [ -d $ort_dir/node_modules/onnxruntime-node ] && command -v node >/dev/null; }
+if ! ort_ok && command -v npm >/dev/null; then
+  echo "# onnxruntime-node: npm install into $ort_dir"
+  mkdir -p $ort_dir
+  ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip \
+    npm install --prefix $ort_dir --no-audit --no-fund --silent onnxruntime-node > $work/refs/npm.log 2>&1
+fi
+ort_ok && have_ort=1 || echo "# onnxruntime missing: npm install --prefix $ort_dir onnxruntime-node failed or npm/node absent (see $work/refs/npm.log); its columns print -"
+
+# the models: ONNX exports made by /usr/bin/python3 with torch
+$PY tests/bench/export_models.py convs $work/conv > $work/refs/export_convs.log 2>&1 ||
+  echo "# cannot export the conv models ($PY with torch and onnx needed): $(tail -1 $work/refs/export_convs.log)"
+$PY tests/bench/export_models.py models $work/models > $work/refs/export_models.log 2>&1 ||
+  echo "# cannot export MobileNetV2 and ResNet-18 ($PY with torch, torchvision and onnx needed): $(tail -1 $work/refs/export_models.log)"
+
+# ------------------------------------------------------------------ builds
+# every kgen build first, two at a time, so that nothing compiles while something is timed;
+# a directory whose generated files and build flags did not change since the last run keeps
+# its runner (DIR.ok holds the flags it was built with)
+gen() {   # gen MODEL DIR [kgen options...]: generate DIR (runner, --main); 1 on failure
+  local model=$1 d=$2; shift 2
+  rm -rf $d.new
+  $KGEN $model --target c -o $d.new --name net --main "$@" > $d.kgen.log 2>&1 || { rm -rf $d $d.new $d.ok; return 1; }
+  if [ -d $d ] && diff -rq -x net -x net_profile $d $d.new > /dev/null 2>&1; then
+    rm -rf $d.new
+  else
+    rm -rf $d $d.ok; mv $d.new $d
+  fi
+}
+jobs_running() { jobs -rp | wc -l; }
+build() {  # build DIR TARGET [CFLAGS]: make in the background, DIR.ok when it worked
+  local cflags="${3:-$flags}"
+  [ -f $1.ok ] && [ "$(cat $1.ok)" = "$CC $cflags $2" ] && [ -x $1/$2 ] && return
+  while [ "$(jobs_running)" -ge 2 ]; do wait -n; done
+  rm -f $1.ok
+  ( nice -n 10 make -s -C $1 CC="$CC" CFLAGS="$cflags" $2 > $1.build.log 2>&1 && echo "$CC $cflags $2" > $1.ok ) &
+}
+convs="conv3x3_64_56:64:1 dw3x3_64_56:64:64 dw3x3_144_56:144:144"
+for spec in $convs; do
+  IFS=: read -r name c g <<< "$spec"
+  [ -f $work/conv/$name.onnx ] || continue
+  for layout in default nchwc16; do
+    d=$work/refs/$name.$layout
+    gen $work/conv/$name.onnx $d $( [ $layout = default ] || echo --layout=$layout ) && build $d net_profile
+  done
+done
+# whole models: --weights=file (ResNet-18's 47 MB of weights as C source take gcc minutes;
+# the kernels are the same)
+for name in mobilenetv2 resnet18; do
+  [ -f $work/models/$name.onnx ] || continue
+  d=$work/refs/$name
+  gen $work/models/$name.onnx $d.u --weights=file && build $d.u net
+  # the same code built with -fopenmp, for the threads rows
+  if [ $name = resnet18 ]; then
+    gen $work/models/$name.onnx $d.omp --weights=file && build $d.omp net "$flags -fopenmp"
+    gen $work/models/$name.onnx $d.c16.omp --weights=file --layout=nchwc16 && build $d.c16.omp net "$flags -fopenmp"
+  fi
+  gen $work/models/$name.onnx $d.c16 --weights=file --layout=nchwc16 && build $d.c16 net
+  if [ -f "$log" ] && gen $work/models/$name.onnx $d.t --weights=file --tuning-log "$log" &&
+     ! grep -q "no record" $d.t.kgen.log; then build $d.t net; else rm -rf $d.t $d.t.ok; fi
+done
+wait
+
+# ------------------------------------------------------------------ 1. convolutions
+# "default": kgen's default options (the NCHW layout); nchwc16: --layout=nchwc16.
+# kgen's conv time: the --profile medians of the kernels, summed, less the kernels that
+# convert the result back from NCHWc to NCHW at the model's output (their header comment
+# says "layout: '...' NCHWc16 to NCHW"; the bias add is fused there too); the pad kernel and
+# an input conversion fused into the conv count.
+edge_kernels() { awk '/^\/\* [A-Za-z0-9_]+$/ { k = $2 } /^ \* fuses .*: layout: .* to NCHW$/ { print k }' $1/net.c | sort -u; }
+kgen_conv() {  # kgen_conv DIR INPUT: "CONV_MS ALL_MS", the best of three profiles
+  local excl bc="" ba="" rep cm am
+  excl=" $(edge_kernels $1 | tr '\n' ' ')"
+  for rep in 1 2 3; do
+    read -r cm am <<< "$($pin1 $1/net_profile --profile $conv_runs $2 2>/dev/null |
+      awk -v excl="$excl" '$1 == "kernel_ms" { all += $4; if (index(excl, " " $3 " ") == 0) conv += $4; n++ }
+                           END { if (n) printf "%.6f %.6f", conv, all }')"
+    [ -n "$am" ] || continue
+    bc=$(awk -v a=$cm -v b="$bc" 'BEGIN { print (b == "" || a < b) ? a : b }')
+    ba=$(awk -v a=$am -v b="$ba" 'BEGIN { print (b == "" || a < b) ? a : b }')
+  done
+  echo "${bc:--} ${ba:--}"
+}
+impl=""
+echo "# 3x3 conv, stride 1, pad 1, bias, fp32, batch 1, 1 thread (${pin1:-no taskset}): kgen generated C ($CC $flags)"
+echo "# against oneDNN $( [ -n "$dnnl" ] && echo "(direct, format any; reorders not timed)" || echo "(missing)"); best of 3 medians of $conv_runs runs."
+echo "# kgen_ms: the --profile kernel medians summed, less the kernel converting NCHWc16 back to NCHW at the"
+echo "# output (the bias add is fused there); the pad kernel counts. all_ms: every kernel."
+echo "# onednn+reorders_ms: with reorders of src from and dst to NCHW. ratio: kgen GFLOP/s over oneDNN's (goal >= 0.80)."
+printf '%-14s %-8s %9s %11s %13s %9s %13s %6s %10s %18s\n' figure layout kgen_ms kgen_GFLOPs kgen_all_ms \
+  onednn_ms onednn_GFLOPs ratio all/onednn onednn+reorders_ms
+for spec in $convs; do
+  IFS=: read -r name c g <<< "$spec"
+  flops=$(awk -v c=$c -v g=$g 'BEGIN { printf "%.0f", 2 * c * 56 * 56 * (c / g) * 9 }')
+  o_ms=- o_full=-
+  if [ -n "$dnnl" ]; then
+    o_ms=$(best conv_ms env OMP_NUM_THREADS=1 $pin1 $dnnl $c 56 56 $g $conv_runs 1)
+    o_full=$(best reorder_ms env OMP_NUM_THREADS=1 $pin1 $dnnl $c 56 56 $g $conv_runs 1)
+    impl="$impl $name:$(OMP_NUM_THREADS=1 $dnnl $c 56 56 $g 1 1 2>/dev/null | sed -n 's/^impl=\([^ ]*\).*/\1/p')"
+  fi
+  o_gf=$(div $flops "$(awk -v m=$o_ms 'BEGIN { print m == "-" ? "-" : m * 1e6 }')")
+  for layout in default nchwc16; do
+    d=$work/refs/$name.$layout
+    if [ ! -f $d.ok ]; then
+      printf '%-14s %-8s %s\n' $name $layout "kgen failed: $(tail -1 $d.kgen.log $d.build.log 2>/dev/null | tail -1)"; continue
+    fi
+    read -r k_ms k_all <<< "$(kgen_conv $d $work/conv/${name}_input.npy)"
+    k_gf=$(div $flops "$(awk -v m=$k_ms 'BEGIN { print m == "-" ? "-" : m * 1e6 }')")
+    printf '%-14s %-8s %9s %11s %13s %9s %13s %6s %10s %18s\n' $name $layout $k_ms $k_gf $k_all $o_ms $o_gf \
+      $(div $o_ms $k_ms) $(div $o_ms $k_all) $o_full
+  done
+done
+[ -n "$impl" ] && echo "# oneDNN implementations:$impl"
+
+# ------------------------------------------------------------------ 2. whole models
+echo
+echo "# MobileNetV2 and ResNet-18 (torchvision, random weights, 1x3x224x224), fp32, 1 thread: kgen generated C"
+echo "# (--weights=file, $CC $flags) against onnxruntime $( [ $have_ort = 1 ] && echo "CPU provider (intra 1, inter 1, sequential, all optimisations)" || echo "(missing)");"
+echo "# best of 3 medians of $model_runs runs. kgen_ms: default options; nchwc16_ms: --layout=nchwc16; tuned_ms:"
+echo "# --tuning-log $log, when it holds a record for the model. ratio: kgen / ort (goal <= 1.0)."
+echo "# max_abs_diff: kgen's default build's output against onnxruntime's (max |ort| beside it)."
+printf '%-12s %9s %9s %6s %10s %6s %9s %6s %13s %11s\n' model kgen_ms ort_ms ratio nchwc16_ms ratio tuned_ms ratio \
+  max_abs_diff max_abs_ort
+cmp_npy() {  # A.npy B.npy: "max|a-b| max|b|"
+  $PY -c 'import sys, numpy as np; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); print("%.3g %.3g" % (float(np.abs(a - b).max()), float(np.abs(b).max())))' "$1" "$2" 2>/dev/null || echo "- -"
+}
+for name in mobilenetv2 resnet18; do
+  x=$work/models/${name}_input.npy
+  d=$work/refs/$name
+  [ -f $work/models/$name.onnx ] || { echo "$name: not exported"; continue; }
+  [ -f $d.u.ok ] || { echo "$name: kgen failed: $(tail -1 $d.u.kgen.log $d.u.build.log 2>/dev/null | tail -1)"; continue; }
+  k=$(best median_ms $pin1 $d.u/net --bench $model_runs $x)
+  t=- c16=-
+  [ -f $d.t.ok ] && t=$(best median_ms $pin1 $d.t/net --bench $model_runs $x)
+  [ -f $d.c16.ok ] && c16=$(best median_ms $pin1 $d.c16/net --bench $model_runs $x)
+  o=- diff="- -"
+  if [ $have_ort = 1 ]; then
+    o=$(best median_ms $pin1 node tests/bench/ort_run.mjs $work/models/$name.onnx $x --runs $model_runs --ort $ort_dir)
+    rm -rf $d.out
+    if node tests/bench/ort_run.mjs $work/models/$name.onnx $x --runs 1 --warmup 0 --ort $ort_dir --out $d.ort.npy >/dev/null 2>&1 &&
+       $d.u/net $x -o $d.out >/dev/null 2>&1; then
+      diff=$(cmp_npy $d.out/output_0.npy $d.ort.npy)
+    fi
+  fi
+  printf '%-12s %9s %9s %6s %10s %6s %9s %6s %13s %11s\n' $name $k $o $(div $k $o) $c16 $(div $c16 $o) $t $(div $t $o) $diff
+done
+for name in mobilenetv2 resnet18; do
+  [ -f $work/refs/$name.u.ok ] && [ ! -f $work/refs/$name.t.ok ] &&
+    echo "# $name: no tuning record in $log, tuned column empty (kgen tune $work/models/$name.onnx --log $log)"
+done
+
+# ------------------------------------------------------------------ 3. threads
+echo
+echo "# ResNet-18 kgen, built with -fopenmp ($CC $flags): OMP_NUM_THREADS=1 (${pin1:-no taskset}) against 2"
+echo "# (${pin2:-no taskset}); best of 3 medians of $model_runs runs; parallel_loops: the loops the generated C marks"
+echo "# parallel (KGEN_PARALLEL_FOR). goal: speedup >= 1.7. Load average now: $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?) on"
+echo "# $(nproc 2>/dev/null || echo ?) cores (two threads need two idle cores: other work on either one stalls every barrier)"
+printf '%-12s %-8s %14s %12s %12s %8s\n' model layout parallel_loops 1thread_ms 2threads_ms speedup
+for v in default:omp nchwc16:c16.omp; do
+  IFS=: read -r layout sfx <<< "$v"
+  d=$work/refs/resnet18.$sfx
+  if [ ! -f $d.ok ]; then
+    printf '%-12s %-8s %s\n' resnet18 $layout "the -fopenmp build failed: $(tail -1 $d.kgen.log $d.build.log 2>/dev/null | tail -1)"
+    continue
+  fi
+  x=$work/models/resnet18_input.npy
+  one=$(best median_ms env OMP_NUM_THREADS=1 $pin1 $d/net --bench $model_runs $x)
+  two=$(best median_ms env OMP_NUM_THREADS=2 $pin2 $d/net --bench $model_runs $x)
+  printf '%-12s %-8s %14s %12s %12s %8s\n' resnet18 $layout "$(grep -c KGEN_PARALLEL_FOR $d/net.c)" $one $two \
+    $(div $one $two "%.2fx")
+done
