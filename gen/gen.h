@@ -133,6 +133,9 @@ int gen_check_onnx_dir(const char *dir);
                                                   --max-elements: generated code indexes with int32 */
 #define GEN_MAX_DEFINES 256
 
+/* GenOptions.layout_block values besides the block sizes 8 and 16 */
+enum { GEN_LAYOUT_AUTO = 0, GEN_LAYOUT_NCHW = 1 };
+
 typedef struct {
     const char *input;          /* .kg path */
     const char *target;         /* the target's name ("c", "cuda", ...): picks the .kg schedule section */
@@ -152,7 +155,8 @@ typedef struct {
     int weights_in_file;        /* --weights=file (default --weights=embed) */
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
-    int layout_block;           /* --layout=nchwc[8|16]: 2-D convs in NCHWc (ir/layout.h); 0: NCHW */
+    int layout_block;           /* --layout: GEN_LAYOUT_AUTO (0, the default), GEN_LAYOUT_NCHW,
+                                   or 8 / 16: 2-D convs in NCHWc (ir/layout.h) */
     const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */
     /* limits; 0: the default */
     int64_t max_file_bytes;     /* --max-file-mb: GEN_MAX_FILE_BYTES */

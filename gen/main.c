@@ -36,8 +36,10 @@ static void usage(FILE *f)
           "                  file: NAME_weights.bin, passed in with NAME_set_weights()\n"
           "  --bind-inputs D (ONNX) data (D/input_N.pb) for inputs whose values set shapes\n"
           "  --tuning-log L  (target c) apply the best record of `kgen tune`'s log L\n"
-          "  --layout=L      (ONNX) activation layout of 2-D convs: nchw (default), nchwc (blocks\n"
-          "                  of 8 channels, same as nchwc8) or nchwc16\n"
+          "  --layout=L      (ONNX) activation layout of 2-D convs: auto (default: NCHWc16, or\n"
+          "                  NCHWc8 for -mattr=+avx2/+neon, when a conv has 16 or more output\n"
+          "                  channels; NCHW otherwise and on GPUs), nchw, nchwc (blocks of 8\n"
+          "                  channels, same as nchwc8) or nchwc16\n"
           "  --max-file-mb=N largest file read: model, .kg source, bound input (default 2048)\n"
           "  --max-nodes=N   (ONNX) most nodes in one graph (default 1000000)\n"
           "  --max-elements=N\n"
@@ -214,9 +216,12 @@ int main(int argc, char **argv)
             return 1;
         } else if (!strncmp(a, "--layout=", 9)) {
             const char *l = a + 9;
-            opt.layout_block = !strcmp(l, "nchwc") || !strcmp(l, "nchwc8") ? 8 : !strcmp(l, "nchwc16") ? 16 : 0;
-            if (!opt.layout_block && strcmp(l, "nchw")) {
-                fprintf(stderr, "kgen: error: unknown layout '%s' (use nchw, nchwc, nchwc8 or nchwc16)\n", l);
+            opt.layout_block = !strcmp(l, "nchwc") || !strcmp(l, "nchwc8") ? 8
+                               : !strcmp(l, "nchwc16")                  ? 16
+                               : !strcmp(l, "nchw")                     ? GEN_LAYOUT_NCHW
+                                                                        : GEN_LAYOUT_AUTO;
+            if (opt.layout_block == GEN_LAYOUT_AUTO && strcmp(l, "auto")) {
+                fprintf(stderr, "kgen: error: unknown layout '%s' (use auto, nchw, nchwc, nchwc8 or nchwc16)\n", l);
                 return 1;
             }
         } else if (!strcmp(a, "--report")) {

@@ -105,17 +105,21 @@ int gen_compile_onnx(const GenOptions *opt)
         ir_fail("%s: %s", opt->input, ir_errmsg());
         goto done;
     }
-    /* --layout=nchwc: blocked convolutions (ir/layout.c) */
-    if (opt->layout_block && ir_layout_nchwc(im.prog, opt->layout_block)) {
+    /* --layout: blocked convolutions (ir/layout.c); auto (the default) blocks a CPU
+     * target's program when it has convs worth it */
+    int gpu = target_is_gpu(&opt->tgt) || opt->gpu_schedule;
+    if (gpu && opt->layout_block > GEN_LAYOUT_NCHW) {
+        ir_fail("--layout=nchwc is a CPU layout; the %s target keeps NCHW", opt->target);
+        goto done;
+    }
+    int block = opt->layout_block;
+    if (block == GEN_LAYOUT_AUTO)
+        block = gpu ? 0 : ir_layout_auto_block(im.prog, target_simd_lanes(&opt->tgt));
+    if (block > GEN_LAYOUT_NCHW && ir_layout_nchwc(im.prog, block)) {
         ir_fail("%s: %s", opt->input, ir_errmsg());
         goto done;
     }
     Schedule *s = sch_create(im.prog);
-    int gpu = target_is_gpu(&opt->tgt) || opt->gpu_schedule;
-    if (gpu && opt->layout_block) {
-        ir_fail("--layout=nchwc is a CPU layout; the %s target keeps NCHW", opt->target);
-        goto done;
-    }
     if (!gpu)
         s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr: sch_default tensorizes */
     if (gpu)

@@ -89,7 +89,7 @@ static void onnx_space(Workload *w)
     add_knob(w, "vectorize", bits, 2, sch_tile_default.vectorize);
     add_knob(w, "unroll", bits, 2, sch_tile_default.unroll);
     add_knob(w, "k_outer", bits, 2, sch_tile_default.k_outer);
-    add_knob(w, "layout", layouts, 3, 0);
+    add_knob(w, "layout", layouts, 3, 16);   /* what --layout=auto picks for a model with convs */
 }
 
 static int defined(const GenOptions *opt, const char *name)
@@ -483,7 +483,7 @@ static int generate(const GenOptions *base, const Workload *w, const SchConfig *
         tile.unroll = (int)c->v[3];
         tile.k_outer = (int)c->v[4];
         opt.tile = &tile;
-        opt.layout_block = (int)c->v[5];
+        opt.layout_block = c->v[5] ? (int)c->v[5] : GEN_LAYOUT_NCHW;
     } else {
         for (int k = 0; k < w->space.n && opt.ndefines < GEN_MAX_DEFINES; k++) {
             opt.defines[opt.ndefines].name = w->space.knobs[k].name;
@@ -865,9 +865,9 @@ int gen_tune_apply(GenOptions *opt, const char *log)
                 *fields[k] = (int)v[k];
         opt->tile = &tile;
         int64_t layout;
-        if (!opt->layout_block && sch_tune_config_value(cfg, "layout", &layout) == 0 &&
-            (layout == 8 || layout == 16))
-            opt->layout_block = (int)layout;   /* unless --layout chose one */
+        if (opt->layout_block == GEN_LAYOUT_AUTO && sch_tune_config_value(cfg, "layout", &layout) == 0 &&
+            (layout == 0 || layout == 8 || layout == 16))
+            opt->layout_block = layout ? (int)layout : GEN_LAYOUT_NCHW;   /* unless --layout chose one */
     } else {
         for (int k = 0; k < w->space.n; k++) {
             int64_t v;

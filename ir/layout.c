@@ -8,9 +8,10 @@
  *     ir/ops/nn.c builds it, with group 1 (any channel counts: padded), depthwise (one
  *     output channel per input channel) or groups whose per-group channel counts are
  *     multiples of B; other grouped convs stay NCHW;
- *   - a per-channel injective compute (no reduction, not a graph output) that reads a
- *     region tensor, each such read at its own channel index (bias, Relu, Clip, Add, the
- *     padding before the next conv): it is re-indexed with c = co*B + ci.
+ *   - a per-channel compute (not a graph output), injective or one reduction over a
+ *     window at its top (pooling), that reads a region tensor, each such read at its own
+ *     channel index (bias, Relu, Clip, Add, the padding before the next conv, MaxPool,
+ *     AveragePool, GlobalAveragePool): it is re-indexed with c = co*B + ci.
  * Everything else stays NCHW and reads a region tensor through a conversion back
  * (X_to_nchw, a pure index shuffle the default schedule inlines into the reader); a
  * blocked op that reads a full NCHW activation reads it through X_to_nchwc. A group-1
@@ -613,7 +614,10 @@ static Tensor *block_conv(Layout *L, Tensor *t, const Conv *m, int mode)
 /* Can old compute t join the region: per-channel, injective, reading a region tensor? */
 static int elem_ok(Layout *L, const Tensor *t)
 {
-    if (t->kind != T_COMPUTE || t->ndim != 4 || t->is_output || ir_expr_has_reduce(t->body))
+    /* injective, or a per-channel reduction over a window (pooling): the reduction at the
+     * top, each read at t's own channel index (checked below) */
+    if (t->kind != T_COMPUTE || t->ndim != 4 || t->is_output ||
+        ir_expr_has_reduce(t->body->kind == E_REDUCE ? t->body->u.reduce.body : t->body))
         return 0;
     PtrVec r = {0};
     ir_expr_tensors(t->body, &r);
@@ -649,6 +653,7 @@ static int elem_ok(Layout *L, const Tensor *t)
             ir_vec_push(&stack, e->u.sel.t, 1 << 24, "expressions");
             ir_vec_push(&stack, e->u.sel.f, 1 << 24, "expressions");
             break;
+        case E_REDUCE: ir_vec_push(&stack, e->u.reduce.body, 1 << 24, "expressions"); break;
         default: break;
         }
     }
@@ -709,6 +714,18 @@ static Tensor *keep_nchw(Layout *L, Tensor *t, Info *in)
     }
     in->nt = nt;
     return add(L, nt);
+}
+
+int ir_layout_auto_block(const Program *p, int lanes)
+{
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        Conv m;
+        if (match_conv(t, &m) && m.M >= 16 && (m.group == 1 || (m.cg == 1 && m.mg == 1)) &&
+            t->shape[2] * t->shape[3] >= 4)
+            return lanes == 4 || lanes == 8 ? 8 : 16;
+    }
+    return 0;
 }
 
 int ir_layout_nchwc(Program *p, int block)

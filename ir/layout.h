@@ -19,4 +19,10 @@
  * returns 0, or -1 with ir_fail(). A program without 2-D convs is left as it was. */
 int ir_layout_nchwc(Program *p, int block);
 
+/* The block --layout=auto (the default for CPU targets) picks: 16, or 8 for a target with
+ * 4- or 8-lane f32 vectors (NEON, AVX2: `lanes`; 0 when unknown), when p has a plain or
+ * depthwise 2-D conv with at least 16 output channels over at least 4 pixels (blocking
+ * pays there: the register tile vectorizes over the block); else 0 (p stays NCHW). */
+int ir_layout_auto_block(const Program *p, int lanes);
+
 #endif

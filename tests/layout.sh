@@ -81,13 +81,21 @@ for B in 8 16; do
   L=nchwc$B
   tir=$("$KGEN" tests/models/mobilenetv2_small/model.onnx --layout=$L --dump=tir 2>/dev/null)
   # every conv (a sum over rk0, rk1) has a 5-D blocked output whose last axis is the block
-  nconv=$("$KGEN" tests/models/mobilenetv2_small/model.onnx --dump=tir 2>/dev/null | grep -c 'sum(rc < ')
+  nconv=$("$KGEN" tests/models/mobilenetv2_small/model.onnx --layout=nchw --dump=tir 2>/dev/null | grep -c 'sum(rc < ')
   nblk=$(grep -cE "^  [A-Za-z0-9_]+\[n < [0-9]+, co < [0-9]+, h < [0-9]+, w < [0-9]+, ci < $B\] : f32 = sum\(.*_nchwc$B\[" <<< "$tir")
   if [ "$nconv" -gt 0 ] && [ "$nconv" = "$nblk" ]; then ok; else bad "mobilenetv2_small --layout=$L: $nblk of $nconv convs blocked"; fi
   # no blocked tensor reads a conversion back to NCHW
   if ! grep -qE '^  [A-Za-z0-9_]+\[n < .*_to_nchw\[' <<< "$tir"; then ok
   else bad "mobilenetv2_small --layout=$L: a conversion to NCHW is read inside the blocked region"; fi
 done
+# --layout=auto, the default: NCHWc16 for a CPU target, NCHWc8 where the target names
+# 8-lane vectors, NCHW on a GPU target
+m=tests/models/mobilenetv2_small/model.onnx
+auto16=$("$KGEN" $m --dump=tir 2>/dev/null | grep -c '_nchwc16\[')
+auto8=$("$KGEN" $m --target c -mattr=+avx2 --dump=tir 2>/dev/null | grep -c '_nchwc8\[')
+gpu=$("$KGEN" $m --target opencl --dump=tir 2>/dev/null | grep -c '_nchwc')
+if [ "$auto16" -gt 0 ] && [ "$auto8" -gt 0 ] && [ "$gpu" = 0 ]; then ok
+else bad "--layout=auto: blocked reads: $auto16 (nchwc16, default), $auto8 (nchwc8, -mattr=+avx2), $gpu (opencl, want 0)"; fi
 # the report still fuses the epilogue (bias, clip) into the blocked conv kernels
 if "$KGEN" tests/models/mobilenetv2_small/model.onnx --layout=nchwc --report > $out/report.txt 2>&1 &&
    grep -q "fuses .*_conv: Conv" $out/report.txt; then ok; else bad "mobilenetv2_small --layout=nchwc --report: no conv fused"; fi
