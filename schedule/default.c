@@ -186,6 +186,29 @@ static int in_reduce_context(Schedule *s, int si, unsigned char *memo, int depth
     return yes;
 }
 
+/* Do all of st's readers read it only in a reduction over a small window (at most
+ * WINDOW_MAX steps: depthwise convs, pooling), not over channels? */
+enum { WINDOW_MAX = 64 };
+
+static int window_readers(Schedule *s, Stage *st)
+{
+    int any = 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *r = s->stages.items[i];
+        if (r == st || !ir_tensor_reads(r->t, st->t))
+            continue;
+        if (r->t->kind != T_COMPUTE || r->t->body->kind != E_REDUCE)
+            return 0;
+        int64_t steps = 1;
+        for (int a = 0; a < r->t->body->u.reduce.naxes; a++)
+            steps *= r->t->body->u.reduce.axes[a]->extent;
+        if (steps > WINDOW_MAX)
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
 /* A tile size for an extent: the largest divisor of the extent between want/2 and want
  * (no tail, no guard in the vector loop), else want itself (a guarded tail), or the
  * extent when it is smaller. */
@@ -328,8 +351,10 @@ int sch_default_fuse(Schedule *s)
         }
         int once = n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE && !repeated;
         /* an index shuffle is free to inline, except a guarded one (padding) inside a
-         * reduction: its guard would sit in the innermost loop; materialize it instead */
-        int shuffle = is_shuffle(t->body) && !(repeated && has_select(t->body));
+         * reduction over channels: its guard would sit in the innermost loop; materialize
+         * it instead. Inside a window-only reduction (depthwise conv, pooling: a few taps
+         * per output) the guard costs less than the padded copy's pass over memory. */
+        int shuffle = is_shuffle(t->body) && !(repeated && has_select(t->body) && !window_readers(s, st));
         int d = above[i];
         if (once || shuffle) {
             int up = 0;

@@ -10,7 +10,7 @@ extern "C" {
 
 /* Bytes of scratch memory to pass as `workspace`, aligned to 64 bytes; with 0 it
  * may be NULL. */
-#define DEPTHWISE_CONV2D_WORKSPACE_BYTES 430592
+#define DEPTHWISE_CONV2D_WORKSPACE_BYTES 0
 
 /* depthwise_conv2d: compact row-major arrays; an output must not overlap any other argument.
  *   X: input f32[1, 32, 56, 56]

@@ -308,49 +308,28 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
 
 /* ---------------------------------------------------------------- kernels */
 
-/* depthwise_conv2d_kernel, launch 1 of 2
- * Xp: root; loops n_c_y_x_fused_outer (blockIdx.x), n_c_y_x_fused_inner (threadIdx.x)
+/* depthwise_conv2d_kernel
+ * Xp: inlined
  * Y_local = cache_write(Y): computed at Y.n_c_oy_ox_fused_inner; loops n, c, oy, ox, ry, rx
  * Y: root; loops n_c_oy_ox_fused_outer (blockIdx.x), n_c_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for metal)
- * grid 421 x 1 x 1 blocks of 256 x 1 x 1 threads
- */
-kernel void depthwise_conv2d_kernel_0(
-    device const float *X [[buffer(0)]],
-    device const float *Wt [[buffer(1)]],
-    device float *Y [[buffer(2)]],
-    device uchar *workspace [[buffer(3)]],
-    uint3 kgen_block [[threadgroup_position_in_grid]], uint3 kgen_thread [[thread_position_in_threadgroup]])
-{
-    (void)Wt;
-    (void)Y;
-    device float *Xp = (device float *)workspace;
-    const int32_t n_c_y_x_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
-    const int32_t n_c_y_x_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
-    if (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner < 107648) {
-        Xp[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 107648 * 107648 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 3364 % 32 * 3364 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 * 58 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58] = ((n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 < 57 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 < 57 ? X[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 107648 * 100352 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 3364 % 32 * 3136 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 * 56 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 - 57] : 0.0f);
-    }
-}
-
-/* depthwise_conv2d_kernel, launch 2 of 2
  * grid 392 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
-kernel void depthwise_conv2d_kernel_1(
+kernel void depthwise_conv2d_kernel(
     device const float *X [[buffer(0)]],
     device const float *Wt [[buffer(1)]],
     device float *Y [[buffer(2)]],
     device uchar *workspace [[buffer(3)]],
     uint3 kgen_block [[threadgroup_position_in_grid]], uint3 kgen_thread [[thread_position_in_threadgroup]])
 {
-    (void)X;
-    device float *Xp = (device float *)workspace;
+    (void)workspace;
     const int32_t n_c_oy_ox_fused_outer = (int32_t)kgen_block.x; /* blockIdx.x */
     const int32_t n_c_oy_ox_fused_inner = (int32_t)kgen_thread.x; /* threadIdx.x */
     float Y_local;
     Y_local = 0.0f;
     for (int32_t ry = 0; ry < 3; ++ry) {
         for (int32_t rx = 0; rx < 3; ++rx) {
-            Y_local = Y_local + Xp[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3364 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 58 + ry * 58 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx] * Wt[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 9 + ry * 3 + rx];
+            Y_local = Y_local + ((n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 + ry >= 1 && (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 + ry < 57 && (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx >= 1 && (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx < 57 ? X[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3136 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 56 + ry * 56 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx - 57] : 0.0f) * Wt[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 9 + ry * 3 + rx];
         }
     }
     Y[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3136 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 56 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56] = Y_local;

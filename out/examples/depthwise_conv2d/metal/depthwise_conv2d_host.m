@@ -20,19 +20,17 @@ static const kgen_gpu_buffer depthwise_conv2d_buffers[4] = {
     {KGEN_GPU_INPUT, 0, 0, 401408, "X"},
     {KGEN_GPU_INPUT, 1, 0, 1152, "Wt"},
     {KGEN_GPU_OUTPUT, 0, 0, 401408, "Y"},
-    {KGEN_GPU_ARENA, 0, 0, 430592, "workspace"},
+    {KGEN_GPU_ARENA, 0, 0, 0, "workspace"},
 };
 static const int depthwise_conv2d_args_0[4] = {0, 1, 2, 3};
-static const int depthwise_conv2d_args_1[4] = {0, 1, 2, 3};
 
 /* launches, in order */
-static const kgen_gpu_launch depthwise_conv2d_launches[2] = {
-    {"depthwise_conv2d_kernel_0", NULL, {421, 1, 1}, {256, 1, 1}, 4, depthwise_conv2d_args_0},
-    {"depthwise_conv2d_kernel_1", NULL, {392, 1, 1}, {256, 1, 1}, 4, depthwise_conv2d_args_1},
+static const kgen_gpu_launch depthwise_conv2d_launches[1] = {
+    {"depthwise_conv2d_kernel", NULL, {392, 1, 1}, {256, 1, 1}, 4, depthwise_conv2d_args_0},
 };
 
 static const kgen_gpu_program depthwise_conv2d_program = {
-    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 2, depthwise_conv2d_launches, 430592, 2, 1, 0, depthwise_conv2d_weights
+    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 1, depthwise_conv2d_launches, 0, 2, 1, 0, depthwise_conv2d_weights
 };
 
 static id<MTLDevice> depthwise_conv2d_dev;

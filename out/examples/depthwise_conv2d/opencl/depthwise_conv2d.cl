@@ -277,47 +277,27 @@ KGEN_INLINE int64_t kgen_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uin
 
 /* ---------------------------------------------------------------- kernels */
 
-/* depthwise_conv2d_kernel, launch 1 of 2
- * Xp: root; loops n_c_y_x_fused_outer (blockIdx.x), n_c_y_x_fused_inner (threadIdx.x)
+/* depthwise_conv2d_kernel
+ * Xp: inlined
  * Y_local = cache_write(Y): computed at Y.n_c_oy_ox_fused_inner; loops n, c, oy, ox, ry, rx
  * Y: root; loops n_c_oy_ox_fused_outer (blockIdx.x), n_c_oy_ox_fused_inner (threadIdx.x)
  * schedule: kgen's default GPU schedule (no section for opencl)
- * grid 421 x 1 x 1 blocks of 256 x 1 x 1 threads
- */
-__kernel void __attribute__((reqd_work_group_size(256, 1, 1))) depthwise_conv2d_kernel_0(
-    __global const float *restrict X,
-    __global const float *restrict Wt,
-    __global float *restrict Y,
-    __global uchar *restrict workspace)
-{
-    (void)Wt;
-    (void)Y;
-    __global float *restrict Xp = (__global float *)workspace;
-    const int32_t n_c_y_x_fused_outer = (int32_t)get_group_id(0); /* blockIdx.x */
-    const int32_t n_c_y_x_fused_inner = (int32_t)get_local_id(0); /* threadIdx.x */
-    if (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner < 107648) {
-        Xp[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 107648 * 107648 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 3364 % 32 * 3364 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 * 58 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58] = ((n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 < 57 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 >= 1 && (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 < 57 ? X[(n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 107648 * 100352 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 3364 % 32 * 3136 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) / 58 % 58 * 56 + (n_c_y_x_fused_outer * 256 + n_c_y_x_fused_inner) % 58 - 57] : 0.0f);
-    }
-}
-
-/* depthwise_conv2d_kernel, launch 2 of 2
  * grid 392 x 1 x 1 blocks of 256 x 1 x 1 threads
  */
-__kernel void __attribute__((reqd_work_group_size(256, 1, 1))) depthwise_conv2d_kernel_1(
+__kernel void __attribute__((reqd_work_group_size(256, 1, 1))) depthwise_conv2d_kernel(
     __global const float *restrict X,
     __global const float *restrict Wt,
     __global float *restrict Y,
     __global uchar *restrict workspace)
 {
-    (void)X;
-    __global float *restrict Xp = (__global float *)workspace;
+    (void)workspace;
     const int32_t n_c_oy_ox_fused_outer = (int32_t)get_group_id(0); /* blockIdx.x */
     const int32_t n_c_oy_ox_fused_inner = (int32_t)get_local_id(0); /* threadIdx.x */
     float Y_local;
     Y_local = 0.0f;
     for (int32_t ry = 0; ry < 3; ++ry) {
         for (int32_t rx = 0; rx < 3; ++rx) {
-            Y_local = Y_local + Xp[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3364 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 58 + ry * 58 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx] * Wt[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 9 + ry * 3 + rx];
+            Y_local = Y_local + ((n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 + ry >= 1 && (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 + ry < 57 && (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx >= 1 && (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx < 57 ? X[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3136 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 56 + ry * 56 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56 + rx - 57] : 0.0f) * Wt[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 9 + ry * 3 + rx];
         }
     }
     Y[(n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 3136 * 3136 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) / 56 % 56 * 56 + (n_c_oy_ox_fused_outer * 256 + n_c_oy_ox_fused_inner) % 56] = Y_local;

@@ -13,19 +13,17 @@ static const kgen_gpu_buffer depthwise_conv2d_buffers[4] = {
     {KGEN_GPU_INPUT, 0, 0, 401408, "X"},
     {KGEN_GPU_INPUT, 1, 0, 1152, "Wt"},
     {KGEN_GPU_OUTPUT, 0, 0, 401408, "Y"},
-    {KGEN_GPU_ARENA, 0, 0, 430592, "workspace"},
+    {KGEN_GPU_ARENA, 0, 0, 0, "workspace"},
 };
 static const int depthwise_conv2d_args_0[4] = {0, 1, 2, 3};
-static const int depthwise_conv2d_args_1[4] = {0, 1, 2, 3};
 
 /* launches, in order */
-static const kgen_gpu_launch depthwise_conv2d_launches[2] = {
-    {"depthwise_conv2d_kernel_0", NULL, {421, 1, 1}, {256, 1, 1}, 4, depthwise_conv2d_args_0},
-    {"depthwise_conv2d_kernel_1", NULL, {392, 1, 1}, {256, 1, 1}, 4, depthwise_conv2d_args_1},
+static const kgen_gpu_launch depthwise_conv2d_launches[1] = {
+    {"depthwise_conv2d_kernel", NULL, {392, 1, 1}, {256, 1, 1}, 4, depthwise_conv2d_args_0},
 };
 
 static const kgen_gpu_program depthwise_conv2d_program = {
-    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 2, depthwise_conv2d_launches, 430592, 2, 1, 0, NULL
+    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 1, depthwise_conv2d_launches, 0, 2, 1, 0, NULL
 };
 
 static kgen_cl_state depthwise_conv2d_state;
@@ -73,8 +71,6 @@ int depthwise_conv2d_tensors(kgen_tensor *const *args, int nargs, void *workspac
     status = kgen_check_tensor(args[2], KGEN_DEVICE_CPU, KGEN_DTYPE_FLOAT, 32, 4, shape0, strides0);
     if (status != KGEN_OK)
         return status;
-    if (!workspace)
-        return KGEN_ERR_NULL;
     return depthwise_conv2d((const float *)((char *)args[0]->data + args[0]->byte_offset),
                             (const float *)((char *)args[1]->data + args[1]->byte_offset),
                             (float *)((char *)args[2]->data + args[2]->byte_offset),
