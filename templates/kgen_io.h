@@ -782,9 +782,9 @@ KGEN_IO_API int kgen_io_pb_repeated_(const unsigned char *p, const unsigned char
                                      const char *fname, void *dst, size_t size, size_t cap, size_t *n,
                                      char *err, size_t errlen)
 {
-    uint32_t field;
-    int wire;
-    uint64_t v;
+    uint32_t field = 0;   /* (set by kgen_io_pb_field_; gcc -O3 cannot tell) */
+    int wire = 0;
+    uint64_t v = 0;
     const unsigned char *data = NULL, *q, *qend;
     size_t dlen = 0, step;
     *n = 0;
@@ -840,10 +840,10 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
     const unsigned char *b = buf ? (const unsigned char *)buf : &nothing, *p = b, *end = b + (buf ? len : 0);
     const unsigned char *raw = NULL, *data = NULL;
     size_t rawlen = 0, dlen = 0, ndims = 0, count = 1, nbytes, nvals, i;
-    uint64_t v, dims[KGEN_IO_MAX_DIMS];
+    uint64_t v = 0, dims[KGEN_IO_MAX_DIMS];   /* (v, field, wire: set by kgen_io_pb_field_) */
     int64_t data_type = 0;
-    uint32_t field, vfield = 0;
-    int wire, has_raw = 0, vkind = 0, located = 0;
+    uint32_t field = 0, vfield = 0;
+    int wire = 0, has_raw = 0, vkind = 0, located = 0;
     const char *vname = "";
     kgen_io_tensor shaped;
     kgen_io_init(t);

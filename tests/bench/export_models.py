@@ -5,8 +5,10 @@ with reference libraries, made with seeded random weights; none of them is commi
         full-size MobileNetV2 and ResNet-18 from torchvision (weights=None,
         torch.manual_seed(0)), eval mode, ONNX opset 13, input 1x3x224x224
     /usr/bin/python3 tests/bench/export_models.py convs OUTDIR
-        single 3x3 convolutions, stride 1, pad 1, with bias, batch 1, 56x56:
-        conv3x3_64_56 (64 -> 64 channels), dw3x3_64_56 and dw3x3_144_56 (depthwise)
+        3x3 convolutions, stride 1, pad 1, with bias, batch 1, 56x56: conv3x3_64_56
+        (64 -> 64 channels), dw3x3_64_56 and dw3x3_144_56 (depthwise); each also as
+        NAME_x2, two such convs in a row (the bench times the second one: a conv inside a
+        network, reading the layout the previous op left)
 
 write OUTDIR/NAME.onnx and a seeded input OUTDIR/NAME_input.npy, skipping those already
 there. Needs torch (and torchvision for the models), onnx and numpy.
@@ -35,8 +37,9 @@ def export(name, make, out, shape=(1, 3, 224, 224)):
         np.save(npy_path, rng.standard_normal(shape).astype(np.float32))
 
 
-def conv3x3(c, groups):
-    return lambda: torch.nn.Conv2d(c, c, 3, stride=1, padding=1, groups=groups, bias=True)
+def conv3x3(c, groups, count=1):
+    return lambda: torch.nn.Sequential(
+        *[torch.nn.Conv2d(c, c, 3, stride=1, padding=1, groups=groups, bias=True) for _ in range(count)])
 
 
 def main():
@@ -50,9 +53,9 @@ def main():
         export("mobilenetv2", lambda: torchvision.models.mobilenet_v2(weights=None), out)
         export("resnet18", lambda: torchvision.models.resnet18(weights=None), out)
     else:
-        export("conv3x3_64_56", conv3x3(64, 1), out, (1, 64, 56, 56))
-        export("dw3x3_64_56", conv3x3(64, 64), out, (1, 64, 56, 56))
-        export("dw3x3_144_56", conv3x3(144, 144), out, (1, 144, 56, 56))
+        for name, c, g in (("conv3x3_64_56", 64, 1), ("dw3x3_64_56", 64, 64), ("dw3x3_144_56", 144, 144)):
+            export(name, conv3x3(c, g), out, (1, c, 56, 56))
+            export(name + "_x2", conv3x3(c, g, 2), out, (1, c, 56, 56))
 
 
 if __name__ == "__main__":

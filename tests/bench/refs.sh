@@ -2,8 +2,9 @@
 # refs.sh - part of `make bench`: kgen against reference libraries, measured in the same
 # run, fp32, batch 1. Each figure is the best of three medians (three processes).
 #   1. 3x3 convolutions, 56x56, pad 1, stride 1 (64 -> 64 channels; depthwise 64 and 144
-#      channels): kgen's generated C, default layout and --layout=nchwc16, timed kernel by
-#      kernel (the runner's --profile), against oneDNN (tests/bench/dnnl_conv.c), 1 thread.
+#      channels): kgen's generated C with default options, a conv inside a network (what a
+#      second conv adds to a model, timed kernel by kernel with the runner's --profile),
+#      against oneDNN (tests/bench/dnnl_conv.c), 1 thread.
 #   2. MobileNetV2 and ResNet-18 (torchvision, random weights, 1x3x224x224) end to end:
 #      kgen's generated C, untuned (default options, and --layout=nchwc16) and, when the
 #      tuning log has a record for the model, tuned, against onnxruntime's CPU provider
@@ -96,9 +97,8 @@ convs="conv3x3_64_56:64:1 dw3x3_64_56:64:64 dw3x3_144_56:144:144"
 for spec in $convs; do
   IFS=: read -r name c g <<< "$spec"
   [ -f $work/conv/$name.onnx ] || continue
-  for layout in default nchwc16; do
-    d=$work/refs/$name.$layout
-    gen $work/conv/$name.onnx $d $( [ $layout = default ] || echo --layout=$layout ) && build $d net_profile
+  for m in $name ${name}_x2; do
+    [ -f $work/conv/$m.onnx ] && gen $work/conv/$m.onnx $work/refs/$m && build $work/refs/$m net_profile
   done
 done
 # whole models: --weights=file (ResNet-18's 47 MB of weights as C source take gcc minutes;
@@ -119,33 +119,35 @@ done
 wait
 
 # ------------------------------------------------------------------ 1. convolutions
-# "default": kgen's default options (the NCHW layout); nchwc16: --layout=nchwc16.
-# kgen's conv time: the --profile medians of the kernels, summed, less the kernels that
-# convert the result back from NCHWc to NCHW at the model's output (their header comment
-# says "layout: '...' NCHWc16 to NCHW"; the bias add is fused there too); the pad kernel and
-# an input conversion fused into the conv count.
-edge_kernels() { awk '/^\/\* [A-Za-z0-9_]+$/ { k = $2 } /^ \* fuses .*: layout: .* to NCHW$/ { print k }' $1/net.c | sort -u; }
-kgen_conv() {  # kgen_conv DIR INPUT: "CONV_MS ALL_MS", the best of three profiles
-  local excl bc="" ba="" rep cm am
-  excl=" $(edge_kernels $1 | tr '\n' ' ')"
+# kgen's conv time: the second conv of NAME_x2 (two identical convs in a row), i.e. a conv
+# inside a network, reading the layout the previous op left (NCHWc16 by default): the
+# --profile medians of the kernels that compute its node ('/1/Conv') summed, its padding
+# included, less the kernel converting the result to NCHW at the model's output (the bias
+# add is fused there). single_ms: every kernel of the one-conv model, conversions included.
+second_conv_kernels() {   # the kernels computing node /1/Conv, not converting to NCHW
+  awk '/^\/\* [A-Za-z0-9_]+$/ { k = $2 } /^ \* computes .*: Conv .\/1\/Conv.$/ { c[k] = 1 }
+       /^ \* fuses .*: layout: .* to NCHW$/ { e[k] = 1 } END { for (k in c) if (!(k in e)) print k }' $1/net.c | sort
+}
+kgen_profile() {  # kgen_profile DIR INPUT [KERNEL...]: the smallest of three summed profiles
+  local d=$1 x=$2 b="" rep v; shift 2
+  local want=" $* "
   for rep in 1 2 3; do
-    read -r cm am <<< "$($pin1 $1/net_profile --profile $conv_runs $2 2>/dev/null |
-      awk -v excl="$excl" '$1 == "kernel_ms" { all += $4; if (index(excl, " " $3 " ") == 0) conv += $4; n++ }
-                           END { if (n) printf "%.6f %.6f", conv, all }')"
-    [ -n "$am" ] || continue
-    bc=$(awk -v a=$cm -v b="$bc" 'BEGIN { print (b == "" || a < b) ? a : b }')
-    ba=$(awk -v a=$am -v b="$ba" 'BEGIN { print (b == "" || a < b) ? a : b }')
+    v=$($pin1 $d/net_profile --profile $conv_runs $x 2>/dev/null |
+      awk -v want="$want" '$1 == "kernel_ms" && (want == "  " || index(want, " " $3 " ")) { s += $4; n++ }
+                           END { if (n) printf "%.6f", s }')
+    [ -n "$v" ] && b=$(awk -v a=$v -v b="$b" 'BEGIN { print (b == "" || a < b) ? a : b }')
   done
-  echo "${bc:--} ${ba:--}"
+  echo "${b:--}"
 }
 impl=""
-echo "# 3x3 conv, stride 1, pad 1, bias, fp32, batch 1, 1 thread (${pin1:-no taskset}): kgen generated C ($CC $flags)"
-echo "# against oneDNN $( [ -n "$dnnl" ] && echo "(direct, format any; reorders not timed)" || echo "(missing)"); best of 3 medians of $conv_runs runs."
-echo "# kgen_ms: the --profile kernel medians summed, less the kernel converting NCHWc16 back to NCHW at the"
-echo "# output (the bias add is fused there); the pad kernel counts. all_ms: every kernel."
-echo "# onednn+reorders_ms: with reorders of src from and dst to NCHW. ratio: kgen GFLOP/s over oneDNN's (goal >= 0.80)."
-printf '%-14s %-8s %9s %11s %13s %9s %13s %6s %10s %18s\n' figure layout kgen_ms kgen_GFLOPs kgen_all_ms \
-  onednn_ms onednn_GFLOPs ratio all/onednn onednn+reorders_ms
+echo "# 3x3 conv, stride 1, pad 1, bias, fp32, batch 1, 1 thread (${pin1:-no taskset}): kgen generated C ($CC $flags,"
+echo "# default options) against oneDNN $( [ -n "$dnnl" ] && echo "(direct, format any; reorders not timed)" || echo "(missing)"); best of 3 medians of $conv_runs runs."
+echo "# kgen_ms: the second of two such convs in a row (its kernels' --profile medians summed, its padding"
+echo "# included, the bias add fused into the output's conversion to NCHW left out): a conv inside a network."
+echo "# single_ms: a one-conv model with its NCHW conversions. onednn+reorders_ms: with reorders from and to NCHW."
+echo "# ratio: kgen GFLOP/s over oneDNN's (goal >= 0.80)."
+printf '%-14s %9s %11s %10s %9s %13s %6s %18s\n' figure kgen_ms kgen_GFLOPs single_ms onednn_ms onednn_GFLOPs ratio \
+  onednn+reorders_ms
 for spec in $convs; do
   IFS=: read -r name c g <<< "$spec"
   flops=$(awk -v c=$c -v g=$g 'BEGIN { printf "%.0f", 2 * c * 56 * 56 * (c / g) * 9 }')
@@ -156,16 +158,17 @@ for spec in $convs; do
     impl="$impl $name:$(OMP_NUM_THREADS=1 $dnnl $c 56 56 $g 1 1 2>/dev/null | sed -n 's/^impl=\([^ ]*\).*/\1/p')"
   fi
   o_gf=$(div $flops "$(awk -v m=$o_ms 'BEGIN { print m == "-" ? "-" : m * 1e6 }')")
-  for layout in default nchwc16; do
-    d=$work/refs/$name.$layout
-    if [ ! -f $d.ok ]; then
-      printf '%-14s %-8s %s\n' $name $layout "kgen failed: $(tail -1 $d.kgen.log $d.build.log 2>/dev/null | tail -1)"; continue
-    fi
-    read -r k_ms k_all <<< "$(kgen_conv $d $work/conv/${name}_input.npy)"
-    k_gf=$(div $flops "$(awk -v m=$k_ms 'BEGIN { print m == "-" ? "-" : m * 1e6 }')")
-    printf '%-14s %-8s %9s %11s %13s %9s %13s %6s %10s %18s\n' $name $layout $k_ms $k_gf $k_all $o_ms $o_gf \
-      $(div $o_ms $k_ms) $(div $o_ms $k_all) $o_full
-  done
+  d1=$work/refs/$name d2=$work/refs/${name}_x2
+  if [ ! -f $d1.ok ] || [ ! -f $d2.ok ]; then
+    printf '%-14s %s\n' $name "kgen failed: $(tail -1 $d1.kgen.log $d1.build.log $d2.kgen.log $d2.build.log 2>/dev/null | tail -1)"
+    continue
+  fi
+  one=$(kgen_profile $d1 $work/conv/${name}_input.npy)
+  ks=$(second_conv_kernels $d2)
+  k_ms=-
+  [ -n "$ks" ] && k_ms=$(kgen_profile $d2 $work/conv/${name}_x2_input.npy $ks)
+  k_gf=$(div $flops "$(awk -v m=$k_ms 'BEGIN { print m == "-" ? "-" : m * 1e6 }')")
+  printf '%-14s %9s %11s %10s %9s %13s %6s %18s\n' $name $k_ms $k_gf $one $o_ms $o_gf $(div $o_ms $k_ms) $o_full
 done
 [ -n "$impl" ] && echo "# oneDNN implementations:$impl"
 
