@@ -4,8 +4,10 @@
 # compiler, judged by the rule in that folder's README.md.
 #
 #  1. kgen, two jobs at a time:  $KGEN DIR/model.onnx --target c -o $BUILD/conf/T --name T
-#     --bind-inputs DIR/test_data_set_0. A non-zero exit is "unsupported" (kgen's first line
-#     is kept); a crash (status >= 128) or a timeout is a failure.
+#     --bind-inputs DIR/test_data_set_0 (tests/conf_gen.sh; under tests/run.sh, one kgen
+#     run per test for the four conformance targets, into $BUILD/conf-gen/T/c). A non-zero
+#     exit is "unsupported" (kgen's first line is kept); a crash (status >= 128) or a
+#     timeout is a failure.
 #  2. The generated models are batched (BATCH per batch; names where one is the other plus
 #     "_..." go to different batches, so generated symbols cannot clash), and each batch is
 #     ONE C driver compiled with its models' .c files by a single `$CC -O1 -std=c99 -w`:
@@ -109,6 +111,7 @@ mkdir -p "$work/res"
 # pocl keeps compiled kernels here: fresh for each run, shared by the run's children
 [ "$TARGET" = opencl ] && export POCL_CACHE_DIR=$work/pocl-cache
 # a private copy, so that a rebuild of kgen during the run changes nothing
+kgen_given=$kgen_abs
 cp "$kgen_abs" "$work/kgen.bin" && kgen_abs=$work/kgen.bin
 # limit SECONDS COMMAND...: the command, killed after SECONDS where coreutils' timeout exists
 to=""
@@ -139,39 +142,40 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|IN
 
 # ---------------------------------------------------------------- 1. kgen
 
-# one test: its log and exit status land in $work/NAME.kgen.{log,rc}
-kgen_one() {
-  local name=$1 c=$2
-  limit 120 "$kgen_abs" "$tests_abs/$name/model.onnx" --target $TARGET -o "$work/$c" --name "$c" \
-    --bind-inputs "$tests_abs/$name/test_data_set_0" > "$work/$c.kgen.log" 2>&1
-  echo $? > "$work/$c.kgen.rc"
-}
-export -f kgen_one limit
+# tests/conf_gen.sh: one kgen run per test, its status and first line of output in
+# $gen/status.*.tsv. On its own this run makes its one target, test NAME (C name C) in
+# $work/C. tests/run.sh makes every conformance target once for all the runs
+# (KGEN_CONF_GEN, KGEN_CONF_GEN_TARGETS: several targets in one kgen process per test,
+# into $KGEN_CONF_GEN/C/TARGET), used here when this run's target and kgen are among them.
+if [ -n "${KGEN_CONF_GEN:-}" ] && [[ " ${KGEN_CONF_GEN_TARGETS:-} " == *" $TARGET "* ]] &&
+   [ "${KGEN_CONF_GEN_KGEN:-}" = "$kgen_given" ]; then
+  gen=$KGEN_CONF_GEN msub=/$TARGET gen_targets=$KGEN_CONF_GEN_TARGETS
+else
+  gen=$work msub= gen_targets=$TARGET
+fi
 t_start=$SECONDS
-export work tests_abs kgen_abs to TARGET
 awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" |
-  xargs -P $JOBS -L 1 bash -c 'kgen_one "$0" "$1"' 2>/dev/null
+  bash "$here/conf_gen.sh" "$gen" "$kgen_abs" "$tests_abs" $gen_targets
+gen=$(cd "$gen" && pwd)
 
 # res/kgen.tsv: name, status, reason for the ones kgen refused; ok.txt: the ones it made
-: > "$work/ok.txt"
-while IFS=$'\t' read -r name c op skip; do
-  [ "$skip" = "-" ] || continue
-  rc=$(cat "$work/$c.kgen.rc" 2>/dev/null || echo 255)
-  first=$(grep -m1 -v '^[[:space:]]*$' "$work/$c.kgen.log" 2>/dev/null | tr '\t' ' ' | cut -c1-300)
-  if [ "$rc" = 0 ] && [ -f "$work/$c/$c$src_suffix" ]; then
-    printf '%s\t%s\n' "$name" "$c" >> "$work/ok.txt"
-  elif [ "$rc" = 0 ]; then
-    printf '%s\tFAIL\tkgen exited 0 but wrote no %s%s\n' "$name" "$c" "$src_suffix"
-  elif [ "$rc" = 126 ] || [ "$rc" = 127 ]; then
-    printf '%s\tFAIL\tkgen could not be run: %s\n' "$name" "$first"
-  elif [ "$rc" = 124 ]; then
-    printf '%s\tFAIL\tkgen timed out after 120 s\n' "$name"
-  elif [ "$rc" -ge 128 ]; then
-    printf '%s\tFAIL\tkgen crashed (signal %s)%s\n' "$name" $((rc - 128)) "${first:+: $first}"
-  else
-    printf '%s\tUNSUPPORTED\t%s\n' "$name" "${first:-kgen exit status $rc, no message}"
-  fi
-done < "$work/list.tsv" > "$work/res/kgen.tsv"
+cat "$gen"/status.*.tsv > "$work/kgen-status.tsv" 2>/dev/null
+awk -F'\t' -v target="$TARGET" -v gen="$gen" -v msub="$msub" -v suf="$src_suffix" -v ok="$work/ok.txt" '
+    FILENAME == ARGV[1] { if ($3 == target) { rc[$1] = $4; first[$1] = $5 } next }
+    $4 != "-" { next }
+    {
+      name = $1; c = $2
+      r = (name in rc) ? rc[name] + 0 : 255
+      f = first[name]
+      src = gen "/" c msub "/" c suf
+      if (r == 0 && (getline line < src) >= 0) { close(src); print name "\t" c > ok }
+      else if (r == 0) printf "%s\tFAIL\tkgen exited 0 but wrote no %s%s\n", name, c, suf
+      else if (r == 126 || r == 127) printf "%s\tFAIL\tkgen could not be run: %s\n", name, f
+      else if (r == 124) printf "%s\tFAIL\tkgen timed out after 120 s\n", name
+      else if (r >= 128) printf "%s\tFAIL\tkgen crashed (signal %d)%s\n", name, r - 128, (f == "" ? "" : ": " f)
+      else printf "%s\tUNSUPPORTED\t%s\n", name, (f == "" ? "kgen exit status " r ", no message" : f)
+    }' "$work/kgen-status.tsv" "$work/list.tsv" > "$work/res/kgen.tsv"
+: >> "$work/ok.txt"
 
 t_kgen=$SECONDS
 # ---------------------------------------------------------------- 2. batches
@@ -484,25 +488,11 @@ gen_driver() {
     local i=0 name c C
     for name in "$@"; do
       c=${cname[$name]}
-      C=$(printf '%s' "$c" | tr 'a-z' 'A-Z')
-      cat <<EOF
-
-#include "$c/$c.h"
-#if defined(${C}_ARENA_BYTES)
-#define M${i}_ARENA ${C}_ARENA_BYTES
-#define M${i}_NIN ${C}_NUM_INPUTS
-#define M${i}_NOUT ${C}_NUM_OUTPUTS
-#else
-#define M${i}_ARENA ${c}_ARENA_BYTES
-#define M${i}_NIN ${c}_NUM_INPUTS
-#define M${i}_NOUT ${c}_NUM_OUTPUTS
-#endif
-#if M${i}_NIN > 0
-#define M${i}_INS ${c}_input_info
-#else
-#define M${i}_INS NULL
-#endif
-EOF
+      C=${c^^}
+      printf '%s\n' "" "#include \"$c$msub/$c.h\"" "#if defined(${C}_ARENA_BYTES)" \
+        "#define M${i}_ARENA ${C}_ARENA_BYTES" "#define M${i}_NIN ${C}_NUM_INPUTS" "#define M${i}_NOUT ${C}_NUM_OUTPUTS" \
+        "#else" "#define M${i}_ARENA ${c}_ARENA_BYTES" "#define M${i}_NIN ${c}_NUM_INPUTS" "#define M${i}_NOUT ${c}_NUM_OUTPUTS" \
+        "#endif" "#if M${i}_NIN > 0" "#define M${i}_INS ${c}_input_info" "#else" "#define M${i}_INS NULL" "#endif"
       i=$((i + 1))
     done
     if [ "$UNITY" = 1 ]; then
@@ -510,10 +500,10 @@ EOF
       echo "/* the models' sources, in this one translation unit */"
       for name in "$@"; do
         c=${cname[$name]}
-        C=$(printf '%s' "$c" | tr 'a-z' 'A-Z')
+        C=${c^^}
         [ "$TARGET" = opencl ] && echo "#define ${C}_CL_FILE \"$dir/batch.cl\""
-        echo "#include \"$c/$c$src_suffix\""
-        [ -f "$work/$c/${c}_weights.c" ] && echo "#include \"$c/${c}_weights.c\""
+        echo "#include \"$c$msub/$c$src_suffix\""
+        [ -f "$gen/$c$msub/${c}_weights.c" ] && echo "#include \"$c$msub/${c}_weights.c\""
       done
     fi
     echo
@@ -537,24 +527,20 @@ join_cl() {
   local dir=$1; shift
   local name c first=1 bad=() keep=()
   mkdir -p "$dir"
-  {
-    for name in "$@"; do
-      c=${cname[$name]}
-      if [ $first = 1 ]; then
-        sed -n '1,/^\/\* -* kernels \*\/$/p' "$work/$c/$c.cl"; first=0
-      fi
-      sed '1,/^\/\* -* kernels \*\/$/d' "$work/$c/$c.cl"
-    done
-  } > "$dir/batch.cl"
+  # the first file whole, the others from the line after their "kernels" line (one awk)
+  local cls=()
+  for name in "$@"; do c=${cname[$name]}; cls+=("$gen/$c$msub/$c.cl"); done
+  awk 'FNR == 1 { nfile++; seen = 0 } nfile == 1 || seen { print; next }
+       FNR > 1 && /^\/\* -* kernels \*\/$/ { seen = 1 }' "${cls[@]}" > "$dir/batch.cl"
   command -v clang >/dev/null 2>&1 || return 0
   clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -w "$dir/batch.cl" > "$dir.cl.log" 2>&1 && return 0
   for name in "$@"; do
     c=${cname[$name]}
-    if clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -w "$work/$c/$c.cl" > "$work/$c.cl.log" 2>&1; then
+    if clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -fsyntax-only -w "$gen/$c$msub/$c.cl" > "$work/$c.cl.log" 2>&1; then
       keep+=("$name")
     else
       printf '%s\tFAIL\tOpenCL C does not compile: %s\n' "$name" \
-        "$(grep -m1 'error:' "$work/$c.cl.log" | sed "s|^$work/||" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+        "$(grep -m1 'error:' "$work/$c.cl.log" | sed "$unpath" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
     fi
   done
   [ ${#keep[@]} -gt 0 ] && build "${dir}k" "${keep[@]}" && cat "${dir}k.built" >> "$dir.built" 2>/dev/null
@@ -572,25 +558,25 @@ build() {
   for name in "$@"; do
     [ "$UNITY" = 1 ] && break
     c=${cname[$name]}
-    files+=("$work/$c/$c$src_suffix")
-    [ -f "$work/$c/${c}_weights.c" ] && files+=("$work/$c/${c}_weights.c")
+    files+=("$gen/$c$msub/$c$src_suffix")
+    [ -f "$gen/$c$msub/${c}_weights.c" ] && files+=("$gen/$c$msub/${c}_weights.c")
   done
   [ "$TARGET" = opencl ] && { join_cl "$dir" "$@" || return 0; }
   if [ "$TARGET" = cuda ]; then
     # the models' .cu files in one nvcc run, their weights and the driver by the C compiler
     local wfiles=() cufiles=()
-    for name in "$@"; do c=${cname[$name]}; wfiles+=("$work/$c/${c}_weights.c"); cufiles+=("$work/$c/$c.cu"); done
+    for name in "$@"; do c=${cname[$name]}; wfiles+=("$gen/$c$msub/${c}_weights.c"); cufiles+=("$gen/$c$msub/$c.cu"); done
     printf '#include "%s"\n' "${cufiles[@]}" > "$dir/batch.cu"
     if "$NVCC" -arch=${CUDA_ARCH:-sm_90} -O1 -w -I"$templates" -c "$dir/batch.cu" -o "$dir/batch.o" > "$log" 2>&1 &&
-       $CC -O1 -std=c99 -w -I"$work" -I"$templates" -c "$dir/driver.c" -o "$dir/driver.o" >> "$log" 2>&1 &&
+       $CC -O1 -std=c99 -w -I"$work" -I"$gen" -I"$templates" -c "$dir/driver.c" -o "$dir/driver.o" >> "$log" 2>&1 &&
        cat "${wfiles[@]}" > "$dir/weights.c" && $CC -O1 -w -c "$dir/weights.c" -o "$dir/weights.o" >> "$log" 2>&1 &&
        "$NVCC" -arch=${CUDA_ARCH:-sm_90} -o "$dir/run" "$dir/driver.o" "$dir/batch.o" "$dir/weights.o" >> "$log" 2>&1; then
       echo "$dir/run" >> "$dir.built"
       return
     fi
     # nvcc writes FILE(LINE): error
-    sed -i -E "s|^($work/[^(]*)\(([0-9]+)\): error|\1:\2:0: error|" "$log"
-  elif $CC -O1 -std=c99 -w ${KGEN_GEN_CFLAGS:-} -I"$work" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" $libs > "$log" 2>&1; then
+    sed -i -E "s|^($gen/[^(]*)\(([0-9]+)\): error|\1:\2:0: error|" "$log"
+  elif $CC -O1 -std=c99 -w ${KGEN_GEN_CFLAGS:-} -I"$work" -I"$gen" -I"$templates" -o "$dir/run" "$dir/driver.c" "${files[@]}" $libs > "$log" 2>&1; then
     echo "$dir/run" >> "$dir.built"
     return
   fi
@@ -598,13 +584,13 @@ build() {
   local bad=() keep=()
   for name in "$@"; do
     c=${cname[$name]}
-    if grep -q "^$work/$c/[^:]*:[0-9]*:[0-9:]* error:" "$log"; then bad+=("$name"); else keep+=("$name"); fi
+    if grep -q "^$gen/$c$msub/[^:]*:[0-9]*:[0-9:]* error:" "$log"; then bad+=("$name"); else keep+=("$name"); fi
   done
   if [ ${#bad[@]} -gt 0 ]; then
     for name in "${bad[@]}"; do
       c=${cname[$name]}
       printf '%s\tFAIL\tdoes not compile: %s\n' "$name" \
-        "$(grep -m1 "^$work/$c/[^:]*:[0-9]*:[0-9:]* error:" "$log" | sed "s|^$work/||" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+        "$(grep -m1 "^$gen/$c$msub/[^:]*:[0-9]*:[0-9:]* error:" "$log" | sed "$unpath" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
     done
     [ ${#keep[@]} -gt 0 ] && build "${dir}r" "${keep[@]}" && cat "${dir}r.built" >> "$dir.built" 2>/dev/null
     cat "${dir}r.res" >> "$dir.res" 2>/dev/null
@@ -612,7 +598,7 @@ build() {
   fi
   if [ $# -eq 1 ]; then
     printf '%s\tFAIL\tdoes not build: %s\n' "$1" \
-      "$(grep -m1 -E 'error|undefined|multiple definition' "$log" | sed "s|$work/||g" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+      "$(grep -m1 -E 'error|undefined|multiple definition' "$log" | sed "$unpath_g" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
     return 0
   fi
   local half=$(($# / 2))
@@ -654,6 +640,9 @@ batch() {
 
 declare -A cname
 while IFS=$'\t' read -r name c; do cname[$name]=$c; done < "$work/ok.txt"
+# messages name a model's files as C/FILE, and the run's as PATH under $work
+unpath="s|^$gen/\([^/]*\)$msub/|\1/|; s|^$work/||"
+unpath_g="s|$gen/\([^/]*\)$msub/|\1/|g; s|$work/||g"
 
 nbatches=$(awk -F'\t' 'BEGIN { n = 0 } $1 + 1 > n { n = $1 + 1 } END { print n }' "$work/batches.tsv")
 running=0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # conformance_js.sh - the ONNX node-test subset (${KGEN_ONNX_TESTS:-../shared/onnx-node-tests})
 # through kgen's JavaScript target and node, judged like tests/conformance.sh:
-#  1. kgen DIR/model.onnx --target js --bind-inputs DIR/test_data_set_0, two jobs at a time;
+#  1. kgen DIR/model.onnx --target js --bind-inputs DIR/test_data_set_0, two jobs at a time
+#     (tests/conf_gen.sh, shared with the other conformance runs under tests/run.sh);
 #     a non-zero exit is "unsupported" (a known gap from tests/conformance_gaps.txt counts as
 #     skipped), a crash or timeout a failure;
 #  2. the generated modules are run in batches of BATCH per node process
@@ -52,28 +53,32 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|IN
     print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip)
   }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
 
-kgen_one() {
-  timeout 120 "$work/kgen.bin" "$tests_abs/$1/model.onnx" --target "${KGEN_CONF_JS_TARGET:-js}" -o "$work/$2" \
-    --name "$2" --bind-inputs "$tests_abs/$1/test_data_set_0" > "$work/$2.kgen.log" 2>&1
-  echo $? > "$work/$2.kgen.rc"
-}
-export -f kgen_one
-export work tests_abs
-awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" | xargs -P $JOBS -L 1 bash -c 'kgen_one "$0" "$1"' 2>/dev/null
+# step 1: tests/conf_gen.sh (see conformance.sh): test NAME (C name C) in $work/C, or in
+# $KGEN_CONF_GEN/C/js when tests/run.sh made it there
+jst=${KGEN_CONF_JS_TARGET:-js}
+if [ -n "${KGEN_CONF_GEN:-}" ] && [ "$jst" = js ] && [[ " ${KGEN_CONF_GEN_TARGETS:-} " == *" js "* ]] &&
+   [ "${KGEN_CONF_GEN_KGEN:-}" = "$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")" ]; then
+  gen=$KGEN_CONF_GEN msub=/js gen_targets=($KGEN_CONF_GEN_TARGETS)
+else
+  gen=$work msub= gen_targets=("$jst")
+fi
+awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" |
+  bash "$here/conf_gen.sh" "$gen" "$work/kgen.bin" "$tests_abs" "${gen_targets[@]}"
+gen=$(cd "$gen" && pwd)
 
+cat "$gen"/status.*.tsv > "$work/kgen-status.tsv" 2>/dev/null
 : > "$work/run.txt"
-while IFS=$'\t' read -r name c op skip; do
-  if [ "$skip" != "-" ]; then printf '%s\t%s\tSKIP\tdtype %s\n' "$name" "$op" "$skip"; continue; fi
-  rc=$(cat "$work/$c.kgen.rc" 2>/dev/null || echo 255)
-  first=$(grep -m1 -v '^[[:space:]]*$' "$work/$c.kgen.log" 2>/dev/null | tr '\t' ' ' | cut -c1-300)
-  if [ "$rc" = 0 ] && [ -f "$work/$c/$c.mjs" ]; then
-    printf '%s\t%s\t%s\n' "$name" "$work/$c/$c.mjs" "$tests_abs/$name/test_data_set_0" >> "$work/run.txt"
-  elif [ "$rc" -ge 124 ]; then
-    printf '%s\t%s\tFAIL\tkgen crashed or timed out (status %s)\n' "$name" "$op" "$rc"
-  else
-    printf '%s\t%s\tUNSUPPORTED\t%s\n' "$name" "$op" "$first"
-  fi
-done < "$work/list.tsv" > "$work/kgen.tsv"
+awk -F'\t' -v t="$jst" -v gen="$gen" -v msub="$msub" -v tests="$tests_abs" -v run="$work/run.txt" '
+  FILENAME == ARGV[1] { if ($3 == t) { rc[$1] = $4; first[$1] = $5 } next }
+  $4 != "-" { printf "%s\t%s\tSKIP\tdtype %s\n", $1, $3, $4; next }
+  {
+    name = $1; c = $2
+    r = (name in rc) ? rc[name] + 0 : 255
+    mjs = gen "/" c msub "/" c ".mjs"
+    if (r == 0 && (getline line < mjs) >= 0) { close(mjs); print name "\t" mjs "\t" tests "/" name "/test_data_set_0" > run }
+    else if (r >= 124) printf "%s\t%s\tFAIL\tkgen crashed or timed out (status %d)\n", name, $3, r
+    else printf "%s\t%s\tUNSUPPORTED\t%s\n", name, $3, first[name]
+  }' "$work/kgen-status.tsv" "$work/list.tsv" > "$work/kgen.tsv"
 
 # batches; a model without a verdict (its process died) runs again alone
 split -l "$BATCH" -d -a 3 "$work/run.txt" "$work/batch."
@@ -83,15 +88,16 @@ for b in "$work"/batch.*; do
   [ -f "$b" ] || continue
   timeout 300 node "$drv" "$b" "$io" "$rtm" >> "$work/verdicts.txt" 2> "$b.err"
 done
+awk -F'\t' 'NR == FNR { if (/^(PASS|FAIL) /) { n = substr($0, 6); sub(/:.*/, "", n); got[n] = 1 } next }
+  !($1 in got)' "$work/verdicts.txt" "$work/run.txt" > "$work/again.txt"
 while IFS=$'\t' read -r name mod data; do
-  grep -q -E "^(PASS|FAIL) $name(:|$)" "$work/verdicts.txt" && continue
   printf '%s\t%s\t%s\n' "$name" "$mod" "$data" > "$work/alone.txt"
   out=$(timeout 30 node "$drv" "$work/alone.txt" "$io" "$rtm" 2>&1 | tail -1)
   case "$out" in
     PASS*|FAIL*) echo "$out" >> "$work/verdicts.txt" ;;
     *) echo "FAIL $name: node died or timed out: $out" >> "$work/verdicts.txt" ;;
   esac
-done < "$work/run.txt"
+done < "$work/again.txt"
 
 gaps=$here/conformance_gaps.txt
 awk -F'\t' -v gapfile="$gaps" '

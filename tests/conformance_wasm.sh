@@ -3,7 +3,8 @@
 # through kgen's WebAssembly target, built by emcc and run under node, scalar and SIMD128,
 # judged like tests/conformance.sh:
 #  1. kgen DIR/model.onnx --target wasm --bind-inputs DIR/test_data_set_0, two jobs at a time
-#     (`wasm -simd` writes the same C; only its Makefile adds -msimd128). A non-zero exit is
+#     (tests/conf_gen.sh, shared with the other conformance runs under tests/run.sh;
+#     `wasm -simd` writes the same C, only its Makefile adds -msimd128). A non-zero exit is
 #     "unsupported" (a known gap from tests/conformance_gaps.txt counts as skipped), a crash
 #     or a timeout a failure.
 #  2. The models are batched like conformance.sh does (BATCH per batch; names where one is
@@ -97,32 +98,35 @@ awk -F'\t' -v only="$ONLY" -v every="$SIMD_EVERY" -v skipre="${KGEN_CONF_SKIP:-^
   }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
 
 # ---------------------------------------------------------------- 1. kgen
-kgen_one() {
-  timeout 120 "$work/kgen.bin" "$tests_abs/$1/model.onnx" --target wasm -o "$work/$2" \
-    --name "$2" --bind-inputs "$tests_abs/$1/test_data_set_0" > "$work/$2.kgen.log" 2>&1
-  echo $? > "$work/$2.kgen.rc"
-}
-export -f kgen_one
-export work tests_abs
-awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" | xargs -P $JOBS -L 1 bash -c 'kgen_one "$0" "$1"' 2>/dev/null
+# step 1: tests/conf_gen.sh (see conformance.sh): test NAME (C name C) in $work/C, or in
+# $KGEN_CONF_GEN/C/wasm when tests/run.sh made it there
+if [ -n "${KGEN_CONF_GEN:-}" ] && [[ " ${KGEN_CONF_GEN_TARGETS:-} " == *" wasm "* ]] &&
+   [ "${KGEN_CONF_GEN_KGEN:-}" = "$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")" ]; then
+  gen=$KGEN_CONF_GEN msub=/wasm gen_targets=$KGEN_CONF_GEN_TARGETS
+else
+  gen=$work msub= gen_targets=wasm
+fi
+awk -F'\t' '$4 == "-" { print $1 "\t" $2 }' "$work/list.tsv" |
+  bash "$here/conf_gen.sh" "$gen" "$work/kgen.bin" "$tests_abs" $gen_targets
+gen=$(cd "$gen" && pwd)
 
-: > "$work/ok.txt"
-while IFS=$'\t' read -r name c op skip simd; do
-  [ "$skip" = "-" ] || continue
-  rc=$(cat "$work/$c.kgen.rc" 2>/dev/null || echo 255)
-  first=$(grep -m1 -v '^[[:space:]]*$' "$work/$c.kgen.log" 2>/dev/null | tr '\t' ' ' | cut -c1-300)
-  if [ "$rc" = 0 ] && [ -f "$work/$c/$c.c" ] && [ -f "$work/$c/$c.mjs" ]; then
-    printf '%s\t%s\n' "$name" "$c" >> "$work/ok.txt"
-  elif [ "$rc" = 0 ]; then
-    printf '%s\tFAIL\tkgen exited 0 but wrote no %s.c or %s.mjs\n' "$name" "$c" "$c"
-  elif [ "$rc" = 124 ]; then
-    printf '%s\tFAIL\tkgen timed out after 120 s\n' "$name"
-  elif [ "$rc" -ge 126 ]; then
-    printf '%s\tFAIL\tkgen crashed or could not run (status %s)%s\n' "$name" "$rc" "${first:+: $first}"
-  else
-    printf '%s\tUNSUPPORTED\t%s\n' "$name" "${first:-kgen exit status $rc, no message}"
-  fi
-done < "$work/list.tsv" > "$work/res/kgen.tsv"
+cat "$gen"/status.*.tsv > "$work/kgen-status.tsv" 2>/dev/null
+awk -F'\t' -v gen="$gen" -v msub="$msub" -v ok="$work/ok.txt" '
+  function exists(f) { if ((getline line < f) < 0) return 0; close(f); return 1 }
+  FILENAME == ARGV[1] { if ($3 == "wasm") { rc[$1] = $4; first[$1] = $5 } next }
+  $4 != "-" { next }
+  {
+    name = $1; c = $2
+    r = (name in rc) ? rc[name] + 0 : 255
+    f = first[name]
+    d = gen "/" c msub "/" c
+    if (r == 0 && exists(d ".c") && exists(d ".mjs")) print name "\t" c > ok
+    else if (r == 0) printf "%s\tFAIL\tkgen exited 0 but wrote no %s.c or %s.mjs\n", name, c, c
+    else if (r == 124) printf "%s\tFAIL\tkgen timed out after 120 s\n", name
+    else if (r >= 126) printf "%s\tFAIL\tkgen crashed or could not run (status %d)%s\n", name, r, (f == "" ? "" : ": " f)
+    else printf "%s\tUNSUPPORTED\t%s\n", name, (f == "" ? "kgen exit status " r ", no message" : f)
+  }' "$work/kgen-status.tsv" "$work/list.tsv" > "$work/res/kgen.tsv"
+: >> "$work/ok.txt"
 t_kgen=$SECONDS
 
 # ---------------------------------------------------------------- 2. batches
@@ -131,6 +135,9 @@ awk -F'\t' -v max=$BATCH -f "$here/conf_batches.awk" "$work/ok.txt" > "$work/bat
 
 declare -A cname
 while IFS=$'\t' read -r name c; do cname[$name]=$c; done < "$work/ok.txt"
+# messages name a model's files as C/FILE, and the run's as PATH under $work
+unpath="s|^$gen/\([^/]*\)$msub/|\1/|; s|^$work/||"
+unpath_g="s|$gen/\([^/]*\)$msub/|\1/|g; s|$work/||g"
 
 # build DIR FLAGS NAME...: DIR/batch.wasm with these models; DIR.built lists the built
 # .wasm files with their models (wasm <TAB> name), DIR.res the models that fail to build.
@@ -140,8 +147,8 @@ build() {
   mkdir -p "$dir"
   for name in "$@"; do
     c=${cname[$name]}
-    echo "#include \"$work/$c/$c.c\""
-    [ -f "$work/$c/${c}_weights.c" ] && echo "#include \"$work/$c/${c}_weights.c\""
+    echo "#include \"$gen/$c$msub/$c.c\""
+    [ -f "$gen/$c$msub/${c}_weights.c" ] && echo "#include \"$gen/$c$msub/${c}_weights.c\""
     exports="$exports,_$c"
   done > "$dir/unity.c"
   if "$EMCC" -O1 -w $flags -sSTANDALONE_WASM=1 --no-entry -sALLOW_MEMORY_GROWTH=1 \
@@ -153,13 +160,13 @@ build() {
   local bad=() keep=()
   for name in "$@"; do
     c=${cname[$name]}
-    if grep -q "^$work/$c/[^:]*:[0-9]*:[0-9:]* error:" "$log"; then bad+=("$name"); else keep+=("$name"); fi
+    if grep -q "^$gen/$c$msub/[^:]*:[0-9]*:[0-9:]* error:" "$log"; then bad+=("$name"); else keep+=("$name"); fi
   done
   if [ ${#bad[@]} -gt 0 ]; then
     for name in "${bad[@]}"; do
       c=${cname[$name]}
       printf '%s\tFAIL\temcc: does not compile: %s\n' "$name" \
-        "$(grep -m1 "^$work/$c/[^:]*:[0-9]*:[0-9:]* error:" "$log" | sed "s|^$work/||" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+        "$(grep -m1 "^$gen/$c$msub/[^:]*:[0-9]*:[0-9:]* error:" "$log" | sed "$unpath" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
     done
     if [ ${#keep[@]} -gt 0 ]; then
       build "${dir}r" "$flags" "${keep[@]}"
@@ -170,7 +177,7 @@ build() {
   fi
   if [ $# -eq 1 ]; then
     printf '%s\tFAIL\temcc: does not build: %s\n' "$1" \
-      "$(grep -m1 -E 'error|undefined|duplicate symbol' "$log" | sed "s|$work/||g" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
+      "$(grep -m1 -E 'error|undefined|duplicate symbol' "$log" | sed "$unpath_g" | tr '\t' ' ' | cut -c1-300)" >> "$dir.res"
     return 0
   fi
   local half=$(($# / 2))
@@ -192,12 +199,13 @@ variant() {
   build "$dir" "$flags" "$@"
   while IFS=$'\t' read -r wasm name; do
     c=${cname[$name]}
-    printf '%s\t%s\t%s\t%s\n' "$name" "$work/$c/$c.mjs" "$tests_abs/$name/test_data_set_0" "$wasm"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$gen/$c$msub/$c.mjs" "$tests_abs/$name/test_data_set_0" "$wasm"
   done < "$dir.built" > "$dir.run"
   timeout 300 node "$drv" "$dir.run" "$io" "$rtm" > "$dir.verdicts" 2> "$dir.node.err"
   # a model without a verdict (its process died or hung) runs again alone
+  awk -F'\t' 'NR == FNR { if (/^(PASS|FAIL) /) { n = substr($0, 6); sub(/:.*/, "", n); got[n] = 1 } next }
+    !($1 in got)' "$dir.verdicts" "$dir.run" > "$dir.again"
   while IFS=$'\t' read -r name rest; do
-    grep -q -E "^(PASS|FAIL) $name(:|$)" "$dir.verdicts" && continue
     printf '%s\t%s\n' "$name" "$rest" > "$dir.alone"
     local out
     out=$(timeout 60 node "$drv" "$dir.alone" "$io" "$rtm" 2>&1 | tail -1)
@@ -205,7 +213,7 @@ variant() {
       PASS*|FAIL*) echo "$out" >> "$dir.verdicts" ;;
       *) echo "FAIL $name: node died or timed out: $out" >> "$dir.verdicts" ;;
     esac
-  done < "$dir.run"
+  done < "$dir.again"
   {
     cat "$dir.res"
     sed -n -e 's/^PASS \([^ ]*\)$/\1\tPASS\t/p' -e 's/^FAIL \([^:]*\): \(.*\)$/\1\tFAIL\t\2/p' "$dir.verdicts"
