@@ -18,8 +18,9 @@
 #     driver) imports each model's NAME.mjs loader and calls init() with the batch's .wasm
 #     bytes; a model whose process died or hung is run again alone.
 # kgen runs once for both variants; the SIMD variant adds a second emcc link and node run
-# per batch, about a quarter of the CPU time (the whole part: about 5.5 CPU minutes, so
-# about 3 minutes on 2 free cores), so it runs on every test by default.
+# per batch, about a quarter of the CPU time (the whole part: about 2.5 CPU minutes, so
+# about 80 s on 2 free cores), so it runs on every test by default. Batches of 200, not
+# 100: each emcc start costs about 2 s of CPU before it compiles anything.
 # KGEN_CONF_WASM_SIMD_EVERY=N runs SIMD on a deterministic subset instead, 1 test in N of
 # the MANIFEST order (3: the 1st, 4th, 7th, ...); its counts are then those of the subset.
 # Tests with the dtypes conformance.sh skips are skipped. Prints FAIL/UNSUPPORTED lines and
@@ -28,7 +29,7 @@
 # Missing emcc or node: SKIP (FAIL with KGEN_REQUIRE_ALL=1). Debian's emcc needs
 # NODE_PATH=/usr/share/nodejs (set here unless given).
 # Environment: KGEN, BUILD, EMCC (emcc), KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1,
-# KGEN_CONF_ONLY=REGEX, KGEN_CONF_WASM_BATCH (100), KGEN_CONF_WASM_SIMD_EVERY (1).
+# KGEN_CONF_ONLY=REGEX, KGEN_CONF_WASM_BATCH (200), KGEN_CONF_WASM_SIMD_EVERY (1).
 set -u
 export LC_ALL=C
 KGEN=${KGEN:-./kgen}
@@ -36,7 +37,7 @@ BUILD=${BUILD:-build}
 EMCC=${EMCC:-emcc}
 TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
 ONLY=${KGEN_CONF_ONLY:-}
-BATCH=${KGEN_CONF_WASM_BATCH:-100}
+BATCH=${KGEN_CONF_WASM_BATCH:-200}
 SIMD_EVERY=${KGEN_CONF_WASM_SIMD_EVERY:-1}
 JOBS=2
 export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
