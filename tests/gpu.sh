@@ -151,7 +151,8 @@ for dir in tests/models/*/ tests/data/gpu/gpu_tiles/; do
 done
 
 if [ $have_nvcc = 1 ] && [ ${#cu_files[@]} -gt 0 ]; then
-  printf '#include "%s"\n' "${cu_files[@]}" > $work/all.cu
+  # absolute paths: a quoted #include is looked up beside all.cu, not in the current folder
+  for f in "${cu_files[@]}"; do [[ $f == /* ]] || f=$PWD/$f; printf '#include "%s"\n' "$f"; done > $work/all.cu
   if "$NVCC" $NVFLAGS -c $work/all.cu -o $work/all.o > $work/all.cu.log 2>&1; then
     pass=$((pass + ${#cu_files[@]}))
   else
