@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # run.sh - the whole test suite behind `make test` and `make sanitize`. Each part prints
 # a line "PART: N passed, N failed[, N skipped]"; the totals close the run.
+#
+# The parts run KGEN_TEST_JOBS at a time (default 2: the machines this runs on have two
+# cores), the longest first. Each part's output is kept in $BUILD/parts/ and printed in the
+# order of the list below when the part is done, with a line
+# "time PART: W s wall, C s CPU (U user + S sys)" after it; $BUILD/test.log gets the
+# parts' whole output, in the same order. The four conformance runs (C, OpenCL, JS, WASM)
+# share their first step: tests/conf_gen.sh makes every ONNX node test's code for the c,
+# opencl, js and wasm targets once, one kgen process per test, in $BUILD/conf-gen.
 set -u
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
+JOBS=${KGEN_TEST_JOBS:-2}
+[ "$JOBS" -ge 1 ] 2>/dev/null || JOBS=1
 export KGEN BUILD
 log=$BUILD/test.log
 mkdir -p $BUILD
 : > $log
+t0=$(date +%s.%N)
 
 total_p=0 total_f=0 total_s=0
 tally() {
@@ -22,9 +33,15 @@ tally() {
     fi
   done
 }
+# timed NAME FILE: the line "time NAME: ..." from FILE's "WALL USER SYS" (bash's time)
+TIMEFORMAT='%R %U %S'
+timed() {
+  awk -v n="$1" 'NF == 3 { w = $1; u = $2; s = $3 }
+    END { if (w != "") printf "time %s: %.1f s wall, %.1f s CPU (%.1f user + %.1f sys)\n", n, w, u + s, u, s }' "$2"
+}
 
 # unit tests: one program each; a program that crashes counts as one failure
-for t in $BUILD/tests/test_*; do
+{ time for t in $BUILD/tests/test_*; do
   [ -x "$t" ] || continue
   out=$("$t" "${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}" 2>&1); rc=$?
   summary=$(printf '%s\n' "$out" | grep -E '^[A-Za-z0-9_./-]+: [0-9]+ passed, [0-9]+ failed' | tail -1)
@@ -35,14 +52,73 @@ for t in $BUILD/tests/test_*; do
     printf '%s\n' "$out" | grep -v -E ' passed, ' | tail -30
   fi
   tally <<< "$summary"
-done
+done; } 2> $BUILD/unit.time
+timed unit $BUILD/unit.time
 
-for part in tests/golden.sh tests/exec.sh tests/tune.sh tests/errors.sh tests/onnx.sh tests/layout.sh tests/models.sh tests/baremetal.sh tests/tensorize.sh tests/fuzz_replay.sh tests/gpu.sh tests/conformance.sh tests/js.sh tests/conformance_js.sh tests/conformance_wasm.sh tests/browser.sh; do
-  [ -f $part ] || continue
-  tally < <(bash $part 2>&1 | tee -a $log | grep -E '^(FAIL|SKIP)|^    |: [0-9]+ passed, [0-9]+ failed')
+# the parts, in the order they are printed
+parts=()
+for p in golden exec tune errors onnx layout models baremetal tensorize fuzz_replay gpu conformance js \
+         conformance_js conformance_wasm browser conformance-opencl; do
+  [ -f tests/${p%-opencl}.sh ] && parts+=($p)
 done
-# the conformance set again, through the OpenCL target
-tally < <(KGEN_CONF_TARGET=opencl bash tests/conformance.sh 2>&1 | tee -a $log | grep -E '^(FAIL|SKIP)|^    |: [0-9]+ passed, [0-9]+ failed')
+# the order they start in: the longest first (CPU seconds on 2 cores), then the rest
+first=" conformance-opencl conformance_wasm gpu conformance conformance_js js "
+start=()
+for p in $first; do [[ " ${parts[*]} " == *" $p "* ]] && start+=($p); done
+for p in "${parts[@]}"; do [[ $first == *" $p "* ]] || start+=($p); done
 
+dir=$BUILD/parts
+rm -rf $dir
+mkdir -p $dir
+# the conformance runs' shared step 1 (tests/conf_gen.sh), made fresh for this run; a
+# run with another kgen (tests/tensorize.sh's) makes its own
+export KGEN_CONF_GEN=$(cd $BUILD && pwd)/conf-gen KGEN_CONF_GEN_TARGETS="c opencl js wasm"
+export KGEN_CONF_GEN_KGEN=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")
+rm -rf "$KGEN_CONF_GEN"
+
+# part NAME: its output in $dir/NAME.out, its times in NAME.time, then NAME.done
+part() {
+  if [ $1 = conformance-opencl ]; then
+    { time KGEN_CONF_TARGET=opencl bash tests/conformance.sh > $dir/$1.out 2>&1; } 2> $dir/$1.time
+  else
+    { time bash tests/$1.sh > $dir/$1.out 2>&1; } 2> $dir/$1.time
+  fi
+  : > $dir/$1.done
+}
+# print the parts that are done, in order, up to the first that is not
+next=0
+show() {
+  local p
+  while [ $next -lt ${#parts[@]} ] && [ -f $dir/${parts[$next]}.done ]; do
+    p=${parts[$next]}
+    grep -E '^(FAIL|SKIP)|^    |: [0-9]+ passed, [0-9]+ failed' $dir/$p.out > $dir/$p.lines
+    tally < $dir/$p.lines
+    timed $p $dir/$p.time
+    cat $dir/$p.out >> $log
+    next=$((next + 1))
+  done
+}
+running=0
+for p in "${start[@]}"; do
+  if [ $running -ge $JOBS ]; then
+    wait -n
+    running=$((running - 1))
+    show
+  fi
+  part $p &
+  running=$((running + 1))
+done
+while [ $running -gt 0 ]; do
+  wait -n
+  running=$((running - 1))
+  show
+done
+wait
+show
+
+times > $BUILD/run.times
+awk -v t0=$t0 -v t1=$(date +%s.%N) 'NR == 2 {
+    for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); c[i] = a[1] * 60 + a[2] }
+    printf "time all: %.1f s wall, %.1f s CPU (%.1f user + %.1f sys)\n", t1 - t0, c[1] + c[2], c[1], c[2] }' $BUILD/run.times
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ $total_f -eq 0 ]
