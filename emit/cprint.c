@@ -1242,9 +1242,12 @@ static void print_if(Printer *P, const Stmt *s)
 {
     line(P);
     for (;;) {
-        sb_puts(P->out, "if (");
+        /* host C: a hint where the lowering knows the branch is the usual one (gcc takes
+         * a bounds check's && chain as unlikely and does not vectorize a loop inside it) */
+        int likely = s->u.cond.likely && is_host(P->d);
+        sb_puts(P->out, likely ? "if (KGEN_LIKELY(" : "if (");
         expr(P, s->u.cond.cond, P_NONE);
-        sb_puts(P->out, ") {\n");
+        sb_puts(P->out, likely ? ")) {\n" : ") {\n");
         print_block(P, s->u.cond.then);
         line(P);
         const Stmt *els = s->u.cond.els;

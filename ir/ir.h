@@ -452,7 +452,11 @@ struct Stmt {
             Stmt *body;
         } loop;
         struct { Var *var; Expr *value; Stmt *body; } let;
-        struct { Expr *cond; Stmt *then, *els; } cond;    /* els may be NULL */
+        struct {
+            Expr *cond;
+            Stmt *then, *els;      /* els may be NULL */
+            int likely;            /* the condition usually holds (a hint for C compilers) */
+        } cond;
         struct { Buffer *buf; Expr *index; Expr *value; } store;
         struct { Buffer *buf; Stmt *body; } alloc;
         struct { Stmt **items; int n; } seq;

@@ -845,6 +845,198 @@ static Stmt *unroll(Stmt *s)
     }
 }
 
+/* ---------------------------------------------------------------- unswitching
+ *
+ * A vectorized loop whose stores choose between two values on a condition the loop does
+ * not change (padding's bounds check around a load: `h - 1 >= 0 && ... ? x[...] : 0`)
+ * becomes an `if` around two copies of the loop, each storing one side. Compilers do not
+ * vectorize a loop with a guarded load (gcc 12 unswitches it only after giving up on
+ * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower). */
+
+static int has_load(const Expr *e)
+{
+    switch (e->kind) {
+    case E_LOAD:
+    case E_ACCESS: return 1;
+    case E_BIN: return has_load(e->u.bin.a) || has_load(e->u.bin.b);
+    case E_UN: return has_load(e->u.un.a);
+    case E_CAST: return has_load(e->u.cast.a);
+    case E_SELECT: return has_load(e->u.sel.cond) || has_load(e->u.sel.t) || has_load(e->u.sel.f);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (has_load(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_REDUCE: return 1;
+    default: return 0;
+    }
+}
+
+/* The condition of the first select in e that does not depend on v (nor on memory). */
+static Expr *invariant_cond(Expr *e, const Var *v)
+{
+    Expr *c = NULL;
+    switch (e->kind) {
+    case E_SELECT:
+        if (!ir_expr_uses_var(e->u.sel.cond, v) && !has_load(e->u.sel.cond))
+            return e->u.sel.cond;
+        if (!(c = invariant_cond(e->u.sel.cond, v)) && !(c = invariant_cond(e->u.sel.t, v)))
+            c = invariant_cond(e->u.sel.f, v);
+        return c;
+    case E_BIN:
+        if (!(c = invariant_cond(e->u.bin.a, v)))
+            c = invariant_cond(e->u.bin.b, v);
+        return c;
+    case E_UN: return invariant_cond(e->u.un.a, v);
+    case E_CAST: return invariant_cond(e->u.cast.a, v);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && !c; i++)
+            c = invariant_cond(e->u.call.args[i], v);
+        return c;
+    case E_LOAD: return invariant_cond(e->u.load.index, v);
+    default: return NULL;
+    }
+}
+
+/* e with every select on cond replaced by its `then` (side 1) or `else` (side 0) value. */
+static Expr *pick_side(Expr *e, const Expr *cond, int side)
+{
+    switch (e->kind) {
+    case E_SELECT: {
+        if (ir_expr_equal(e->u.sel.cond, cond))
+            return pick_side(side ? e->u.sel.t : e->u.sel.f, cond, side);
+        Expr *c = pick_side(e->u.sel.cond, cond, side), *t = pick_side(e->u.sel.t, cond, side);
+        Expr *f = pick_side(e->u.sel.f, cond, side);
+        return c == e->u.sel.cond && t == e->u.sel.t && f == e->u.sel.f ? e : ir_select(c, t, f);
+    }
+    case E_BIN: {
+        Expr *a = pick_side(e->u.bin.a, cond, side), *b = pick_side(e->u.bin.b, cond, side);
+        return a == e->u.bin.a && b == e->u.bin.b ? e : ir_bin(e->u.bin.op, a, b);
+    }
+    case E_UN: {
+        Expr *a = pick_side(e->u.un.a, cond, side);
+        return a == e->u.un.a ? e : ir_un(e->u.un.op, a);
+    }
+    case E_CAST: {
+        Expr *a = pick_side(e->u.cast.a, cond, side);
+        return a == e->u.cast.a ? e : ir_cast(e->dtype, a);
+    }
+    case E_CALL: {
+        Expr *args[KG_MAX_ARGS] = {0};
+        int changed = 0;
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++) {
+            args[i] = pick_side(e->u.call.args[i], cond, side);
+            changed |= args[i] != e->u.call.args[i];
+        }
+        return changed ? ir_call(e->u.call.fn, args) : e;
+    }
+    case E_LOAD: {
+        Expr *i = pick_side(e->u.load.index, cond, side);
+        return i == e->u.load.index ? e : ir_load(e->u.load.buf, i);
+    }
+    default: return e;
+    }
+}
+
+static int loads_other(const Expr *e, const Buffer *b, const Expr *at);
+
+/* The loop body's stores (one, or a sequence of them); 0 if it holds anything else, or a
+ * store that reads its own buffer: a register tile's update (a depthwise conv summing a
+ * padded window) keeps its select, as a branch between the rows of a tile would cost
+ * more than the select. */
+static int body_stores(Stmt *s, Stmt ***items, int *n)
+{
+    if (s->kind == S_STORE) {
+        *items = NULL;
+        *n = 1;
+        return !loads_other(s->u.store.value, s->u.store.buf, NULL);
+    }
+    if (s->kind != S_SEQ)
+        return 0;
+    for (int i = 0; i < s->u.seq.n; i++)
+        if (s->u.seq.items[i]->kind != S_STORE ||
+            loads_other(s->u.seq.items[i]->u.store.value, s->u.seq.items[i]->u.store.buf, NULL))
+            return 0;
+    *items = s->u.seq.items;
+    *n = s->u.seq.n;
+    return 1;
+}
+
+static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, int side)
+{
+    Stmt *body = loop->u.loop.body;
+    Stmt **out = ir_alloc(sizeof *out * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        Stmt *st = items ? items[i] : body;
+        out[i] = ir_store(st->u.store.buf, pick_side(st->u.store.index, cond, side),
+                          pick_side(st->u.store.value, cond, side));
+    }
+    Stmt *r = ir_for(loop->u.loop.var, loop->u.loop.min, loop->u.loop.extent, loop->u.loop.kind,
+                     items ? ir_seq(out, n) : out[0]);
+    r->u.loop.bind_tag = loop->u.loop.bind_tag;
+    r->u.loop.tensorize = loop->u.loop.tensorize;
+    return r;
+}
+
+static Stmt *unswitch(Stmt *s)
+{
+    if (!s)
+        return NULL;
+    switch (s->kind) {
+    case S_FOR: {
+        Stmt **items;
+        int n;
+        if (s->u.loop.kind != FOR_VECTORIZED || !body_stores(s->u.loop.body, &items, &n)) {
+            Stmt *body = unswitch(s->u.loop.body);
+            if (body == s->u.loop.body)
+                return s;
+            Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, body);
+            r->u.loop.bind_tag = s->u.loop.bind_tag;
+            r->u.loop.tensorize = s->u.loop.tensorize;
+            return r;
+        }
+        Expr *cond = NULL;
+        for (int i = 0; i < n && !cond; i++) {
+            Stmt *st = items ? items[i] : s->u.loop.body;
+            if (!(cond = invariant_cond(st->u.store.value, s->u.loop.var)))
+                cond = invariant_cond(st->u.store.index, s->u.loop.var);
+        }
+        if (!cond)
+            return s;
+        /* the condition chooses padding's interior, a few times more often than not */
+        Stmt *r = ir_if(cond, unswitch_side(s, items, n, cond, 1), unswitch_side(s, items, n, cond, 0));
+        r->u.cond.likely = 1;
+        return r;
+    }
+    case S_LET: {
+        Stmt *b = unswitch(s->u.let.body);
+        return b == s->u.let.body ? s : ir_let(s->u.let.var, s->u.let.value, b);
+    }
+    case S_IF: {
+        Stmt *t = unswitch(s->u.cond.then), *e = unswitch(s->u.cond.els);
+        if (t == s->u.cond.then && e == s->u.cond.els)
+            return s;
+        Stmt *r = ir_if(s->u.cond.cond, t, e);
+        r->u.cond.likely = s->u.cond.likely;
+        return r;
+    }
+    case S_ALLOC: {
+        Stmt *b = unswitch(s->u.alloc.body);
+        return b == s->u.alloc.body ? s : ir_allocate(s->u.alloc.buf, b);
+    }
+    case S_SEQ: {
+        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
+        int changed = 0;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            items[i] = unswitch(s->u.seq.items[i]);
+            changed |= items[i] != s->u.seq.items[i];
+        }
+        return changed ? ir_seq(items, s->u.seq.n) : s;
+    }
+    default: return s;
+    }
+}
+
 static int check_loops(const Stmt *s, int in_parallel, int in_vector)
 {
     if (!s)
@@ -1085,6 +1277,9 @@ static int finish(Stmt **b)
 {
     *b = ir_simplify_stmt(*b);
     *b = ir_simplify_stmt(unroll(*b));
+    Stmt *u = unswitch(*b);
+    if (u != *b)
+        *b = ir_simplify_stmt(u);
     if (ir_tensorize(b))
         return -1;
     return check_loops(*b, 0, 0);
@@ -1353,9 +1548,12 @@ static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
         return r;
     }
     case S_LET: return ir_let(s->u.let.var, rebuf_expr(s->u.let.value, from, to), rebuf(s->u.let.body, from, to));
-    case S_IF:
-        return ir_if(rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
-                     rebuf(s->u.cond.els, from, to));
+    case S_IF: {
+        Stmt *r = ir_if(rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
+                        rebuf(s->u.cond.els, from, to));
+        r->u.cond.likely = s->u.cond.likely;
+        return r;
+    }
     case S_STORE:
         return ir_store(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to),
                         rebuf_expr(s->u.store.value, from, to));

@@ -130,9 +130,12 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n)
     case S_LET:
         return ir_let(s->u.let.var, ir_subst(s->u.let.value, vars, values, n),
                       ir_stmt_subst(s->u.let.body, vars, values, n));
-    case S_IF:
-        return ir_if(ir_subst(s->u.cond.cond, vars, values, n), ir_stmt_subst(s->u.cond.then, vars, values, n),
-                     ir_stmt_subst(s->u.cond.els, vars, values, n));
+    case S_IF: {
+        Stmt *r = ir_if(ir_subst(s->u.cond.cond, vars, values, n), ir_stmt_subst(s->u.cond.then, vars, values, n),
+                        ir_stmt_subst(s->u.cond.els, vars, values, n));
+        r->u.cond.likely = s->u.cond.likely;
+        return r;
+    }
     case S_STORE:
         return ir_store(s->u.store.buf, ir_subst(s->u.store.index, vars, values, n),
                         ir_subst(s->u.store.value, vars, values, n));

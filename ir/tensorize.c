@@ -379,7 +379,11 @@ static Stmt *walk(Pass *P, Stmt *s)
     }
     case S_IF: {
         Stmt *t = walk(P, s->u.cond.then), *e = walk(P, s->u.cond.els);
-        return t == s->u.cond.then && e == s->u.cond.els ? s : ir_if(s->u.cond.cond, t, e);
+        if (t == s->u.cond.then && e == s->u.cond.els)
+            return s;
+        Stmt *r = ir_if(s->u.cond.cond, t, e);
+        r->u.cond.likely = s->u.cond.likely;
+        return r;
     }
     case S_ALLOC: {
         Stmt *body = walk(P, s->u.alloc.body);

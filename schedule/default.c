@@ -293,6 +293,39 @@ static int tile_rows_axis(const Tensor *t, int r)
     return r - 2;
 }
 
+/* The output axis to tile in blocks of the register tile (beside the rows): one the
+ * broadcast reads (those not along the vector axis) do not use, so each broadcast value
+ * serves every block, while a vector read does (an NCHWc conv's output channel blocks:
+ * one input value, a weight vector per block); -1 when there is none (a matmul). */
+static int tile_block_axis(const Tensor *t, int r, int rows)
+{
+    if (r < 3)
+        return -1;
+    PtrVec reads = {0};
+    collect_reads(t->body, &reads);
+    Var *inner = t->axes[r - 1]->var;
+    for (int d = r - 2; d >= 0; d--) {
+        if (d == rows || t->axes[d]->extent < 2)
+            continue;
+        int vec_uses = 0, bcast_uses = 0;
+        for (int i = 0; i < reads.n; i++) {
+            const Expr *acc = reads.items[i];
+            int vec = 0, uses_d = 0;
+            for (int k = 0; k < acc->u.access.n; k++) {
+                vec |= ir_expr_uses_var(acc->u.access.idx[k], inner);
+                uses_d |= ir_expr_uses_var(acc->u.access.idx[k], t->axes[d]->var);
+            }
+            if (vec)
+                vec_uses |= uses_d;
+            else
+                bcast_uses |= uses_d;
+        }
+        if (vec_uses && !bcast_uses)
+            return d;
+    }
+    return -1;
+}
+
 Stage *sch_reduction_at(Schedule *s, Stage *st, Stage **P)
 {
     Stage *E = sch_reduction_epilogue(s, st);
@@ -304,15 +337,17 @@ Stage *sch_reduction_at(Schedule *s, Stage *st, Stage **P)
     return *P ? st : NULL;
 }
 
-int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b)
+int sch_reorder_innermost(Stage *st, IterVar *c, IterVar *a, IterVar *b)
 {
     IterVar *order[KG_MAX_DIMS + 16];
     int n = 0;
     if (st->leaf.n > KG_MAX_DIMS + 16)
         return ir_fail("%s: too many loops to reorder", st->t->name);
     for (int k = 0; k < st->leaf.n; k++)
-        if (st->leaf.items[k] != a && st->leaf.items[k] != b)
+        if (st->leaf.items[k] != a && st->leaf.items[k] != b && st->leaf.items[k] != c)
             order[n++] = st->leaf.items[k];
+    if (c)
+        order[n++] = c;
     order[n++] = a;
     order[n++] = b;
     return sch_reorder(st, order, n);
@@ -449,7 +484,7 @@ int sch_default_parallel(Schedule *s)
 }
 
 /* The register tile of kgen's default schedule; the tuner (tune.c) searches others. */
-const SchTile sch_tile_default = {8, 16, 1, 1, 1};
+const SchTile sch_tile_default = {8, 16, 1, 1, 1, 2};
 
 int sch_default(Schedule *s)
 {
@@ -478,13 +513,25 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
         int64_t V = tile_cols(b->extent, tile->cols), A = a ? tile_size(a->extent, tile->rows) : 1;
-        IterVar *bo, *bi, *ao = NULL, *ai = NULL;
+        /* blocks: a divisor of the block axis' extent, at most tile->blocks, while the
+         * tile's accumulators fit the vector registers with room for the operands (AVX2:
+         * 16 registers of 8 lanes; AVX-512, NEON and a target of unknown ISA: 32) */
+        int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
+        int lanes = s->simd_lanes ? s->simd_lanes : 16;
+        int64_t B = 1, vecs = A * ((V + lanes - 1) / lanes), budget = lanes == 8 ? 8 : 24;
+        if (ic >= 0)
+            for (B = tile->blocks; B > 1 && (((IterVar *)E->leaf.items[ic])->extent % B || B * vecs > budget); B--)
+                ;
+        IterVar *c = B > 1 ? E->leaf.items[ic] : NULL;
+        IterVar *bo, *bi, *ao = NULL, *ai = NULL, *co = NULL, *ci = NULL;
         if (sch_split(E, b, V, &bo, &bi))
             return -1;
         if (a && sch_split(E, a, A, &ao, &ai))
             return -1;
-        /* the tile's rows and columns go innermost, the rest keeps its order */
-        if (a && sch_reorder_innermost(E, ai, bi))
+        if (c && sch_split(E, c, B, &co, &ci))
+            return -1;
+        /* the tile's blocks, rows and columns go innermost, the rest keeps its order */
+        if (a && sch_reorder_innermost(E, ci, ai, bi))
             return -1;
         if (sch_compute_at(s, P, E, bo))
             return -1;
@@ -493,14 +540,21 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         IterVar *order[KG_MAX_DIMS + 16];
         int n = 0, nsp = P->t->ndim;
         IterVar *pa = ia >= 0 ? P->leaf.items[ia] : NULL, *pb = P->leaf.items[nsp - 1];
+        IterVar *pc = c ? P->leaf.items[ic] : NULL;
+        if (pc && !tile->k_outer)
+            order[n++] = pc;
         if (pa && !tile->k_outer)
             order[n++] = pa;
-        for (int k = nsp; k < P->leaf.n && n < KG_MAX_DIMS + 14; k++)
+        for (int k = nsp; k < P->leaf.n && n < KG_MAX_DIMS + 13; k++)
             order[n++] = P->leaf.items[k];
+        if (pc && tile->k_outer)
+            order[n++] = pc;
         if (pa && tile->k_outer)
             order[n++] = pa;
         order[n++] = pb;
         if (sch_reorder(P, order, n))
+            return -1;
+        if (pc && tile->unroll && sch_unroll(P, pc))
             return -1;
         if (pa && A > 1 && tile->unroll && sch_unroll(P, pa))
             return -1;

@@ -93,7 +93,7 @@ static int shared_matmul(Schedule *s, Stage *P, Stage *E, int threads)
     IterVar *ao, *ai, *bo, *bi, *blk;
     if (sch_split(E, E->leaf.items[nd - 2], TILE, &ao, &ai) || sch_split(E, E->leaf.items[nd], TILE, &bo, &bi))
         return -1;
-    if (sch_reorder_innermost(E, ai, bi))
+    if (sch_reorder_innermost(E, NULL, ai, bi))
         return -1;
     blk = E->leaf.items[0];
     while (E->leaf.n > 3)

@@ -91,11 +91,13 @@ int sch_default(Schedule *s);
 /* The register tile each reduction of sch_default gets: up to `rows` rows of one output
  * axis (unrolled if `unroll`; 1: no row tile) by up to `cols` columns of the innermost
  * axis (vectorized if `vectorize`), each the largest divisor of the extent between half
- * and all of the request; reduce loops outside the rows (`k_outer`) or inside them. */
+ * and all of the request; reduce loops outside the rows (`k_outer`) or inside them; and
+ * up to `blocks` blocks of an axis each broadcast value serves (an NCHWc conv's output
+ * channel blocks; 1: none), unrolled with the rows. */
 typedef struct {
-    int rows, cols, vectorize, unroll, k_outer;
+    int rows, cols, vectorize, unroll, k_outer, blocks;
 } SchTile;
-extern const SchTile sch_tile_default;   /* 8 x 16, vectorized, unrolled, k outer */
+extern const SchTile sch_tile_default;   /* 8 x 16 x 2 blocks, vectorized, unrolled, k outer */
 int sch_default_tiled(Schedule *s, const SchTile *tile);
 /* Part of sch_default_tiled: the outer loop of each root compute with enough work marked
  * parallel (after fusing leading loops to at least 16 iterations). */
@@ -105,7 +107,7 @@ int sch_default_parallel(Schedule *s);
  * NULL with ir_fail() if cache_write fails. */
 Stage *sch_reduction_at(Schedule *s, Stage *st, Stage **P);
 /* Reorder st's loops so that a then b are the innermost, the rest keeping its order. */
-int sch_reorder_innermost(Stage *st, IterVar *a, IterVar *b);
+int sch_reorder_innermost(Stage *st, IterVar *c, IterVar *a, IterVar *b);
 /* The fusion part of sch_default alone: injective stages inlined into their readers. */
 int sch_default_fuse(Schedule *s);
 /* The root stage a reduction st can be computed at (its single-reader epilogue), or NULL. */

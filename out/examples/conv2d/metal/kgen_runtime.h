@@ -42,6 +42,15 @@
 #define KGEN_VECTORIZE
 #endif
 
+/* A branch the generated code usually takes (padding's interior, around a vectorized
+ * loop): without the hint gcc guesses a chain of bounds checks rarely holds, optimizes the
+ * loop inside for size and does not vectorize it. */
+#if defined(__GNUC__)
+#define KGEN_LIKELY(c) __builtin_expect(!!(c), 1)
+#else
+#define KGEN_LIKELY(c) (c)
+#endif
+
 /* Placed on the line before a loop the schedule marked `parallel`. Without -fopenmp the
  * loop simply runs serially, so the same file builds everywhere. */
 #if defined(_OPENMP)
