@@ -79,17 +79,19 @@ static void add_knob(Workload *w, const char *name, const int64_t *values, int n
 }
 
 /* The ONNX knobs: SchTile's fields, and the layout of 2-D convs (--layout: 0 NCHW, 8 or
- * 16 NCHWc; a model without convs ignores it). */
+ * 16 NCHWc; a model without convs ignores it); `blocks` last, so that records written
+ * before it existed read the same (a record without it gets the default). */
 static void onnx_space(Workload *w)
 {
     static const int64_t rows[] = {1, 2, 4, 6, 8, 12, 16}, cols[] = {4, 8, 16, 32, 64}, bits[] = {0, 1};
-    static const int64_t layouts[] = {0, 8, 16};
+    static const int64_t layouts[] = {0, 8, 16}, blocks[] = {1, 2, 4};
     add_knob(w, "rows", rows, 7, sch_tile_default.rows);
     add_knob(w, "cols", cols, 5, sch_tile_default.cols);
     add_knob(w, "vectorize", bits, 2, sch_tile_default.vectorize);
     add_knob(w, "unroll", bits, 2, sch_tile_default.unroll);
     add_knob(w, "k_outer", bits, 2, sch_tile_default.k_outer);
     add_knob(w, "layout", layouts, 3, 16);   /* what --layout=auto picks for a model with convs */
+    add_knob(w, "blocks", blocks, 3, sch_tile_default.blocks);
 }
 
 static int defined(const GenOptions *opt, const char *name)
@@ -482,6 +484,7 @@ static int generate(const GenOptions *base, const Workload *w, const SchConfig *
         tile.vectorize = (int)c->v[2];
         tile.unroll = (int)c->v[3];
         tile.k_outer = (int)c->v[4];
+        tile.blocks = (int)c->v[6];
         opt.tile = &tile;
         opt.layout_block = c->v[5] ? (int)c->v[5] : GEN_LAYOUT_NCHW;
     } else {
@@ -535,8 +538,22 @@ static int build_and_run(const GenOptions *base, const Workload *w, const Tools 
     shq(qr, sizeof qr, q4);
     if (tl->with_ref && snprintf(q4, sizeof q4, "-DWITH_REF -I%s %s/*.o", qr, qr) >= (int)sizeof q4)
         q4[0] = 0;
-    if (snprintf(cmd, sizeof cmd, "%s %s -I%s %s/*.c %s %s -lm -o %s/cand.bin > %s/cc.log 2>&1", tl->cc, tl->cflags, q1,
-                 q1, q2, tl->with_ref ? q4 : "", q1, q1) >= (int)sizeof cmd) {
+    /* each file compiled once per content: candidates that differ only in their kernels
+     * share the weights' object (a model's weights as C source take gcc a minute). The
+     * key: the compiler and flags, the file and the headers beside it. */
+    char objs[4096], qo[4096], key[4096], qk[4096];
+    snprintf(objs, sizeof objs, "%s/objs", tl->work);
+    shq(qo, sizeof qo, objs);
+    snprintf(key, sizeof key, "%s %s", tl->cc, tl->cflags);
+    shq(qk, sizeof qk, key);
+    if (snprintf(cmd, sizeof cmd,
+                 "{ set -e; mkdir -p %s; rm -f %s/*.o; for f in %s/*.c; do "
+                 "k=$({ printf '%%s\\n' %s; cat \"$f\" %s/*.h 2>/dev/null; } | cksum | tr ' ' _); "
+                 "o=%s/$k.o; [ -f \"$o\" ] || { %s %s -I%s -c \"$f\" -o \"$o.tmp\" && mv \"$o.tmp\" \"$o\"; }; "
+                 "cp \"$o\" \"${f%%.c}.o\"; done; "
+                 "%s %s -I%s %s/*.o %s %s -lm -o %s/cand.bin; } > %s/cc.log 2>&1",
+                 qo, q1, q1, qk, q1, qo, tl->cc, tl->cflags, q1, tl->cc, tl->cflags, q1, q1, q2,
+                 tl->with_ref ? q4 : "", q1, q1) >= (int)sizeof cmd) {
         snprintf(err, nerr, "compile: the command is too long");
         return -1;
     }
@@ -595,8 +612,8 @@ static void tune_usage(FILE *f)
           "\n"
           "Searches schedules by building and timing them; appends one line per trial to LOG.\n"
           "A .kg file names its knobs with `tune NAME in {V, ...}` lines; an ONNX model's knob\n"
-          "is the register tile of the default schedule (rows, cols, vectorize, unroll, k_outer)\n"
-          "and the layout of its 2-D convs (layout=0: NCHW, 8 or 16: NCHWc).\n"
+          "is the register tile of the default schedule (rows, cols, vectorize, unroll, k_outer,\n"
+          "blocks) and the layout of its 2-D convs (layout=0: NCHW, 8 or 16: NCHWc).\n"
           "\n"
           "options:\n"
           "  --target c        the target (only c for now)\n"
@@ -856,11 +873,11 @@ int gen_tune_apply(GenOptions *opt, const char *log)
         goto done;
     }
     if (w->onnx) {
-        int64_t v[5];
+        int64_t v[6];
         tile = sch_tile_default;
-        const char *names[5] = {"rows", "cols", "vectorize", "unroll", "k_outer"};
-        int *fields[5] = {&tile.rows, &tile.cols, &tile.vectorize, &tile.unroll, &tile.k_outer};
-        for (int k = 0; k < 5; k++)
+        const char *names[6] = {"rows", "cols", "vectorize", "unroll", "k_outer", "blocks"};
+        int *fields[6] = {&tile.rows, &tile.cols, &tile.vectorize, &tile.unroll, &tile.k_outer, &tile.blocks};
+        for (int k = 0; k < 6; k++)
             if (sch_tune_config_value(cfg, names[k], &v[k]) == 0 && v[k] >= 0 && v[k] <= SCH_MAX_VECTOR)
                 *fields[k] = (int)v[k];
         opt->tile = &tile;

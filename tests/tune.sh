@@ -64,9 +64,11 @@ else bad "another workload stays untuned" "$(cat $work/other.err)"; fi
 # 4. a candidate that does not compile is logged as an error and the search goes on
 cat > $work/flaky_cc.sh <<EOF
 #!/bin/sh
-# the first two calls (the untuned build, run and as objects) succeed, then every second fails
-n=\$(cat $work/flaky.count 2>/dev/null || echo 0); echo \$((n + 1)) > $work/flaky.count
-[ \$n -ge 2 ] && [ \$((n % 2)) = 0 ] && { echo "flaky_cc: error: refused on purpose" >&2; exit 1; }
+# links a program (the untuned build's run, then each candidate): every second link fails
+case "\$*" in *cand.bin*)
+  n=\$(cat $work/flaky.count 2>/dev/null || echo 0); echo \$((n + 1)) > $work/flaky.count
+  [ \$((n % 2)) = 1 ] && { echo "flaky_cc: error: refused on purpose" >&2; exit 1; } ;;
+esac
 exec $CC "\$@"
 EOF
 chmod +x $work/flaky_cc.sh
@@ -90,6 +92,24 @@ if [ -f $model ]; then
      $CC $flags -I$d $d/*.c $olog.work/harness.c -lm -o $d/run 2> $work/cnn_applied.cc &&
      $d/run 1 - $olog.work/ref.bin > $work/cnn_applied.run 2>&1; then ok "onnx: applied, result correct"
   else bad "onnx: applied, result correct" "$(cat $work/cnn_apply.err $work/cnn_applied.cc $work/cnn_applied.run | head -5)"; fi
+  # candidates share the objects of identical files: the weights are compiled once per
+  # layout (seed 3 draws layouts 16, 0, 16 after the untuned point)
+  cat > $work/count_cc.sh <<EOF
+#!/bin/sh
+case "\$*" in *"-c "*cand_weights.c*) echo x >> $work/weights.count ;; esac
+exec $CC "\$@"
+EOF
+  chmod +x $work/count_cc.sh
+  rm -rf $work/share.log $work/share.log.work $work/weights.count
+  $KGEN tune $model --trials 3 --seed 3 --log $work/share.log --cc $work/count_cc.sh --cflags "$flags" --runs 1 \
+    > /dev/null 2> $work/share.err
+  builds=$(grep -c 'ms=' $work/share.log)
+  layouts=$(grep -o 'layout=[0-9]*' $work/share.log | sort -u | wc -l)
+  compiled=$(cat $work/weights.count 2>/dev/null | wc -l)
+  if [ "$builds" -gt "$layouts" ] && [ "$compiled" = "$layouts" ]; then
+    ok "onnx: $builds builds compiled their weights $compiled times (once per layout)"
+  else bad "onnx: weights compiled once per layout" "builds $builds, layouts $layouts, weights compiled $compiled times" \
+    "$(tail -3 $work/share.err)"; fi
 else
   echo "SKIP tune onnx: $model missing"; skip=$((skip + 1))
 fi
