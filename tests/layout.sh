@@ -134,7 +134,9 @@ fi
 # package): X[1,12,10,10] -> Conv 3x3 12->12 (NCHW input, 12 channels: padded) -> Sigmoid
 # (not zero-preserving: guarded) -> depthwise 3x3 stride 2 (12 channels) -> Conv group 2
 # (6 in / 8 out per group) -> Conv 1x1 16->32 -> depthwise with multiplier 2 (32->64) ->
-# Conv group 4 (16 in / 8 out per group) -> Relu, outputs Y and the depthwise result D.
+# Conv group 4 (16 in / 8 out per group) -> Relu, outputs Y and the depthwise result D; and
+# from the first Relu, Conv 1x1 32->24 -> Relu -> Conv 3x3 24->20 (24 input channels: not a
+# whole number of 16-blocks, summed over the real channels only) -> output Z.
 # The reference is the model's own NCHW output.
 if command -v python3 > /dev/null 2>&1; then
   gen=$out/awkward
@@ -172,16 +174,20 @@ def vinfo(name, dims):
     return s(1, name) + ld(2, ld(1, vi(1, 1) + ld(2, shape)))
 inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("bd", [12]),
          rt("wg", [16, 6, 1, 1]), rt("wm", [32, 16, 1, 1]), rt("bm", [32]), rt("wdm", [64, 1, 3, 3]),
-         rt("wgg", [32, 16, 1, 1]), rt("bgg", [32])]
+         rt("wgg", [32, 16, 1, 1]), rt("bgg", [32]), rt("wz1", [24, 32, 1, 1]), rt("bz1", [24]),
+         rt("wz2", [20, 24, 3, 3])]
 p1 = [attr_is("pads", [1, 1, 1, 1])]
 nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["s1"]),
          node("Conv", ["s1", "wd", "bd"], ["D"], p1 + [attr_i("group", 12), attr_is("strides", [2, 2])]),
          node("Conv", ["D", "wg"], ["g1"], [attr_i("group", 2)]),
          node("Conv", ["g1", "wm", "bm"], ["m1"]), node("Relu", ["m1"], ["r1"]),
          node("Conv", ["r1", "wdm"], ["dm"], p1 + [attr_i("group", 32)]),
-         node("Conv", ["dm", "wgg", "bgg"], ["gg"], [attr_i("group", 4)]), node("Relu", ["gg"], ["Y"])]
+         node("Conv", ["dm", "wgg", "bgg"], ["gg"], [attr_i("group", 4)]), node("Relu", ["gg"], ["Y"]),
+         node("Conv", ["r1", "wz1", "bz1"], ["z1"]), node("Relu", ["z1"], ["zr"]),
+         node("Conv", ["zr", "wz2"], ["Z"], p1)]
 graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
-    ld(11, vinfo("X", [1, 12, 10, 10])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + ld(12, vinfo("D", [1, 12, 5, 5]))
+    ld(11, vinfo("X", [1, 12, 10, 10])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + ld(12, vinfo("D", [1, 12, 5, 5])) + \
+    ld(12, vinfo("Z", [1, 20, 5, 5]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
 x = [rnd() * 4 for _ in range(12 * 10 * 10)]
@@ -196,8 +202,9 @@ EOF
       d=$gen/$L
       if ! build $gen/model.onnx $d awkward $L; then bad "awkward --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log)"; continue; fi
       if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy &&
-         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1; then ok
-      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null)"; fi
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null)"; fi
     done
     # nchwc: conv1 reads NCHW directly; the depthwise (12 channels) blocked, the grouped
     # conv with 6 channels per group stays NCHW, the 1x1 conv reads it directly, the

@@ -313,7 +313,14 @@ static int clip(OpCtx *c)
             if (b->dtype != x->dtype)
                 return ir_fail("%s: %s has type %s, input has %s", c->op, names[k], ir_dtype_name(b->dtype),
                                ir_dtype_name(x->dtype));
-            bound = op_read(b, zero);
+            /* a known finite float bound becomes a literal (ReLU6's 0 and 6): the C compiler
+             * then drops the bound's NaN check and vectorizes the clamp as two compares */
+            double v;
+            if ((x->dtype == DT_F32 || x->dtype == DT_F64) && op_is_const(c, k + 1) &&
+                op_const_floats(c, k + 1, names[k], &v, 1) == 1 && isfinite(v))
+                bound = op_lit(v, x->dtype);
+            else
+                bound = op_read(b, zero);
         }
         if (bound)
             body = ir_binary(k == 0 ? OP_MAX : OP_MIN, body, bound);
