@@ -845,6 +845,109 @@ static Stmt *unroll(Stmt *s)
     }
 }
 
+/* s with f applied to each statement directly inside it (a loop's body, a let's, both
+ * sides of an if, an allocation's body, a sequence's items); s itself when nothing changed.
+ * The passes below rewrite the statements they match and recurse through the rest. */
+static Stmt *map_children(Stmt *s, Stmt *(*f)(Stmt *))
+{
+    switch (s->kind) {
+    case S_FOR: {
+        Stmt *b = f(s->u.loop.body);
+        if (b == s->u.loop.body)
+            return s;
+        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, b);
+        r->u.loop.bind_tag = s->u.loop.bind_tag;
+        r->u.loop.tensorize = s->u.loop.tensorize;
+        return r;
+    }
+    case S_LET: {
+        Stmt *b = f(s->u.let.body);
+        return b == s->u.let.body ? s : ir_let(s->u.let.var, s->u.let.value, b);
+    }
+    case S_IF: {
+        Stmt *t = f(s->u.cond.then), *e = s->u.cond.els ? f(s->u.cond.els) : NULL;
+        if (t == s->u.cond.then && e == s->u.cond.els)
+            return s;
+        Stmt *r = ir_if(s->u.cond.cond, t, e);
+        r->u.cond.likely = s->u.cond.likely;
+        return r;
+    }
+    case S_ALLOC: {
+        Stmt *b = f(s->u.alloc.body);
+        return b == s->u.alloc.body ? s : ir_allocate(s->u.alloc.buf, b);
+    }
+    case S_SEQ: {
+        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
+        int changed = 0;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            items[i] = f(s->u.seq.items[i]);
+            changed |= items[i] != s->u.seq.items[i];
+        }
+        return changed ? ir_seq(items, s->u.seq.n) : s;
+    }
+    default: return s;
+    }
+}
+
+/* ---------------------------------------------------------------- tail peeling
+ *
+ * A loop over o whose body is a vectorized loop over i guarded by `o * F + i < E` (a split
+ * that does not divide its extent: 229 columns in chunks of 16) checks the guard in every
+ * chunk, and gcc does not vectorize a loop with a guarded store. It becomes the loop over
+ * the whole chunks, unguarded, then one loop over the last chunk's E - (N - 1) * F
+ * iterations. */
+
+static int is_var(const Expr *e, const Var *v) { return e->kind == E_VAR && e->u.var == v; }
+
+/* Is c the guard `o * F + i < E` (either operand order)? Sets *E. */
+static int tail_guard(const Expr *c, const Var *o, const Var *i, int64_t F, int64_t *E)
+{
+    if (c->kind != E_BIN || c->u.bin.op != OP_LT || !ir_expr_is_const(c->u.bin.b, E))
+        return 0;
+    const Expr *s = c->u.bin.a;
+    if (s->kind != E_BIN || s->u.bin.op != OP_ADD)
+        return 0;
+    const Expr *m = s->u.bin.a, *iv = s->u.bin.b;
+    if (!is_var(iv, i))
+        m = s->u.bin.b, iv = s->u.bin.a;
+    if (!is_var(iv, i) || m->kind != E_BIN || m->u.bin.op != OP_MUL)
+        return 0;
+    int64_t f;
+    return (is_var(m->u.bin.a, o) && ir_expr_is_const(m->u.bin.b, &f) && f == F) ||
+           (is_var(m->u.bin.b, o) && ir_expr_is_const(m->u.bin.a, &f) && f == F);
+}
+
+static Stmt *copy_loop(const Stmt *s, Expr *extent, Stmt *body)
+{
+    Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, extent, s->u.loop.kind, body);
+    r->u.loop.bind_tag = s->u.loop.bind_tag;
+    r->u.loop.tensorize = s->u.loop.tensorize;
+    return r;
+}
+
+static Stmt *peel_tails(Stmt *s)
+{
+    s = map_children(s, peel_tails);
+    if (s->kind != S_FOR)
+        return s;
+    Stmt *in = s->u.loop.body;
+    int64_t lo, N, ilo, F, E;
+    if ((s->u.loop.kind == FOR_SERIAL || s->u.loop.kind == FOR_PARALLEL) && in->kind == S_FOR &&
+        in->u.loop.kind == FOR_VECTORIZED && ir_expr_is_const(s->u.loop.min, &lo) && lo == 0 &&
+        ir_expr_is_const(s->u.loop.extent, &N) && N >= 2 && ir_expr_is_const(in->u.loop.min, &ilo) && ilo == 0 &&
+        ir_expr_is_const(in->u.loop.extent, &F) && in->u.loop.body->kind == S_IF && !in->u.loop.body->u.cond.els &&
+        tail_guard(in->u.loop.body->u.cond.cond, s->u.loop.var, in->u.loop.var, F, &E) && E > (N - 1) * F &&
+        E < N * F) {
+        Stmt *x = in->u.loop.body->u.cond.then;
+        Var *o = s->u.loop.var;
+        Expr *last = ir_idx(N - 1);
+        Stmt *whole = copy_loop(s, ir_idx(N - 1), copy_loop(in, in->u.loop.extent, x));
+        Stmt *tail = copy_loop(in, ir_idx(E - (N - 1) * F), ir_stmt_subst(x, &o, &last, 1));
+        return ir_seq2(whole, tail);
+    }
+    return s;
+}
+
 /* ---------------------------------------------------------------- unswitching
  *
  * A vectorized loop whose stores choose between two values on a condition the loop does
@@ -980,61 +1083,22 @@ static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, in
 
 static Stmt *unswitch(Stmt *s)
 {
-    if (!s)
-        return NULL;
-    switch (s->kind) {
-    case S_FOR: {
-        Stmt **items;
-        int n;
-        if (s->u.loop.kind != FOR_VECTORIZED || !body_stores(s->u.loop.body, &items, &n)) {
-            Stmt *body = unswitch(s->u.loop.body);
-            if (body == s->u.loop.body)
-                return s;
-            Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, body);
-            r->u.loop.bind_tag = s->u.loop.bind_tag;
-            r->u.loop.tensorize = s->u.loop.tensorize;
-            return r;
-        }
-        Expr *cond = NULL;
-        for (int i = 0; i < n && !cond; i++) {
-            Stmt *st = items ? items[i] : s->u.loop.body;
-            if (!(cond = invariant_cond(st->u.store.value, s->u.loop.var)))
-                cond = invariant_cond(st->u.store.index, s->u.loop.var);
-        }
-        if (!cond)
-            return s;
-        /* the condition chooses padding's interior, a few times more often than not */
-        Stmt *r = ir_if(cond, unswitch_side(s, items, n, cond, 1), unswitch_side(s, items, n, cond, 0));
-        r->u.cond.likely = 1;
-        return r;
+    Stmt **items;
+    int n;
+    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED || !body_stores(s->u.loop.body, &items, &n))
+        return map_children(s, unswitch);
+    Expr *cond = NULL;
+    for (int i = 0; i < n && !cond; i++) {
+        Stmt *st = items ? items[i] : s->u.loop.body;
+        if (!(cond = invariant_cond(st->u.store.value, s->u.loop.var)))
+            cond = invariant_cond(st->u.store.index, s->u.loop.var);
     }
-    case S_LET: {
-        Stmt *b = unswitch(s->u.let.body);
-        return b == s->u.let.body ? s : ir_let(s->u.let.var, s->u.let.value, b);
-    }
-    case S_IF: {
-        Stmt *t = unswitch(s->u.cond.then), *e = unswitch(s->u.cond.els);
-        if (t == s->u.cond.then && e == s->u.cond.els)
-            return s;
-        Stmt *r = ir_if(s->u.cond.cond, t, e);
-        r->u.cond.likely = s->u.cond.likely;
-        return r;
-    }
-    case S_ALLOC: {
-        Stmt *b = unswitch(s->u.alloc.body);
-        return b == s->u.alloc.body ? s : ir_allocate(s->u.alloc.buf, b);
-    }
-    case S_SEQ: {
-        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
-        int changed = 0;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            items[i] = unswitch(s->u.seq.items[i]);
-            changed |= items[i] != s->u.seq.items[i];
-        }
-        return changed ? ir_seq(items, s->u.seq.n) : s;
-    }
-    default: return s;
-    }
+    if (!cond)
+        return s;
+    /* the condition chooses padding's interior, a few times more often than not */
+    Stmt *r = ir_if(cond, unswitch_side(s, items, n, cond, 1), unswitch_side(s, items, n, cond, 0));
+    r->u.cond.likely = 1;
+    return r;
 }
 
 static int check_loops(const Stmt *s, int in_parallel, int in_vector)
@@ -1277,7 +1341,7 @@ static int finish(Stmt **b)
 {
     *b = ir_simplify_stmt(*b);
     *b = ir_simplify_stmt(unroll(*b));
-    Stmt *u = unswitch(*b);
+    Stmt *u = unswitch(peel_tails(*b));
     if (u != *b)
         *b = ir_simplify_stmt(u);
     if (ir_tensorize(b))

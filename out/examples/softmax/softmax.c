@@ -26,26 +26,30 @@ int softmax(const float *restrict X, float *restrict Y, void *restrict workspace
             Mx = kgen_max_f32(Mx, X[r * 1000 + l]);
         }
         KGEN_ALIGN(64) float E[1000];
-        for (int32_t eo = 0; eo < 63; ++eo) {
+        for (int32_t eo = 0; eo < 62; ++eo) {
             KGEN_VECTORIZE
             for (int32_t ei = 0; ei < 16; ++ei) {
-                if (eo * 16 + ei < 1000) {
-                    E[eo * 16 + ei] = expf(X[r * 1000 + eo * 16 + ei] - Mx);
-                }
+                E[eo * 16 + ei] = expf(X[r * 1000 + eo * 16 + ei] - Mx);
             }
+        }
+        KGEN_VECTORIZE
+        for (int32_t ei = 0; ei < 8; ++ei) {
+            E[ei + 992] = expf(X[r * 1000 + ei + 992] - Mx);
         }
         float Sm;
         Sm = 0.0f;
         for (int32_t l = 0; l < 1000; ++l) {
             Sm = Sm + E[l];
         }
-        for (int32_t lo = 0; lo < 63; ++lo) {
+        for (int32_t lo = 0; lo < 62; ++lo) {
             KGEN_VECTORIZE
             for (int32_t li = 0; li < 16; ++li) {
-                if (lo * 16 + li < 1000) {
-                    Y[r * 1000 + lo * 16 + li] = E[lo * 16 + li] / Sm;
-                }
+                Y[r * 1000 + lo * 16 + li] = E[lo * 16 + li] / Sm;
             }
+        }
+        KGEN_VECTORIZE
+        for (int32_t li = 0; li < 8; ++li) {
+            Y[r * 1000 + li + 992] = E[li + 992] / Sm;
         }
     } /* r */
     return KGEN_OK;
