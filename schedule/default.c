@@ -562,6 +562,13 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
             return -1;
         if (V > 1 && tile->vectorize && sch_vectorize(E, bi))
             return -1;
+        /* the epilogue's rows and blocks unrolled too: every access to the local tile then
+         * has a constant index, and the compiler keeps the whole tile in registers from the
+         * first multiply-add to the store of the epilogue's result */
+        if (ai && A > 1 && tile->unroll && sch_unroll(E, ai))
+            return -1;
+        if (ci && tile->unroll && sch_unroll(E, ci))
+            return -1;
     }
     /* vectorize the innermost loop of plain root stages */
     for (int i = 0; i < s->stages.n; i++) {
