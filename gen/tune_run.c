@@ -4,8 +4,9 @@
  * applies the best record of a workload.
  *
  * A workload is one file with the values of its non-tunable -D params, keyed
- * "c/kg:NAME:HASH[:M=512,...]" or "c/onnx:NAME:HASH" (HASH: FNV-1a of the file's bytes,
- * so an edited file starts afresh). The knobs are, for a .kg file, the params its
+ * "c/kg:NAME:HASH[:M=512,...]" or "c/onnx@sV:NAME:HASH" (HASH: FNV-1a of the file's bytes,
+ * so an edited file starts afresh; V: SCH_DEFAULT_VERSION, so records of an older default
+ * schedule, whose knobs built other code, stop applying). The knobs are, for a .kg file, the params its
  * `tune NAME in {...}` lines declare (minus those given with -D); for an ONNX model, the
  * register tile of the default schedule (SchTile), one choice for all its reductions.
  *
@@ -144,8 +145,9 @@ static int load_workload(const GenOptions *opt, Workload *w)
         return -1;
     uint64_t h = fnv1a(text, len);
     w->onnx = is_onnx(opt->input);
-    int n = snprintf(w->key, sizeof w->key, "c/%s:%s:%016llx", w->onnx ? "onnx" : "kg", base_name(opt->input),
-                     (unsigned long long)h);
+    int n = w->onnx ? snprintf(w->key, sizeof w->key, "c/onnx@s%d:%s:%016llx", SCH_DEFAULT_VERSION,
+                               base_name(opt->input), (unsigned long long)h)
+                    : snprintf(w->key, sizeof w->key, "c/kg:%s:%016llx", base_name(opt->input), (unsigned long long)h);
     for (char *c = w->key; *c; c++)
         if (*c == '\t' || *c == '\n' || *c == '\r')
             *c = '_';
