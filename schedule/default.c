@@ -264,6 +264,26 @@ static void collect_reads(const Expr *e, PtrVec *out)
     }
 }
 
+/* Which reads of a reduction's body use axis d: *vec_uses, those along the innermost
+ * (vectorized) axis (vector loads); *bcast_uses, the others (a value broadcast across the
+ * vector). */
+static void axis_uses(const PtrVec *reads, const Var *inner, const Var *d, int *vec_uses, int *bcast_uses)
+{
+    *vec_uses = *bcast_uses = 0;
+    for (int i = 0; i < reads->n; i++) {
+        const Expr *acc = reads->items[i];
+        int vec = 0, uses_d = 0;
+        for (int k = 0; k < acc->u.access.n; k++) {
+            vec |= ir_expr_uses_var(acc->u.access.idx[k], inner);
+            uses_d |= ir_expr_uses_var(acc->u.access.idx[k], d);
+        }
+        if (vec)
+            *vec_uses |= uses_d;
+        else
+            *bcast_uses |= uses_d;
+    }
+}
+
 /* The output axis to tile as the register tile's rows: one whose index the reads along
  * the innermost (vectorized) axis do not use, so each vector load serves every row (the
  * output channels of a convolution, the rows of a matmul); else the second innermost. */
@@ -273,21 +293,12 @@ static int tile_rows_axis(const Tensor *t, int r)
         return -1;
     PtrVec reads = {0};
     collect_reads(t->body, &reads);
-    Var *inner = t->axes[r - 1]->var;
     for (int d = r - 2; d >= 0; d--) {
+        int vec_uses, bcast_uses;
         if (t->axes[d]->extent < 2)
             continue;
-        int used = 0;
-        for (int i = 0; i < reads.n && !used; i++) {
-            const Expr *acc = reads.items[i];
-            int vec = 0, uses_d = 0;
-            for (int k = 0; k < acc->u.access.n; k++) {
-                vec |= ir_expr_uses_var(acc->u.access.idx[k], inner);
-                uses_d |= ir_expr_uses_var(acc->u.access.idx[k], t->axes[d]->var);
-            }
-            used = vec && uses_d;
-        }
-        if (!used)
+        axis_uses(&reads, t->axes[r - 1]->var, t->axes[d]->var, &vec_uses, &bcast_uses);
+        if (!vec_uses)
             return d;
     }
     return r - 2;
@@ -303,23 +314,11 @@ static int tile_block_axis(const Tensor *t, int r, int rows)
         return -1;
     PtrVec reads = {0};
     collect_reads(t->body, &reads);
-    Var *inner = t->axes[r - 1]->var;
     for (int d = r - 2; d >= 0; d--) {
+        int vec_uses, bcast_uses;
         if (d == rows || t->axes[d]->extent < 2)
             continue;
-        int vec_uses = 0, bcast_uses = 0;
-        for (int i = 0; i < reads.n; i++) {
-            const Expr *acc = reads.items[i];
-            int vec = 0, uses_d = 0;
-            for (int k = 0; k < acc->u.access.n; k++) {
-                vec |= ir_expr_uses_var(acc->u.access.idx[k], inner);
-                uses_d |= ir_expr_uses_var(acc->u.access.idx[k], t->axes[d]->var);
-            }
-            if (vec)
-                vec_uses |= uses_d;
-            else
-                bcast_uses |= uses_d;
-        }
+        axis_uses(&reads, t->axes[r - 1]->var, t->axes[d]->var, &vec_uses, &bcast_uses);
         if (vec_uses && !bcast_uses)
             return d;
     }
