@@ -459,6 +459,27 @@ int ir_expr_has_reduce(const Expr *e)
     }
 }
 
+int ir_expr_reads_memory(const Expr *e)
+{
+    switch (e->kind) {
+    case E_LOAD:
+    case E_ACCESS:
+    case E_REDUCE: return 1;
+    case E_BIN: return ir_expr_reads_memory(e->u.bin.a) || ir_expr_reads_memory(e->u.bin.b);
+    case E_UN: return ir_expr_reads_memory(e->u.un.a);
+    case E_CAST: return ir_expr_reads_memory(e->u.cast.a);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (ir_expr_reads_memory(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_SELECT:
+        return ir_expr_reads_memory(e->u.sel.cond) || ir_expr_reads_memory(e->u.sel.t) ||
+               ir_expr_reads_memory(e->u.sel.f);
+    default: return 0;
+    }
+}
+
 static int max2(int a, int b) { return a > b ? a : b; }
 
 int ir_expr_depth(const Expr *e)

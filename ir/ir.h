@@ -279,6 +279,8 @@ int ir_expr_equal(const Expr *a, const Expr *b);      /* structural */
 int ir_expr_is_const(const Expr *e, int64_t *v);       /* integer constant? */
 int ir_expr_uses_var(const Expr *e, const Var *v);
 int ir_expr_has_reduce(const Expr *e);
+/* Does e read memory (a load, a tensor access, a reduction over one)? */
+int ir_expr_reads_memory(const Expr *e);
 /* Operations from e to its deepest leaf (a leaf is 1), index expressions included. */
 int ir_expr_depth(const Expr *e);
 /* An integer wrapped into the range of its type, as a store into it would. */
@@ -467,6 +469,8 @@ struct Stmt {
 Stmt *ir_for(Var *v, Expr *min, Expr *extent, ForKind kind, Stmt *body);
 Stmt *ir_let(Var *v, Expr *value, Stmt *body);
 Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els);
+/* An if rebuilt from the if `from` (a pass's copy): ir_if, keeping from's hints. */
+Stmt *ir_if_like(const Stmt *from, Expr *cond, Stmt *then, Stmt *els);
 Stmt *ir_store(Buffer *b, Expr *index, Expr *value);
 Stmt *ir_allocate(Buffer *b, Stmt *body);
 Stmt *ir_seq(Stmt **items, int n);              /* flattens nested seqs, drops NULLs */

@@ -833,7 +833,7 @@ static Stmt *unroll(Stmt *s)
         return r;
     }
     case S_LET: return ir_let(s->u.let.var, s->u.let.value, unroll(s->u.let.body));
-    case S_IF: return ir_if(s->u.cond.cond, unroll(s->u.cond.then), unroll(s->u.cond.els));
+    case S_IF: return ir_if_like(s, s->u.cond.cond, unroll(s->u.cond.then), unroll(s->u.cond.els));
     case S_ALLOC: return ir_allocate(s->u.alloc.buf, unroll(s->u.alloc.body));
     case S_SEQ: {
         Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
@@ -845,6 +845,16 @@ static Stmt *unroll(Stmt *s)
     }
 }
 
+/* Loop s again, over [min, min + extent) with body: the same variable, kind and
+ * annotations. */
+static Stmt *copy_loop(const Stmt *s, Expr *extent, Stmt *body)
+{
+    Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, extent, s->u.loop.kind, body);
+    r->u.loop.bind_tag = s->u.loop.bind_tag;
+    r->u.loop.tensorize = s->u.loop.tensorize;
+    return r;
+}
+
 /* s with f applied to each statement directly inside it (a loop's body, a let's, both
  * sides of an if, an allocation's body, a sequence's items); s itself when nothing changed.
  * The passes below rewrite the statements they match and recurse through the rest. */
@@ -853,12 +863,7 @@ static Stmt *map_children(Stmt *s, Stmt *(*f)(Stmt *))
     switch (s->kind) {
     case S_FOR: {
         Stmt *b = f(s->u.loop.body);
-        if (b == s->u.loop.body)
-            return s;
-        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, b);
-        r->u.loop.bind_tag = s->u.loop.bind_tag;
-        r->u.loop.tensorize = s->u.loop.tensorize;
-        return r;
+        return b == s->u.loop.body ? s : copy_loop(s, s->u.loop.extent, b);
     }
     case S_LET: {
         Stmt *b = f(s->u.let.body);
@@ -866,11 +871,7 @@ static Stmt *map_children(Stmt *s, Stmt *(*f)(Stmt *))
     }
     case S_IF: {
         Stmt *t = f(s->u.cond.then), *e = s->u.cond.els ? f(s->u.cond.els) : NULL;
-        if (t == s->u.cond.then && e == s->u.cond.els)
-            return s;
-        Stmt *r = ir_if(s->u.cond.cond, t, e);
-        r->u.cond.likely = s->u.cond.likely;
-        return r;
+        return t == s->u.cond.then && e == s->u.cond.els ? s : ir_if_like(s, s->u.cond.cond, t, e);
     }
     case S_ALLOC: {
         Stmt *b = f(s->u.alloc.body);
@@ -917,14 +918,6 @@ static int tail_guard(const Expr *c, const Var *o, const Var *i, int64_t F, int6
            (is_var(m->u.bin.b, o) && ir_expr_is_const(m->u.bin.a, &f) && f == F);
 }
 
-static Stmt *copy_loop(const Stmt *s, Expr *extent, Stmt *body)
-{
-    Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, extent, s->u.loop.kind, body);
-    r->u.loop.bind_tag = s->u.loop.bind_tag;
-    r->u.loop.tensorize = s->u.loop.tensorize;
-    return r;
-}
-
 static Stmt *peel_tails(Stmt *s)
 {
     s = map_children(s, peel_tails);
@@ -956,32 +949,13 @@ static Stmt *peel_tails(Stmt *s)
  * vectorize a loop with a guarded load (gcc 12 unswitches it only after giving up on
  * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower). */
 
-static int has_load(const Expr *e)
-{
-    switch (e->kind) {
-    case E_LOAD:
-    case E_ACCESS: return 1;
-    case E_BIN: return has_load(e->u.bin.a) || has_load(e->u.bin.b);
-    case E_UN: return has_load(e->u.un.a);
-    case E_CAST: return has_load(e->u.cast.a);
-    case E_SELECT: return has_load(e->u.sel.cond) || has_load(e->u.sel.t) || has_load(e->u.sel.f);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (has_load(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_REDUCE: return 1;
-    default: return 0;
-    }
-}
-
 /* The condition of the first select in e that does not depend on v (nor on memory). */
 static Expr *invariant_cond(Expr *e, const Var *v)
 {
     Expr *c = NULL;
     switch (e->kind) {
     case E_SELECT:
-        if (!ir_expr_uses_var(e->u.sel.cond, v) && !has_load(e->u.sel.cond))
+        if (!ir_expr_uses_var(e->u.sel.cond, v) && !ir_expr_reads_memory(e->u.sel.cond))
             return e->u.sel.cond;
         if (!(c = invariant_cond(e->u.sel.cond, v)) && !(c = invariant_cond(e->u.sel.t, v)))
             c = invariant_cond(e->u.sel.f, v);
@@ -1043,56 +1017,45 @@ static Expr *pick_side(Expr *e, const Expr *cond, int side)
 
 static int loads_other(const Expr *e, const Buffer *b, const Expr *at);
 
-/* The loop body's stores (one, or a sequence of them); 0 if it holds anything else, or a
- * store that reads its own buffer: a register tile's update (a depthwise conv summing a
- * padded window) keeps its select, as a branch between the rows of a tile would cost
- * more than the select. */
-static int body_stores(Stmt *s, Stmt ***items, int *n)
+/* The loop's stores (its body: one, or a sequence of them); 0 if the body holds anything
+ * else, or a store that reads its own buffer: a register tile's update (a depthwise conv
+ * summing a padded window) keeps its select, as a branch between the rows of a tile would
+ * cost more than the select. */
+static int body_stores(Stmt *loop, Stmt ***items, int *n)
 {
-    if (s->kind == S_STORE) {
-        *items = NULL;
-        *n = 1;
-        return !loads_other(s->u.store.value, s->u.store.buf, NULL);
-    }
-    if (s->kind != S_SEQ)
+    Stmt *s = loop->u.loop.body;
+    if (s->kind == S_STORE)
+        *items = &loop->u.loop.body, *n = 1;
+    else if (s->kind == S_SEQ)
+        *items = s->u.seq.items, *n = s->u.seq.n;
+    else
         return 0;
-    for (int i = 0; i < s->u.seq.n; i++)
-        if (s->u.seq.items[i]->kind != S_STORE ||
-            loads_other(s->u.seq.items[i]->u.store.value, s->u.seq.items[i]->u.store.buf, NULL))
+    for (int i = 0; i < *n; i++)
+        if ((*items)[i]->kind != S_STORE || loads_other((*items)[i]->u.store.value, (*items)[i]->u.store.buf, NULL))
             return 0;
-    *items = s->u.seq.items;
-    *n = s->u.seq.n;
     return 1;
 }
 
+/* The loop again, each of its stores taking the `side` of the selects on cond. */
 static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, int side)
 {
-    Stmt *body = loop->u.loop.body;
     Stmt **out = ir_alloc(sizeof *out * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        Stmt *st = items ? items[i] : body;
-        out[i] = ir_store(st->u.store.buf, pick_side(st->u.store.index, cond, side),
-                          pick_side(st->u.store.value, cond, side));
-    }
-    Stmt *r = ir_for(loop->u.loop.var, loop->u.loop.min, loop->u.loop.extent, loop->u.loop.kind,
-                     items ? ir_seq(out, n) : out[0]);
-    r->u.loop.bind_tag = loop->u.loop.bind_tag;
-    r->u.loop.tensorize = loop->u.loop.tensorize;
-    return r;
+    for (int i = 0; i < n; i++)
+        out[i] = ir_store(items[i]->u.store.buf, pick_side(items[i]->u.store.index, cond, side),
+                          pick_side(items[i]->u.store.value, cond, side));
+    return copy_loop(loop, loop->u.loop.extent, loop->u.loop.body->kind == S_SEQ ? ir_seq(out, n) : out[0]);
 }
 
 static Stmt *unswitch(Stmt *s)
 {
     Stmt **items;
     int n;
-    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED || !body_stores(s->u.loop.body, &items, &n))
+    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED || !body_stores(s, &items, &n))
         return map_children(s, unswitch);
     Expr *cond = NULL;
-    for (int i = 0; i < n && !cond; i++) {
-        Stmt *st = items ? items[i] : s->u.loop.body;
-        if (!(cond = invariant_cond(st->u.store.value, s->u.loop.var)))
-            cond = invariant_cond(st->u.store.index, s->u.loop.var);
-    }
+    for (int i = 0; i < n && !cond; i++)
+        if (!(cond = invariant_cond(items[i]->u.store.value, s->u.loop.var)))
+            cond = invariant_cond(items[i]->u.store.index, s->u.loop.var);
     if (!cond)
         return s;
     /* the condition chooses padding's interior, a few times more often than not */
@@ -1612,12 +1575,9 @@ static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
         return r;
     }
     case S_LET: return ir_let(s->u.let.var, rebuf_expr(s->u.let.value, from, to), rebuf(s->u.let.body, from, to));
-    case S_IF: {
-        Stmt *r = ir_if(rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
-                        rebuf(s->u.cond.els, from, to));
-        r->u.cond.likely = s->u.cond.likely;
-        return r;
-    }
+    case S_IF:
+        return ir_if_like(s, rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
+                          rebuf(s->u.cond.els, from, to));
     case S_STORE:
         return ir_store(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to),
                         rebuf_expr(s->u.store.value, from, to));

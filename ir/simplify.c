@@ -754,9 +754,7 @@ static Stmt *simp_stmt(Stmt *s, RangeMap *m)
         /* if (c) { if (c) x } -> if (c) x: guards of a stage and of its tile often agree */
         if (!f && t->kind == S_IF && !t->u.cond.els && ir_expr_equal(t->u.cond.cond, c))
             return t;
-        Stmt *r = ir_if(c, t, f);
-        r->u.cond.likely = s->u.cond.likely;
-        return r;
+        return ir_if_like(s, c, t, f);
     }
     case S_STORE:
         return ir_store(s->u.store.buf, simp(s->u.store.index, m), simp(s->u.store.value, m));

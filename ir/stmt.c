@@ -56,6 +56,13 @@ Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els)
     return s;
 }
 
+Stmt *ir_if_like(const Stmt *from, Expr *cond, Stmt *then, Stmt *els)
+{
+    Stmt *s = ir_if(cond, then, els);
+    s->u.cond.likely = from->u.cond.likely;
+    return s;
+}
+
 Stmt *ir_store(Buffer *b, Expr *index, Expr *value)
 {
     Stmt *s = mk(S_STORE);
@@ -130,12 +137,9 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n)
     case S_LET:
         return ir_let(s->u.let.var, ir_subst(s->u.let.value, vars, values, n),
                       ir_stmt_subst(s->u.let.body, vars, values, n));
-    case S_IF: {
-        Stmt *r = ir_if(ir_subst(s->u.cond.cond, vars, values, n), ir_stmt_subst(s->u.cond.then, vars, values, n),
-                        ir_stmt_subst(s->u.cond.els, vars, values, n));
-        r->u.cond.likely = s->u.cond.likely;
-        return r;
-    }
+    case S_IF:
+        return ir_if_like(s, ir_subst(s->u.cond.cond, vars, values, n), ir_stmt_subst(s->u.cond.then, vars, values, n),
+                          ir_stmt_subst(s->u.cond.els, vars, values, n));
     case S_STORE:
         return ir_store(s->u.store.buf, ir_subst(s->u.store.index, vars, values, n),
                         ir_subst(s->u.store.value, vars, values, n));

@@ -43,25 +43,6 @@ static int loads_buf(const Expr *e, const Buffer *b)
     }
 }
 
-static int has_load(const Expr *e)
-{
-    if (!e)
-        return 0;
-    switch (e->kind) {
-    case E_LOAD: return 1;
-    case E_BIN: return has_load(e->u.bin.a) || has_load(e->u.bin.b);
-    case E_UN: return has_load(e->u.un.a);
-    case E_CAST: return has_load(e->u.cast.a);
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            if (has_load(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_SELECT: return has_load(e->u.sel.cond) || has_load(e->u.sel.t) || has_load(e->u.sel.f);
-    default: return 0;
-    }
-}
-
 static Expr *at(Expr *e, Var *j, int64_t v)
 {
     Expr *x = ir_idx(v);
@@ -102,7 +83,7 @@ static int conjuncts(Expr *c, Var *j, PtrVec *out)
 {
     if (c->kind == E_BIN && c->u.bin.op == OP_AND)
         return conjuncts(c->u.bin.a, j, out) && conjuncts(c->u.bin.b, j, out);
-    if (has_load(c))
+    if (ir_expr_reads_memory(c))
         return 0;    /* tested once before the tile, it must not depend on memory */
     if (ir_expr_uses_var(c, j)) {
         if (c->kind != E_BIN)
@@ -379,11 +360,7 @@ static Stmt *walk(Pass *P, Stmt *s)
     }
     case S_IF: {
         Stmt *t = walk(P, s->u.cond.then), *e = walk(P, s->u.cond.els);
-        if (t == s->u.cond.then && e == s->u.cond.els)
-            return s;
-        Stmt *r = ir_if(s->u.cond.cond, t, e);
-        r->u.cond.likely = s->u.cond.likely;
-        return r;
+        return t == s->u.cond.then && e == s->u.cond.els ? s : ir_if_like(s, s->u.cond.cond, t, e);
     }
     case S_ALLOC: {
         Stmt *body = walk(P, s->u.alloc.body);
