@@ -86,6 +86,7 @@ const Dialect em_dialect_c = {
     .global_qual = NULL,
     .local_qual = NULL,
     .barrier = NULL,
+    .prefetch = "KGEN_PREFETCH",
     .f32_math = c_f32_math,
     .fmod_f32 = "fmodf",
     .has_openmp = 1,
@@ -445,9 +446,11 @@ static void collect_buffers(Printer *P, const Stmt *s)
         collect_buffers(P, s->u.cond.els);
         break;
     case S_STORE:
+    case S_PREFETCH:
         add_buffer(P, s->u.store.buf);
         collect_expr_buffers(P, s->u.store.index);
-        collect_expr_buffers(P, s->u.store.value);
+        if (s->kind == S_STORE)
+            collect_expr_buffers(P, s->u.store.value);
         break;
     case S_ALLOC:
         add_buffer(P, s->u.alloc.buf);
@@ -557,6 +560,7 @@ static int stmt_refs(const Stmt *s, const void *key)
     case S_STORE:
         return s->u.store.buf == key || expr_refs(s->u.store.index, key) ||
                expr_refs(s->u.store.value, key);
+    case S_PREFETCH: return s->u.store.buf == key || expr_refs(s->u.store.index, key);
     case S_ALLOC: return stmt_refs(s->u.alloc.body, key);
     case S_SEQ:
         for (int i = 0; i < s->u.seq.n; i++)
@@ -1396,6 +1400,14 @@ static void stmt(Printer *P, const Stmt *s)
             sb_printf(o, "%s\n", P->d->barrier);
         }
         break;
+    case S_PREFETCH:
+        if (P->d->prefetch) {
+            line(P);
+            sb_printf(o, "%s(&", P->d->prefetch);
+            element(P, s->u.store.buf, s->u.store.index);
+            sb_puts(o, ");\n");
+        }
+        break;
     case S_COMMENT: {
         const char *t = s->u.comment ? s->u.comment : "";
         line(P);
@@ -1667,6 +1679,7 @@ static int scan_launch(LaunchScan *L, const Stmt *s)
                 return -1;
         return 0;
     case S_BARRIER: L->barriers++; return 0;
+    case S_PREFETCH:
     case S_COMMENT: return 0;
     }
     return 0;

@@ -17,6 +17,8 @@ typedef struct {
     const char *global_qual;        /* address space of parameter pointers; NULL: none */
     const char *local_qual;         /* of SCOPE_SHARED arrays */
     const char *barrier;            /* statement for a work-group barrier */
+    const char *prefetch;           /* macro taking an element's address: a cache-line
+                                       prefetch (NULL: prefetch hints are not printed) */
     /* math spelling per function for f32; NULL entries fall back to the C name + "f" */
     const char *const *f32_math;
     const char *const *f64_math;    /* NULL: C's names */

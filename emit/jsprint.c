@@ -910,6 +910,7 @@ static void stmt(J *P, const Stmt *s)
         em_js_comment(o, s->u.comment);
         sb_puts(o, " */\n");
         break;
+    case S_PREFETCH: break;   /* JavaScript has no cache hints */
     default: ir_die("jsprint: statement kind %d (a GPU barrier?) in a JavaScript kernel", (int)s->kind);
     }
 }

@@ -1364,7 +1364,7 @@ static int parse_kernel(P *p)
  * micro-kernel name; a final '+' repeats the letter before it. */
 enum { PR_SPLIT, PR_TILE, PR_FUSE, PR_REORDER, PR_UNROLL, PR_VECTORIZE, PR_PARALLEL, PR_BIND,
        PR_COMPUTE_AT, PR_COMPUTE_INLINE, PR_COMPUTE_ROOT, PR_CACHE_READ, PR_CACHE_WRITE, PR_STORAGE_ALIGN,
-       PR_TENSORIZE };
+       PR_TENSORIZE, PR_PREFETCH };
 
 static const struct {
     const char *name, *sig;
@@ -1386,6 +1386,7 @@ static const struct {
     [PR_CACHE_WRITE] = {"cache_write", "Sm", 1, "X = cache_write(stage, scope)"},
     [PR_STORAGE_ALIGN] = {"storage_align", "Sccc", 0, "storage_align(stage, dim, factor, offset)"},
     [PR_TENSORIZE] = {"tensorize", "SAi", 0, "tensorize(stage, axis, fma_bcast)"},
+    [PR_PREFETCH] = {"prefetch", "STA+", 0, "prefetch(stage, tensor, reduce_axis[, rows_axis[, blocks_axis]])"},
 };
 #define NPRIMS ((int)(sizeof prims / sizeof *prims))
 
@@ -1451,7 +1452,7 @@ static int parse_sched_stmt(P *p, SStmt *st)
             return err(p, pt, "expected a schedule primitive but found %s", desc(pt));
         return err(p, pt, "unknown schedule primitive '%.*s' (expected split, tile, fuse, reorder, unroll, "
                    "vectorize, parallel, bind, compute_at, compute_inline, compute_root, cache_read, "
-                   "cache_write, storage_align or tensorize)", pt->len, pt->s);
+                   "cache_write, storage_align, tensorize or prefetch)", pt->len, pt->s);
     }
     const char *sig = prims[st->prim].sig, *pname = prims[st->prim].name, *usage = prims[st->prim].usage;
     int nsig = (int)strlen(sig), rep = sig[nsig - 1] == '+', nfixed = rep ? nsig - 1 : nsig;
@@ -1750,6 +1751,15 @@ static int apply_stmt(P *p, Schedule *s, const SStmt *ss)
         c->t->name = tokstr(ss->lhs[0]);
         return 0;
     }
+    case PR_PREFETCH: {
+        Stage *src = stage_arg(p, s, &a[1]);
+        if (!src)
+            return -1;
+        if (ss->nargs > 5)
+            return err(p, a[5].tok, "too many arguments to prefetch (usage: %s)", prims[PR_PREFETCH].usage);
+        rc = sch_prefetch(st, src->t, ivs[2], ss->nargs > 3 ? ivs[3] : NULL, ss->nargs > 4 ? ivs[4] : NULL);
+        break;
+    }
     case PR_STORAGE_ALIGN:
         if (a[1].value < 0 || a[1].value >= KG_MAX_DIMS)
             return err(p, a[1].tok, "storage_align dimension must be between 0 and %d, got %lld", KG_MAX_DIMS - 1,
@@ -1837,7 +1847,7 @@ static int check_section(P *p, const Section *sec)
         for (int k = 1; k < ss->nargs; k++) {
             if (a[k].kind == 'A' && dry_axis(p, d, &a[k]))
                 return -1;
-            if (a[k].kind == 'S' && !dry_stage(p, &stages, &a[k]))
+            if ((a[k].kind == 'S' || a[k].kind == 'T') && !dry_stage(p, &stages, &a[k]))
                 return -1;
             if (a[k].kind == 'a' && dry_axis(p, dry_find(&stages, a[1].name), &a[k]))
                 return -1;

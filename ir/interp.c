@@ -529,6 +529,7 @@ static void exec(Interp *I, const Stmt *s)
             exec(I, s->u.seq.items[i]);
         return;
     case S_COMMENT:
+    case S_PREFETCH:
     case S_BARRIER: return;
     }
 }

@@ -437,8 +437,12 @@ typedef enum {
 } ForKind;
 
 /* S_BARRIER: GPU: every thread of the block waits here until all arrive and their shared
- * memory writes are visible (a no-op where loops run one after another). */
-typedef enum { S_FOR, S_LET, S_IF, S_STORE, S_ALLOC, S_SEQ, S_COMMENT, S_BARRIER } StmtKind;
+ * memory writes are visible (a no-op where loops run one after another).
+ * S_PREFETCH: a hint that buf[index] will be read soon (C: KGEN_PREFETCH, a cache-line
+ * prefetch where the compiler has one; other targets print nothing). It reads nothing and
+ * changes nothing, so an index past the buffer would be harmless to the machine, but the
+ * schedule keeps it in range (C forbids forming such an address). */
+typedef enum { S_FOR, S_LET, S_IF, S_STORE, S_ALLOC, S_SEQ, S_COMMENT, S_BARRIER, S_PREFETCH } StmtKind;
 
 typedef struct Stmt Stmt;
 struct Stmt {
@@ -459,7 +463,7 @@ struct Stmt {
             Stmt *then, *els;      /* els may be NULL */
             int likely;            /* the condition usually holds (a hint for C compilers) */
         } cond;
-        struct { Buffer *buf; Expr *index; Expr *value; } store;
+        struct { Buffer *buf; Expr *index; Expr *value; } store;   /* S_PREFETCH: value NULL */
         struct { Buffer *buf; Stmt *body; } alloc;
         struct { Stmt **items; int n; } seq;
         const char *comment;
@@ -477,6 +481,7 @@ Stmt *ir_seq(Stmt **items, int n);              /* flattens nested seqs, drops N
 Stmt *ir_seq2(Stmt *a, Stmt *b);
 Stmt *ir_comment(const char *text);
 Stmt *ir_barrier(void);
+Stmt *ir_prefetch(Buffer *b, Expr *index);
 Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
 
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);

@@ -563,6 +563,70 @@ static Stmt *guard(Lower *L, Expr *c, Stmt *s)
     }
 }
 
+/* The first load of buffer b in e, or NULL. */
+static const Expr *first_load(const Expr *e, const Buffer *b)
+{
+    const Expr *r = NULL;
+    switch (e->kind) {
+    case E_LOAD: return e->u.load.buf == b ? e : first_load(e->u.load.index, b);
+    case E_BIN: return (r = first_load(e->u.bin.a, b)) ? r : first_load(e->u.bin.b, b);
+    case E_UN: return first_load(e->u.un.a, b);
+    case E_CAST: return first_load(e->u.cast.a, b);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && !r; i++)
+            r = first_load(e->u.call.args[i], b);
+        return r;
+    case E_SELECT:
+        if ((r = first_load(e->u.sel.cond, b)) || (r = first_load(e->u.sel.t, b)))
+            return r;
+        return first_load(e->u.sel.f, b);
+    default: return NULL;
+    }
+}
+
+/* st's prefetch (sch_prefetch) as the statement that starts each step of its innermost
+ * reduce loop (position last_red of the leaf order): the line of the prefetched tensor
+ * that rhs, the step's value, reads in the next iteration of the `ahead` loop, with the
+ * tile's loops inside at their first value but for the blocks, which take turns by row. */
+static Stmt *prefetch_stmt(Lower *L, Stage *st, const Expr *rhs, IvMap *ivs, int last_red)
+{
+    const Tensor *t = st->pf_tensor;
+    const Buffer *b = L->info[stage_idx(L, t)].buf;
+    const Expr *ld = b ? first_load(rhs, b) : NULL;
+    int pa = -1, pr = -1, pb = -1;
+    for (int i = 0; i < st->leaf.n; i++) {
+        IterVar *iv = st->leaf.items[i];
+        pa = iv == st->pf_ahead ? i : pa;
+        pr = iv == st->pf_rows ? i : pr;
+        pb = iv == st->pf_blocks ? i : pb;
+    }
+    if (!ld) {
+        L->failed = ir_fail("prefetch: stage %s no longer reads %s from memory (inlined or cached)", st->t->name,
+                            t->name);
+        return NULL;
+    }
+    if (pa < 0 || pa >= last_red || (st->pf_rows && (pr < 0 || pr >= last_red)) ||
+        (st->pf_blocks && (pb < 0 || pb <= last_red))) {
+        L->failed = ir_fail("prefetch: in stage %s, %s and the rows axis must be loops outside the innermost reduce "
+                            "loop and the blocks axis one inside it", st->t->name, st->pf_ahead->var->name);
+        return NULL;
+    }
+    Var *vars[MAX_IV];
+    Expr *vals[MAX_IV];
+    int n = 0;
+    int64_t ae = ivm(ivs, st->pf_ahead, 0)->ext;
+    vars[n] = st->pf_ahead->var;
+    vals[n++] = ir_bin(OP_MIN, ir_bin(OP_ADD, ir_varref(st->pf_ahead->var), ir_idx(1)), ir_idx(ae - 1));
+    for (int i = last_red + 1; i < st->leaf.n; i++) {
+        IterVar *iv = st->leaf.items[i];
+        vars[n] = iv->var;
+        vals[n++] = iv == st->pf_blocks
+                        ? ir_bin(OP_FLOORMOD, ir_varref(st->pf_rows->var), ir_idx(ivm(ivs, iv, 0)->ext))
+                        : ir_idx(0);
+    }
+    return ir_prefetch(ld->u.load.buf, ir_subst(ld->u.load.index, vars, vals, n));
+}
+
 /* Lower stage st with spatial root axis d over [rmin[d], rmin[d] + rext[d]); body is the
  * value to compute (a top-level reduction is the stage's own). */
 static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, Expr *body, RangeMap *outer)
@@ -733,11 +797,16 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         inner = ir_store(si->buf, findex, rhs);
     inner = wrap_pending(&pend, inner);
 
-    int first_red = -1;
+    int first_red = -1, last_red = -1;
     if (is_reduce)
-        for (int i = 0; i < st->leaf.n && first_red < 0; i++)
-            if (((IterVar *)st->leaf.items[i])->kind == IV_REDUCE)
-                first_red = i;
+        for (int i = 0; i < st->leaf.n; i++)
+            if (((IterVar *)st->leaf.items[i])->kind == IV_REDUCE) {
+                first_red = first_red < 0 ? i : first_red;
+                last_red = i;
+            }
+    Stmt *pf = NULL;
+    if (st->pf_tensor && last_red >= 0 && !(pf = prefetch_stmt(L, st, rhs, &ivs, last_red)))
+        return NULL;
 
     /* inside out */
     Stmt *cur = inner;
@@ -753,6 +822,8 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         }
         if (p == 0)
             break;
+        if (pf && p - 1 == last_red)
+            cur = ir_seq2(pf, cur);
         IterVar *iv = st->leaf.items[p - 1];
         /* stages computed at this loop come first in its body. A block fills its shared
          * stages together: a barrier before them (every thread is done with the previous
@@ -1116,6 +1187,8 @@ static void note_stage(Kernel *k, Stage *st)
             if (iv->bind_tag)
                 sb_printf(&b, " (%s)", iv->bind_tag);
         }
+        if (st->pf_tensor)
+            sb_printf(&b, "; prefetch %s one %s ahead", st->pf_tensor->name, st->pf_ahead->var->name);
     }
     ir_vec_push(&k->notes, ir_strdup(b.data), 1 << 20, "notes");
     sb_free(&b);
@@ -1404,9 +1477,11 @@ static void stmt_buffers(const Stmt *s, PtrVec *out)
         stmt_buffers(s->u.cond.then, out);
         stmt_buffers(s->u.cond.els, out);
         return;
-    case S_STORE: {
+    case S_STORE:
+    case S_PREFETCH: {
         expr_buffers(s->u.store.index, out);
-        expr_buffers(s->u.store.value, out);
+        if (s->kind == S_STORE)
+            expr_buffers(s->u.store.value, out);
         int seen = 0;
         for (int i = 0; i < out->n && !seen; i++)
             seen = out->items[i] == s->u.store.buf;
@@ -1528,6 +1603,7 @@ static int inplace_ok(const Stmt *s, const Buffer *in, const Buffer *out)
             loads_other(s->u.store.index, out, NULL))
             return 0;
         return !loads_other(s->u.store.value, in, s->u.store.buf == out ? s->u.store.index : NULL);
+    case S_PREFETCH: return !loads_other(s->u.store.index, in, NULL) && !loads_other(s->u.store.index, out, NULL);
     case S_ALLOC: return inplace_ok(s->u.alloc.body, in, out);
     case S_SEQ:
         for (int i = 0; i < s->u.seq.n; i++)
@@ -1581,6 +1657,8 @@ static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
     case S_STORE:
         return ir_store(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to),
                         rebuf_expr(s->u.store.value, from, to));
+    case S_PREFETCH:
+        return ir_prefetch(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to));
     case S_ALLOC: return ir_allocate(s->u.alloc.buf, rebuf(s->u.alloc.body, from, to));
     case S_SEQ: {
         Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);

@@ -758,6 +758,7 @@ static Stmt *simp_stmt(Stmt *s, RangeMap *m)
     }
     case S_STORE:
         return ir_store(s->u.store.buf, simp(s->u.store.index, m), simp(s->u.store.value, m));
+    case S_PREFETCH: return ir_prefetch(s->u.store.buf, simp(s->u.store.index, m));
     case S_ALLOC: {
         Stmt *b = simp_stmt(s->u.alloc.body, m);
         return b ? ir_allocate(s->u.alloc.buf, b) : NULL;

@@ -82,6 +82,14 @@ Stmt *ir_allocate(Buffer *b, Stmt *body)
 
 Stmt *ir_barrier(void) { return mk(S_BARRIER); }
 
+Stmt *ir_prefetch(Buffer *b, Expr *index)
+{
+    Stmt *s = mk(S_PREFETCH);
+    s->u.store.buf = b;
+    s->u.store.index = index;
+    return s;
+}
+
 Stmt *ir_comment(const char *text)
 {
     Stmt *s = mk(S_COMMENT);
@@ -143,6 +151,7 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n)
     case S_STORE:
         return ir_store(s->u.store.buf, ir_subst(s->u.store.index, vars, values, n),
                         ir_subst(s->u.store.value, vars, values, n));
+    case S_PREFETCH: return ir_prefetch(s->u.store.buf, ir_subst(s->u.store.index, vars, values, n));
     case S_ALLOC: return ir_allocate(s->u.alloc.buf, ir_stmt_subst(s->u.alloc.body, vars, values, n));
     case S_SEQ: {
         Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
@@ -236,6 +245,12 @@ void ir_print_stmt(FILE *f, const Stmt *s, int indent)
     case S_BARRIER:
         pad(f, indent);
         fprintf(f, "barrier\n");
+        return;
+    case S_PREFETCH:
+        pad(f, indent);
+        fprintf(f, "prefetch %s[", s->u.store.buf->name);
+        ir_print_expr(f, s->u.store.index);
+        fputs("]\n", f);
         return;
     }
 }

@@ -599,6 +599,25 @@ int sch_storage_align(Stage *st, int axis, int64_t factor, int64_t offset)
     return 0;
 }
 
+int sch_prefetch(Stage *st, Tensor *t, IterVar *ahead, IterVar *rows, IterVar *blocks)
+{
+    if (need_loops(st, "prefetch") || need_leaf(st, ahead, "prefetch") || (rows && need_leaf(st, rows, "prefetch")) ||
+        (blocks && need_leaf(st, blocks, "prefetch")))
+        return -1;
+    if (st->t->kind != T_COMPUTE || !ir_tensor_reads(st->t, t))
+        return ir_fail("prefetch: stage %s does not read %s", st->t->name, t->name);
+    if (ahead->kind != IV_REDUCE)
+        return ir_fail("prefetch: %s is not a reduce axis of %s (the chunks fetched ahead are those of a reduce loop)",
+                       ahead->var->name, st->t->name);
+    if (blocks && !rows)
+        return ir_fail("prefetch: blocks axis %s needs a rows axis to take turns with", blocks->var->name);
+    st->pf_tensor = t;
+    st->pf_ahead = ahead;
+    st->pf_rows = rows;
+    st->pf_blocks = blocks;
+    return 0;
+}
+
 int sch_parse_scope(const char *name, Scope *out)
 {
     if (!strcmp(name, "local"))

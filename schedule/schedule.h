@@ -40,6 +40,8 @@ struct Stage {
                                      local when attached) */
     int align_axis;               /* storage_align: stride of dim align_axis is padded to */
     int64_t align_factor, align_offset;   /* a multiple of factor plus offset; factor 0 = off */
+    Tensor *pf_tensor;            /* prefetch: the tensor read ahead (NULL: none), the */
+    IterVar *pf_ahead, *pf_rows, *pf_blocks;   /* reduce loop, row and block axes */
     const char *origin;           /* "cache_write(C)" etc., for the kernel's header comment */
     PtrVec log;                   /* char*: the primitives applied, for the header comment */
 };
@@ -83,6 +85,15 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
 /* cache_write: a new stage computes st's body into scope; st becomes a copy of it. */
 Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope);
 int sch_storage_align(Stage *st, int axis, int64_t factor, int64_t offset);
+/* prefetch: hide the memory latency of a tensor read in chunks (a conv's weights, one
+ * input-channel block per iteration of reduce loop `ahead`). In every step of st's
+ * innermost reduce loop, fetch the cache line of t that this step reads in the next
+ * iteration of `ahead` (the last iteration fetches its own). The loops inside the innermost
+ * reduce loop (a register tile) take their first value, except `blocks` (may be NULL),
+ * which takes the value of loop `rows` modulo its extent: while the tile moves over the
+ * rows, row r fetches block r mod B, spreading the fetches over the chunk's compute. `ahead`
+ * must stay outside the innermost reduce loop, `rows` outside it too, `blocks` inside. */
+int sch_prefetch(Stage *st, Tensor *t, IterVar *ahead, IterVar *rows, IterVar *blocks);
 
 int sch_parse_scope(const char *name, Scope *out);
 /* default.c: fusion (inline, compute_at of reductions into their epilogues) and simple
@@ -100,8 +111,9 @@ typedef struct {
 extern const SchTile sch_tile_default;
 /* The default schedule's generation, part of an ONNX model's tuning-log key: bumped when
  * the code a tile choice produces changes (records measured against an older default
- * would rank stale code). 2: two-block tiles, unrolled epilogues (kgen 2026-11-29). */
-#define SCH_DEFAULT_VERSION 2   /* 8 x 16 x 2 blocks, vectorized, unrolled, k outer */
+ * would rank stale code). 2: two-block tiles, unrolled epilogues; 3: weight streaming
+ * (kgen 2026-11-29). */
+#define SCH_DEFAULT_VERSION 3   /* 8 x 16 x 2 blocks, vectorized, unrolled, k outer */
 int sch_default_tiled(Schedule *s, const SchTile *tile);
 /* Part of sch_default_tiled: the outer loop of each root compute with enough work marked
  * parallel (after fusing leading loops to at least 16 iterations). */

@@ -136,7 +136,11 @@ fi
 # (6 in / 8 out per group) -> Conv 1x1 16->32 -> depthwise with multiplier 2 (32->64) ->
 # Conv group 4 (16 in / 8 out per group) -> Relu, outputs Y and the depthwise result D; and
 # from the first Relu, Conv 1x1 32->24 -> Relu -> Conv 3x3 24->20 (24 input channels: not a
-# whole number of 16-blocks, summed over the real channels only) -> output Z.
+# whole number of 16-blocks, summed over the real channels only) -> output Z; and from a
+# second input X2[1,256,6,11], Relu(Conv 3x3 256->32 + bias + Conv 1x1 256->32) -> output
+# S: with NCHWc16 the 3x3 conv's weights (295 KB per two blocks) are streamed (the reduce
+# loop over input-channel blocks outside the rows, rows unrolled, the next chunk
+# prefetched), over 11 columns that tiles of 8 do not divide.
 # The reference is the model's own NCHW output.
 if command -v python3 > /dev/null 2>&1; then
   gen=$out/awkward
@@ -175,7 +179,7 @@ def vinfo(name, dims):
 inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("bd", [12]),
          rt("wg", [16, 6, 1, 1]), rt("wm", [32, 16, 1, 1]), rt("bm", [32]), rt("wdm", [64, 1, 3, 3]),
          rt("wgg", [32, 16, 1, 1]), rt("bgg", [32]), rt("wz1", [24, 32, 1, 1]), rt("bz1", [24]),
-         rt("wz2", [20, 24, 3, 3])]
+         rt("wz2", [20, 24, 3, 3]), rt("ws", [32, 256, 3, 3]), rt("bs", [32]), rt("wu", [32, 256, 1, 1])]
 p1 = [attr_is("pads", [1, 1, 1, 1])]
 nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["s1"]),
          node("Conv", ["s1", "wd", "bd"], ["D"], p1 + [attr_i("group", 12), attr_is("strides", [2, 2])]),
@@ -184,35 +188,47 @@ nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["
          node("Conv", ["r1", "wdm"], ["dm"], p1 + [attr_i("group", 32)]),
          node("Conv", ["dm", "wgg", "bgg"], ["gg"], [attr_i("group", 4)]), node("Relu", ["gg"], ["Y"]),
          node("Conv", ["r1", "wz1", "bz1"], ["z1"]), node("Relu", ["z1"], ["zr"]),
-         node("Conv", ["zr", "wz2"], ["Z"], p1)]
+         node("Conv", ["zr", "wz2"], ["Z"], p1),
+         node("Conv", ["X2", "ws", "bs"], ["sv"], p1), node("Conv", ["X2", "wu"], ["su"]),
+         node("Add", ["sv", "su"], ["sa"]), node("Relu", ["sa"], ["S"])]
 graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
-    ld(11, vinfo("X", [1, 12, 10, 10])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + ld(12, vinfo("D", [1, 12, 5, 5])) + \
-    ld(12, vinfo("Z", [1, 20, 5, 5]))
+    ld(11, vinfo("X", [1, 12, 10, 10])) + ld(11, vinfo("X2", [1, 256, 6, 11])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + \
+    ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + ld(12, vinfo("S", [1, 32, 6, 11]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
-x = [rnd() * 4 for _ in range(12 * 10 * 10)]
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 12, 10, 10), }"
-hdr += " " * (63 - len(hdr) % 64) + "\n"
-open(out + "/input_0.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() +
-                                       struct.pack("<%df" % len(x), *x))
+def npy(path, shape, x):
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ", ".join(str(d) for d in shape)
+    hdr += " " * (63 - len(hdr) % 64) + "\n"
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() +
+                           struct.pack("<%df" % len(x), *x))
+npy(out + "/input_0.npy", (1, 12, 10, 10), [rnd() * 4 for _ in range(12 * 10 * 10)])
+npy(out + "/input_1.npy", (1, 256, 6, 11), [rnd() * 4 for _ in range(256 * 6 * 11)])
 EOF
-  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy; [ -f $gen/ref/out/output_1.npy ]; then
+  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy $gen/input_1.npy; [ -f $gen/ref/out/output_3.npy ]; then
     ok
     for L in nchwc nchwc16; do
       d=$gen/$L
       if ! build $gen/model.onnx $d awkward $L; then bad "awkward --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log)"; continue; fi
-      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy &&
+      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy $gen/input_1.npy &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1 &&
-         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1; then ok
-      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null)"; fi
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_3.npy $d/out/output_3.npy > $d.cmp3.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null)"; fi
     done
+    # the 3x3 conv into S streams its weights under nchwc16 (12 row tiles: 6 rows of two
+    # column tiles, each prefetching), and nothing does under nchwc (8-lane blocks: 147 KB)
+    npf16=$(grep -c 'KGEN_PREFETCH(&' $gen/nchwc16/awkward.c 2>/dev/null)
+    npf8=$(grep -c 'KGEN_PREFETCH(&' $gen/nchwc/awkward.c 2>/dev/null)
+    if [ "$npf16" = 12 ] && [ "$npf8" = 0 ]; then ok
+    else bad "awkward: prefetches in the streamed conv: $npf16 with nchwc16 (expected 12), $npf8 with nchwc (expected 0)"; fi
     # nchwc: conv1 reads NCHW directly; the depthwise (12 channels) blocked, the grouped
     # conv with 6 channels per group stays NCHW, the 1x1 conv reads it directly, the
     # depthwise with multiplier 2 stays NCHW, the grouped conv (16/8 per group) converts
     # its input once; back to NCHW for D's bias (a graph output; the group-2 conv reads D),
-    # for the multiplier depthwise (its padded input) and for Y.
+    # for the multiplier depthwise (its padded input), for Y and for S (both of S's convs
+    # read X2 directly).
     got=$(conversions $gen/model.onnx --layout=nchwc)
-    if [ "$got" = "1 3" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 3'"; fi
+    if [ "$got" = "1 4" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 4'"; fi
   else
     bad "awkward: could not make the model or its NCHW reference: $(tail -1 $gen/ref.kgen.log 2>/dev/null)"
   fi

@@ -399,6 +399,10 @@ static void test_syntax_conveniences(void)
     CHECK(sch_find(mod.sched, "AA") && sch_find(mod.sched, "AA")->scope == SCOPE_SHARED);
     CHECK_EQ(8, sch_find(mod.sched, "AA") ? sch_find(mod.sched, "AA")->align_factor : 0);
     CHECK_EQ(0, sched_ok("    AA = cache_read(A, shared, C)\n    compute_root(AA)"));
+    /* prefetch: B's next chunk of k, the columns taking turns by row */
+    CHECK_EQ(0, sched_ok("    ko, ki = split(C, k, 8)\n    reorder(C, ko, i, ki, j)\n    prefetch(C, B, ko, i, j)"));
+    CHECK(sch_find(mod.sched, "C") && sch_find(mod.sched, "C")->pf_tensor != NULL);
+    CHECK_EQ(0, sched_ok("    ko, ki = split(C, k, 8)\n    prefetch(C, B, ko)"));
 }
 
 /* ---------------------------------------------------------------- the error corpus */
@@ -540,6 +544,9 @@ static void test_errors(void)
     SCHED_FAILS("    compute_at(C, C, i)", 5, 5, "compute_at: C is an output");
     SCHED_FAILS("    storage_align(C, 9, 16, 1)", 5, 22, "storage_align dimension must be between 0 and 7");
     SCHED_FAILS("    AA = cache_read(A, local)", 5, 29, "cache_read takes at least 3 arguments");
+    SCHED_FAILS("    prefetch(C, B, i)", 5, 5, "prefetch: i is not a reduce axis of C");
+    SCHED_FAILS("    prefetch(C, Q, k)", 5, 17, "unknown tensor 'Q'");
+    SCHED_FAILS("    prefetch(C, B, k, i, j, i)", 5, 29, "too many arguments to prefetch");
     SCHED_FAILS("    AA = cache_read(A, local, B)", 5, 10, "cache_read: B does not read A");
     SCHED_FAILS("    unroll(C, i) unroll(C, j)", 5, 18, "expected end of line but found 'unroll'");
     SCHED_FAILS("    unroll(C, 3)", 5, 15, "expected an axis name but found '3'");

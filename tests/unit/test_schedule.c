@@ -131,6 +131,30 @@ int main(void)
     CHECK_EQ(-1, sch_parse_scope("register", &sc));
     CHECK_EQ(0, sch_parse_scope("shared", &sc));
 
+    /* prefetch: in each step of the innermost reduce loop, B's line for the next k_outer
+     * (clamped to the last), the tile's j at the value of the rows axis i modulo 4 (i < 2:
+     * i itself) */
+    m = matmul(2, 4, 8);
+    C = sch_stage(m.s, m.C);
+    CHECK_EQ(0, sch_split(C, m.k, 2, &o, &in));
+    IterVar *ordp[4] = {o, m.i, in, m.j};
+    CHECK_EQ(0, sch_reorder(C, ordp, 4));
+    CHECK_EQ(0, sch_prefetch(C, m.B, o, m.i, m.j));
+    k = ir_lower(m.s, "mm");
+    CHECK(k != NULL);
+    CHECK_HAS(render_kernel(k), "      for k_inner in [0, +2):\n"
+                                "        prefetch B[(((min((k_outer + 1), 3) * 8) + (k_inner * 4)) + i)]\n"
+                                "        for j in [0, +4):\n");
+    CHECK_EQ(-1, sch_prefetch(C, m.B, m.i, NULL, NULL));
+    CHECK_HAS(ir_errmsg(), "prefetch: i is not a reduce axis of C");
+    CHECK_EQ(-1, sch_prefetch(C, m.B, o, NULL, m.j));
+    CHECK_HAS(ir_errmsg(), "blocks axis j needs a rows axis");
+    CHECK_EQ(-1, sch_prefetch(C, m.C, o, NULL, NULL));
+    CHECK_HAS(ir_errmsg(), "prefetch: stage C does not read C");
+    CHECK_EQ(0, sch_prefetch(C, m.B, in, NULL, NULL));   /* the innermost reduce loop itself */
+    CHECK(ir_lower(m.s, "mm") == NULL);
+    CHECK_HAS(ir_errmsg(), "loops outside the innermost reduce loop");
+
     /* reorder: a reduce axis may move outward, the init goes before it */
     m = matmul(2, 3, 4);
     C = sch_stage(m.s, m.C);

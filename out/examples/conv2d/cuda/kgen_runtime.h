@@ -51,6 +51,14 @@
 #define KGEN_LIKELY(c) (c)
 #endif
 
+/* A hint to fetch the cache line holding *p (a chunk of weights needed soon: the schedule's
+ * prefetch); it never faults and changes nothing. Without a builtin it costs nothing. */
+#if defined(__GNUC__)
+#define KGEN_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define KGEN_PREFETCH(p) ((void)(p))
+#endif
+
 /* Placed on the line before a loop the schedule marked `parallel`. Without -fopenmp the
  * loop simply runs serially, so the same file builds everywhere. */
 #if defined(_OPENMP)
