@@ -189,6 +189,26 @@ static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
     return op_emit(c, op_name(c, "pad"), nd, ax, ir_select(cond, op_read(x, xi), fill));
 }
 
+/* Is every window of g contiguous (no dilation) and holds at least one input position
+ * (none lies wholly in the padding)? Then a window that reaches into the padding also
+ * holds the input's edge, and a max or min over it may read the edge for each position in
+ * the padding instead of the padding's identity: max(x, x) = x, the same result, with
+ * the reduction reading x itself (clamped indices, no padded copy, no guard). */
+static int windows_hit_input(const Geom *g)
+{
+    for (int i = 0; i < g->ns; i++)
+        if (g->dil[i] != 1)
+            return 0;
+    for (int i = 0; i < g->ns; i++)
+        for (int64_t o = 0; o < g->out[i]; o++) {
+            int64_t first = o * g->stride[i] - g->lo[i];   /* position of r = 0 */
+            int64_t r = first >= 0 ? 0 : ceil_div(-first, g->dil[i]);
+            if (r >= g->k[i] || first + r * g->dil[i] >= g->in[i])
+                return 0;
+        }
+    return 1;
+}
+
 /* Reduce axes rk0.. over the window and the input indices o*stride + rk*dil they read
  * (in padded coordinates). idx holds the output indices (N, C, o...). */
 static void window_axes(const Geom *g, Expr **idx, IterVar **rax, Expr **xi)
@@ -571,7 +591,8 @@ static int pool(OpCtx *c, PoolKind kind)
     if (pool_geom(c, x, &g) || (kind == POOL_LP && lp_order(c, &p)))
         return -1;
     Expr *fill = kind == POOL_MAX ? ir_reduce_identity(RED_MAX, t) : op_lit(0, t);
-    Tensor *xp = pad_spatial(c, x, &g, fill);
+    int clamp = kind == POOL_MAX && windows_hit_input(&g);
+    Tensor *xp = clamp ? x : pad_spatial(c, x, &g, fill);
     if (!xp)
         return -1;
     int nd = x->ndim;
@@ -587,6 +608,14 @@ static int pool(OpCtx *c, PoolKind kind)
     window_axes(&g, idx, rax, xi);
     xi[0] = idx[0];
     xi[1] = idx[1];
+    for (int i = 0; clamp && i < g.ns; i++) {
+        /* the max pool reads x at the nearest input position (windows_hit_input) */
+        int64_t last = (g.out[i] - 1) * g.stride[i] + (g.k[i] - 1) * g.dil[i] - g.lo[i];
+        if (g.lo[i])
+            xi[2 + i] = ir_bin(OP_MAX, ir_bin(OP_SUB, xi[2 + i], ir_idx(g.lo[i])), ir_idx(0));
+        if (last >= g.in[i])
+            xi[2 + i] = ir_bin(OP_MIN, xi[2 + i], ir_idx(g.in[i] - 1));
+    }
     Expr *v = op_read(xp, xi);
     if (kind == POOL_MAX) {
         Tensor *y = op_emit_out(c, 0, nd, ax, ir_reduce(RED_MAX, v, rax, g.ns));
