@@ -111,8 +111,8 @@ typedef struct {
 extern const SchTile sch_tile_default;
 /* The default schedule's generation, part of an ONNX model's tuning-log key: bumped when
  * the code a tile choice produces changes (records measured against an older default
- * would rank stale code). 2: two-block tiles, unrolled epilogues; 3: weight streaming
- * (kgen 2026-11-29). */
+ * would rank stale code). 2: two-block tiles, unrolled epilogues; 3: weight streaming,
+ * matrix-vector products over whole rows (kgen 2026-11-29). */
 #define SCH_DEFAULT_VERSION 3   /* 8 x 16 x 2 blocks, vectorized, unrolled, k outer */
 int sch_default_tiled(Schedule *s, const SchTile *tile);
 /* Part of sch_default_tiled: the outer loop of each root compute with enough work marked

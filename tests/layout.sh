@@ -140,8 +140,11 @@ fi
 # second input X2[1,256,6,11], Relu(Conv 3x3 256->32 + bias + Conv 1x1 256->32) -> output
 # S: with NCHWc16 the 3x3 conv's weights (295 KB per two blocks) are streamed (the reduce
 # loop over input-channel blocks outside the rows, rows unrolled, the next chunk
-# prefetched), over 11 columns that tiles of 8 do not divide.
-# The reference is the model's own NCHW output.
+# prefetched), over 11 columns that tiles of 8 do not divide; and from a third input
+# X3[1,300], Relu(Gemm(X3, W^T[250,300], bias)) -> output G: a matrix-vector product with
+# 300 KB of weights, whose reduction runs outside the row (250 columns: 15 vectors and a
+# tail of 10), checked against a reference computed here in Python.
+# The reference is the model's own NCHW output (G's: the Python one).
 if command -v python3 > /dev/null 2>&1; then
   gen=$out/awkward
   mkdir -p $gen
@@ -180,6 +183,10 @@ inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("
          rt("wg", [16, 6, 1, 1]), rt("wm", [32, 16, 1, 1]), rt("bm", [32]), rt("wdm", [64, 1, 3, 3]),
          rt("wgg", [32, 16, 1, 1]), rt("bgg", [32]), rt("wz1", [24, 32, 1, 1]), rt("bz1", [24]),
          rt("wz2", [20, 24, 3, 3]), rt("ws", [32, 256, 3, 3]), rt("bs", [32]), rt("wu", [32, 256, 1, 1])]
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+w3 = [f32(rnd()) for _ in range(250 * 300)]
+b3 = [f32(rnd()) for _ in range(250)]
+inits += [tensor("wg3", [250, 300], w3), tensor("bg3", [250], b3)]
 p1 = [attr_is("pads", [1, 1, 1, 1])]
 nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["s1"]),
          node("Conv", ["s1", "wd", "bd"], ["D"], p1 + [attr_i("group", 12), attr_is("strides", [2, 2])]),
@@ -190,10 +197,12 @@ nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["
          node("Conv", ["r1", "wz1", "bz1"], ["z1"]), node("Relu", ["z1"], ["zr"]),
          node("Conv", ["zr", "wz2"], ["Z"], p1),
          node("Conv", ["X2", "ws", "bs"], ["sv"], p1), node("Conv", ["X2", "wu"], ["su"]),
-         node("Add", ["sv", "su"], ["sa"]), node("Relu", ["sa"], ["S"])]
+         node("Add", ["sv", "su"], ["sa"]), node("Relu", ["sa"], ["S"]),
+         node("Gemm", ["X3", "wg3", "bg3"], ["g3"], [attr_i("transB", 1)]), node("Relu", ["g3"], ["G"])]
 graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
     ld(11, vinfo("X", [1, 12, 10, 10])) + ld(11, vinfo("X2", [1, 256, 6, 11])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + \
-    ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + ld(12, vinfo("S", [1, 32, 6, 11]))
+    ld(11, vinfo("X3", [1, 300])) + ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + \
+    ld(12, vinfo("S", [1, 32, 6, 11])) + ld(12, vinfo("G", [1, 250]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
 def npy(path, shape, x):
@@ -203,18 +212,29 @@ def npy(path, shape, x):
                            struct.pack("<%df" % len(x), *x))
 npy(out + "/input_0.npy", (1, 12, 10, 10), [rnd() * 4 for _ in range(12 * 10 * 10)])
 npy(out + "/input_1.npy", (1, 256, 6, 11), [rnd() * 4 for _ in range(256 * 6 * 11)])
+x3 = [f32(rnd() * 4) for _ in range(300)]
+npy(out + "/input_2.npy", (1, 300), x3)
+g = [max(0.0, b3[j] + sum(x3[k] * w3[j * 300 + k] for k in range(300))) for j in range(250)]
+npy(out + "/g_ref.npy", (1, 250), g)
 EOF
-  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy $gen/input_1.npy; [ -f $gen/ref/out/output_3.npy ]; then
+  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy; [ -f $gen/ref/out/output_4.npy ]; then
     ok
     for L in nchwc nchwc16; do
       d=$gen/$L
       if ! build $gen/model.onnx $d awkward $L; then bad "awkward --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log)"; continue; fi
-      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy $gen/input_1.npy &&
+      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_3.npy $d/out/output_3.npy > $d.cmp3.log 2>&1; then ok
       else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null)"; fi
     done
+    # G, the same matrix-vector code in every layout, against Python's reference
+    if "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/g_ref.npy $gen/ref/out/output_4.npy > $gen/g.cmp.log 2>&1; then ok
+    else bad "awkward: G (Gemm 300 -> 250) differs from the Python reference: $(tail -1 $gen/g.cmp.log)"; fi
+    # ... computed with its reduce loop outside the row: one loop over the 300 inputs around
+    # the 15 whole vectors of the row and its tail
+    if grep -A1 'for (int32_t rk = 0; rk < 300; ++rk) {' $gen/ref/awkward.c | grep -q 'for (int32_t i1_outer = 0; i1_outer < 15; ++i1_outer) {'; then ok
+    else bad "awkward: G's reduction is not outside its row (matrix-vector schedule)"; fi
     # the 3x3 conv into S streams its weights under nchwc16 (12 row tiles: 6 rows of two
     # column tiles, each prefetching), and nothing does under nchwc (8-lane blocks: 147 KB)
     npf16=$(grep -c 'KGEN_PREFETCH(&' $gen/nchwc16/awkward.c 2>/dev/null)
