@@ -480,6 +480,33 @@ int ir_expr_reads_memory(const Expr *e)
     }
 }
 
+Expr *ir_expr_find(Expr *e, int (*match)(const Expr *, const void *), const void *ctx)
+{
+    if (match(e, ctx))
+        return e;
+    Expr *r = NULL;
+    switch (e->kind) {
+    case E_BIN: return (r = ir_expr_find(e->u.bin.a, match, ctx)) ? r : ir_expr_find(e->u.bin.b, match, ctx);
+    case E_UN: return ir_expr_find(e->u.un.a, match, ctx);
+    case E_CAST: return ir_expr_find(e->u.cast.a, match, ctx);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && !r; i++)
+            r = ir_expr_find(e->u.call.args[i], match, ctx);
+        return r;
+    case E_SELECT:
+        if ((r = ir_expr_find(e->u.sel.cond, match, ctx)) || (r = ir_expr_find(e->u.sel.t, match, ctx)))
+            return r;
+        return ir_expr_find(e->u.sel.f, match, ctx);
+    case E_LOAD: return ir_expr_find(e->u.load.index, match, ctx);
+    case E_ACCESS:
+        for (int i = 0; i < e->u.access.n && !r; i++)
+            r = ir_expr_find(e->u.access.idx[i], match, ctx);
+        return r;
+    case E_REDUCE: return ir_expr_find(e->u.reduce.body, match, ctx);
+    default: return NULL;
+    }
+}
+
 static int max2(int a, int b) { return a > b ? a : b; }
 
 int ir_expr_depth(const Expr *e)

@@ -281,6 +281,10 @@ int ir_expr_uses_var(const Expr *e, const Var *v);
 int ir_expr_has_reduce(const Expr *e);
 /* Does e read memory (a load, a tensor access, a reduction over one)? */
 int ir_expr_reads_memory(const Expr *e);
+/* The first subexpression of e, e itself first, then its operands left to right (a load's
+ * or access's indices, a select's condition before its sides), for which match(x, ctx)
+ * holds; NULL if none. */
+Expr *ir_expr_find(Expr *e, int (*match)(const Expr *, const void *), const void *ctx);
 /* Operations from e to its deepest leaf (a leaf is 1), index expressions included. */
 int ir_expr_depth(const Expr *e);
 /* An integer wrapped into the range of its type, as a store into it would. */

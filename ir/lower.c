@@ -563,36 +563,17 @@ static Stmt *guard(Lower *L, Expr *c, Stmt *s)
     }
 }
 
-/* The first load of buffer b in e, or NULL. */
-static const Expr *first_load(const Expr *e, const Buffer *b)
-{
-    const Expr *r = NULL;
-    switch (e->kind) {
-    case E_LOAD: return e->u.load.buf == b ? e : first_load(e->u.load.index, b);
-    case E_BIN: return (r = first_load(e->u.bin.a, b)) ? r : first_load(e->u.bin.b, b);
-    case E_UN: return first_load(e->u.un.a, b);
-    case E_CAST: return first_load(e->u.cast.a, b);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && !r; i++)
-            r = first_load(e->u.call.args[i], b);
-        return r;
-    case E_SELECT:
-        if ((r = first_load(e->u.sel.cond, b)) || (r = first_load(e->u.sel.t, b)))
-            return r;
-        return first_load(e->u.sel.f, b);
-    default: return NULL;
-    }
-}
+static int loads_buffer(const Expr *e, const void *b) { return e->kind == E_LOAD && e->u.load.buf == b; }
 
 /* st's prefetch (sch_prefetch) as the statement that starts each step of its innermost
  * reduce loop (position last_red of the leaf order): the line of the prefetched tensor
  * that rhs, the step's value, reads in the next iteration of the `ahead` loop, with the
  * tile's loops inside at their first value but for the blocks, which take turns by row. */
-static Stmt *prefetch_stmt(Lower *L, Stage *st, const Expr *rhs, IvMap *ivs, int last_red)
+static Stmt *prefetch_stmt(Lower *L, Stage *st, Expr *rhs, IvMap *ivs, int last_red)
 {
     const Tensor *t = st->pf_tensor;
     const Buffer *b = L->info[stage_idx(L, t)].buf;
-    const Expr *ld = b ? first_load(rhs, b) : NULL;
+    const Expr *ld = b ? ir_expr_find(rhs, loads_buffer, b) : NULL;
     int pa = -1, pr = -1, pb = -1;
     for (int i = 0; i < st->leaf.n; i++) {
         IterVar *iv = st->leaf.items[i];
@@ -1020,30 +1001,17 @@ static Stmt *peel_tails(Stmt *s)
  * vectorize a loop with a guarded load (gcc 12 unswitches it only after giving up on
  * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower). */
 
+/* Is e a select whose condition does not depend on the variable v (nor on memory)? */
+static int invariant_select(const Expr *e, const void *v)
+{
+    return e->kind == E_SELECT && !ir_expr_uses_var(e->u.sel.cond, v) && !ir_expr_reads_memory(e->u.sel.cond);
+}
+
 /* The condition of the first select in e that does not depend on v (nor on memory). */
 static Expr *invariant_cond(Expr *e, const Var *v)
 {
-    Expr *c = NULL;
-    switch (e->kind) {
-    case E_SELECT:
-        if (!ir_expr_uses_var(e->u.sel.cond, v) && !ir_expr_reads_memory(e->u.sel.cond))
-            return e->u.sel.cond;
-        if (!(c = invariant_cond(e->u.sel.cond, v)) && !(c = invariant_cond(e->u.sel.t, v)))
-            c = invariant_cond(e->u.sel.f, v);
-        return c;
-    case E_BIN:
-        if (!(c = invariant_cond(e->u.bin.a, v)))
-            c = invariant_cond(e->u.bin.b, v);
-        return c;
-    case E_UN: return invariant_cond(e->u.un.a, v);
-    case E_CAST: return invariant_cond(e->u.cast.a, v);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && !c; i++)
-            c = invariant_cond(e->u.call.args[i], v);
-        return c;
-    case E_LOAD: return invariant_cond(e->u.load.index, v);
-    default: return NULL;
-    }
+    Expr *sel = ir_expr_find(e, invariant_select, v);
+    return sel ? sel->u.sel.cond : NULL;
 }
 
 /* e with every select on cond replaced by its `then` (side 1) or `else` (side 0) value. */

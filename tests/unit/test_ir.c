@@ -22,6 +22,12 @@ static const char *show(const Expr *e)
 static Expr *v(Var *x) { return ir_varref(x); }
 static Expr *c(int64_t k) { return ir_idx(k); }
 static Expr *B(BinOp op, Expr *a, Expr *b) { return ir_bin(op, a, b); }
+static int is_select(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_SELECT;
+}
+static int is_var_ref(const Expr *e, const void *x) { return e->kind == E_VAR && e->u.var == x; }
 
 int main(void)
 {
@@ -32,6 +38,16 @@ int main(void)
     RangeMap m = {0};
     ir_range_push(&m, ii, 0, 15);
     ir_range_push(&m, io, 0, 9);
+
+    /* ir_expr_find: the node itself first, then operands left to right, a select's
+     * condition before its sides */
+    Expr *in_sel = ir_select(B(OP_LT, v(y), c(2)), v(x), c(1));
+    Expr *out_sel = ir_select(B(OP_LT, v(x), c(3)), in_sel, c(0));
+    Expr *sum = B(OP_ADD, v(y), out_sel);
+    CHECK(ir_expr_find(sum, is_select, NULL) == out_sel);
+    CHECK(ir_expr_find(out_sel->u.sel.t, is_select, NULL) == in_sel);
+    CHECK(ir_expr_find(sum, is_var_ref, x) == out_sel->u.sel.cond->u.bin.a);
+    CHECK(ir_expr_find(c(4), is_select, NULL) == NULL);
 
     /* constant folding */
     CHECK_STR("7", show(ir_simplify(B(OP_ADD, c(3), c(4)), NULL)));
