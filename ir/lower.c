@@ -993,6 +993,100 @@ static Stmt *peel_tails(Stmt *s)
     return s;
 }
 
+/* ---------------------------------------------------------------- head peeling
+ *
+ * The same at the start: a loop over o around a vectorized loop over i whose stores
+ * choose on a condition (one operand of a chain of &&s) that holds for every i once o
+ * reaches o1, but not before (an NCHW padded copy's left border: `o * 16 + i - 3 >= 0`),
+ * runs its first o1 iterations as one loop and the rest as another, where the simplifier
+ * then drops the condition; the unswitching below can then take the rest (the row's
+ * condition) out of the vector loop. At most HEAD_MAX iterations are peeled. */
+enum { HEAD_MAX = 2 };
+
+/* Does e (a condition) hold for every i of [0, F) when o runs over [o1, N)? */
+static int holds_from(Expr *e, Var *o, int64_t o1, int64_t N, Var *i, int64_t F)
+{
+    RangeMap m = {0};
+    ir_range_push(&m, o, o1, N - 1);
+    ir_range_push(&m, i, 0, F - 1);
+    int64_t v;
+    return ir_expr_is_const(ir_simplify(e, &m), &v) && v;
+}
+
+/* The smallest o1 in [1, HEAD_MAX] from which an operand of a select's condition in e,
+ * using o and i and nothing else that varies (no loads), always holds; 0 if none. */
+static int64_t head_iters(Expr *e, Var *o, int64_t N, Var *i, int64_t F)
+{
+    int64_t best = 0, r;
+    switch (e->kind) {
+    case E_SELECT: {
+        /* the operands of the condition's && chain */
+        Expr *stack[64], *c;
+        int n = 0;
+        stack[n++] = e->u.sel.cond;
+        while (n > 0) {
+            c = stack[--n];
+            if (c->kind == E_BIN && c->u.bin.op == OP_AND && n + 2 <= 64) {
+                stack[n++] = c->u.bin.a;
+                stack[n++] = c->u.bin.b;
+                continue;
+            }
+            if (!ir_expr_uses_var(c, o) || !ir_expr_uses_var(c, i) || ir_expr_reads_memory(c) ||
+                holds_from(c, o, 0, N, i, F))
+                continue;
+            for (int64_t o1 = 1; o1 <= HEAD_MAX && o1 < N; o1++)
+                if (holds_from(c, o, o1, N, i, F)) {
+                    best = !best || o1 < best ? o1 : best;
+                    break;
+                }
+        }
+        Expr *sides[2] = {e->u.sel.t, e->u.sel.f};
+        for (int k = 0; k < 2; k++)
+            if ((r = head_iters(sides[k], o, N, i, F)) && (!best || r < best))
+                best = r;
+        return best;
+    }
+    case E_BIN:
+        best = head_iters(e->u.bin.a, o, N, i, F);
+        r = head_iters(e->u.bin.b, o, N, i, F);
+        return r && (!best || r < best) ? r : best;
+    case E_UN: return head_iters(e->u.un.a, o, N, i, F);
+    case E_CAST: return head_iters(e->u.cast.a, o, N, i, F);
+    case E_CALL:
+        for (int k = 0; k < ir_mathfn_arity(e->u.call.fn); k++)
+            if ((r = head_iters(e->u.call.args[k], o, N, i, F)) && (!best || r < best))
+                best = r;
+        return best;
+    default: return 0;
+    }
+}
+
+static int body_stores(Stmt *loop, Stmt ***items, int *n);
+
+static Stmt *peel_heads(Stmt *s)
+{
+    s = map_children(s, peel_heads);
+    if (s->kind != S_FOR || (s->u.loop.kind != FOR_SERIAL && s->u.loop.kind != FOR_PARALLEL))
+        return s;
+    Stmt *in = s->u.loop.body, **items;
+    int64_t lo, N, ilo, F, o1 = 0;
+    int n;
+    if (in->kind != S_FOR || in->u.loop.kind != FOR_VECTORIZED || !ir_expr_is_const(s->u.loop.min, &lo) || lo ||
+        !ir_expr_is_const(s->u.loop.extent, &N) || N < 2 || !ir_expr_is_const(in->u.loop.min, &ilo) || ilo ||
+        !ir_expr_is_const(in->u.loop.extent, &F) || !body_stores(in, &items, &n))
+        return s;
+    for (int k = 0; k < n; k++) {
+        int64_t r = head_iters(items[k]->u.store.value, s->u.loop.var, N, in->u.loop.var, F);
+        o1 = r && (!o1 || r < o1) ? r : o1;
+    }
+    if (!o1)
+        return s;
+    Stmt *rest = ir_for(s->u.loop.var, ir_idx(o1), ir_idx(N - o1), s->u.loop.kind, in);
+    rest->u.loop.bind_tag = s->u.loop.bind_tag;
+    rest->u.loop.tensorize = s->u.loop.tensorize;
+    return ir_seq2(copy_loop(s, ir_idx(o1), in), rest);
+}
+
 /* ---------------------------------------------------------------- unswitching
  *
  * A vectorized loop whose stores choose between two values on a condition the loop does
@@ -1345,7 +1439,10 @@ static int finish(Stmt **b)
 {
     *b = ir_simplify_stmt(*b);
     *b = ir_simplify_stmt(unroll(*b));
-    Stmt *u = unswitch(peel_tails(*b));
+    Stmt *p = peel_heads(peel_tails(*b));
+    if (p != *b)
+        *b = p = ir_simplify_stmt(p);
+    Stmt *u = unswitch(p);
     if (u != *b)
         *b = ir_simplify_stmt(u);
     if (ir_tensorize(b))

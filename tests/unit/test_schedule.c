@@ -155,6 +155,33 @@ int main(void)
     CHECK(ir_lower(m.s, "mm") == NULL);
     CHECK_HAS(ir_errmsg(), "loops outside the innermost reduce loop");
 
+    /* head peeling: a padded copy's left border (i - 3 >= 0) decided in the first chunk
+     * of 16 only; the chunks after it copy without a condition */
+    {
+        Program *pp = ir_program_new("padcopy");
+        int64_t sa = 80, sp = 85;
+        Tensor *A = ir_placeholder("A", DT_F32, 1, &sa);
+        ir_program_add(pp, A);
+        IterVar *pi = ir_itervar_new("i", sp, IV_SPATIAL);
+        Expr *src = ir_bin(OP_SUB, ir_varref(pi->var), ir_idx(3));
+        Expr *in = ir_bin(OP_AND, ir_bin(OP_GE, src, ir_idx(0)), ir_bin(OP_LT, src, ir_idx(80)));
+        Tensor *P = ir_compute("P", 1, &pi, ir_select(in, ir_access(A, &src, 1), ir_float(0, DT_F32)));
+        P->is_output = 1;
+        ir_program_add(pp, P);
+        CHECK_EQ(0, ir_program_verify(pp));
+        Schedule *ps = sch_create(pp);
+        Stage *PS = sch_stage(ps, P);
+        CHECK_EQ(0, sch_split(PS, pi, 16, &o, &in2));
+        CHECK_EQ(0, sch_vectorize(PS, in2));
+        k = ir_lower(ps, "padcopy");
+        CHECK(k != NULL);
+        const char *txt = render_kernel(k);
+        CHECK_HAS(txt, "  vectorized for i_inner in [0, +16):\n"
+                       "    P[i_inner] = select(((i_inner - 3) >= 0), A[(i_inner - 3)], 0.0)\n"
+                       "  for i_outer in [1, +4):\n");
+        CHECK_HAS(txt, "      P[((i_outer * 16) + i_inner)] = A[(((i_outer * 16) + i_inner) - 3)]\n");
+    }
+
     /* reorder: a reduce axis may move outward, the init goes before it */
     m = matmul(2, 3, 4);
     C = sch_stage(m.s, m.C);
