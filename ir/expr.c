@@ -436,50 +436,6 @@ int ir_expr_equal(const Expr *a, const Expr *b)
     return 0;
 }
 
-int ir_expr_has_reduce(const Expr *e)
-{
-    switch (e->kind) {
-    case E_REDUCE: return 1;
-    case E_BIN: return ir_expr_has_reduce(e->u.bin.a) || ir_expr_has_reduce(e->u.bin.b);
-    case E_UN: return ir_expr_has_reduce(e->u.un.a);
-    case E_CAST: return ir_expr_has_reduce(e->u.cast.a);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (ir_expr_has_reduce(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_SELECT:
-        return ir_expr_has_reduce(e->u.sel.cond) || ir_expr_has_reduce(e->u.sel.t) || ir_expr_has_reduce(e->u.sel.f);
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++)
-            if (ir_expr_has_reduce(e->u.access.idx[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
-int ir_expr_reads_memory(const Expr *e)
-{
-    switch (e->kind) {
-    case E_LOAD:
-    case E_ACCESS:
-    case E_REDUCE: return 1;
-    case E_BIN: return ir_expr_reads_memory(e->u.bin.a) || ir_expr_reads_memory(e->u.bin.b);
-    case E_UN: return ir_expr_reads_memory(e->u.un.a);
-    case E_CAST: return ir_expr_reads_memory(e->u.cast.a);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (ir_expr_reads_memory(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_SELECT:
-        return ir_expr_reads_memory(e->u.sel.cond) || ir_expr_reads_memory(e->u.sel.t) ||
-               ir_expr_reads_memory(e->u.sel.f);
-    default: return 0;
-    }
-}
-
 Expr *ir_expr_find(Expr *e, int (*match)(const Expr *, const void *), const void *ctx)
 {
     if (match(e, ctx))
@@ -506,6 +462,23 @@ Expr *ir_expr_find(Expr *e, int (*match)(const Expr *, const void *), const void
     default: return NULL;
     }
 }
+
+static int is_reduce(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_REDUCE;
+}
+
+static int is_memory_read(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_LOAD || e->kind == E_ACCESS || e->kind == E_REDUCE;
+}
+
+/* (ir_expr_find changes nothing: the casts only let these take a const expression) */
+int ir_expr_has_reduce(const Expr *e) { return ir_expr_find((Expr *)e, is_reduce, NULL) != NULL; }
+
+int ir_expr_reads_memory(const Expr *e) { return ir_expr_find((Expr *)e, is_memory_read, NULL) != NULL; }
 
 static int max2(int a, int b) { return a > b ? a : b; }
 

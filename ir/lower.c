@@ -899,12 +899,18 @@ static Stmt *unroll(Stmt *s)
 
 /* Loop s again, over [min, min + extent) with body: the same variable, kind and
  * annotations. */
-static Stmt *copy_loop(const Stmt *s, Expr *extent, Stmt *body)
+static Stmt *copy_loop_from(const Stmt *s, Expr *min, Expr *extent, Stmt *body)
 {
-    Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, extent, s->u.loop.kind, body);
+    Stmt *r = ir_for(s->u.loop.var, min, extent, s->u.loop.kind, body);
     r->u.loop.bind_tag = s->u.loop.bind_tag;
     r->u.loop.tensorize = s->u.loop.tensorize;
     return r;
+}
+
+/* The same from s's own start. */
+static Stmt *copy_loop(const Stmt *s, Expr *extent, Stmt *body)
+{
+    return copy_loop_from(s, s->u.loop.min, extent, body);
 }
 
 /* s with f applied to each statement directly inside it (a loop's body, a let's, both
@@ -970,17 +976,27 @@ static int tail_guard(const Expr *c, const Var *o, const Var *i, int64_t F, int6
            (is_var(m->u.bin.b, o) && ir_expr_is_const(m->u.bin.a, &f) && f == F);
 }
 
+/* Is s a loop over [0, N), N >= 2, (serial or parallel) whose body is a vectorized loop
+ * over [0, F), the chunks of a split? Sets *N and *F. */
+static int chunk_loops(const Stmt *s, int64_t *N, int64_t *F)
+{
+    int64_t lo, ilo;
+    if (s->kind != S_FOR)
+        return 0;
+    const Stmt *in = s->u.loop.body;
+    return (s->u.loop.kind == FOR_SERIAL || s->u.loop.kind == FOR_PARALLEL) && in->kind == S_FOR && in->u.loop.kind == FOR_VECTORIZED && ir_expr_is_const(s->u.loop.min, &lo) && !lo &&
+           ir_expr_is_const(s->u.loop.extent, N) && *N >= 2 && ir_expr_is_const(in->u.loop.min, &ilo) && !ilo &&
+           ir_expr_is_const(in->u.loop.extent, F);
+}
+
 static Stmt *peel_tails(Stmt *s)
 {
     s = map_children(s, peel_tails);
-    if (s->kind != S_FOR)
+    int64_t N, F, E;
+    if (!chunk_loops(s, &N, &F))
         return s;
     Stmt *in = s->u.loop.body;
-    int64_t lo, N, ilo, F, E;
-    if ((s->u.loop.kind == FOR_SERIAL || s->u.loop.kind == FOR_PARALLEL) && in->kind == S_FOR &&
-        in->u.loop.kind == FOR_VECTORIZED && ir_expr_is_const(s->u.loop.min, &lo) && lo == 0 &&
-        ir_expr_is_const(s->u.loop.extent, &N) && N >= 2 && ir_expr_is_const(in->u.loop.min, &ilo) && ilo == 0 &&
-        ir_expr_is_const(in->u.loop.extent, &F) && in->u.loop.body->kind == S_IF && !in->u.loop.body->u.cond.els &&
+    if (in->u.loop.body->kind == S_IF && !in->u.loop.body->u.cond.els &&
         tail_guard(in->u.loop.body->u.cond.cond, s->u.loop.var, in->u.loop.var, F, &E) && E > (N - 1) * F &&
         E < N * F) {
         Stmt *x = in->u.loop.body->u.cond.then;
@@ -1013,52 +1029,40 @@ static int holds_from(Expr *e, Var *o, int64_t o1, int64_t N, Var *i, int64_t F)
     return ir_expr_is_const(ir_simplify(e, &m), &v) && v;
 }
 
-/* The smallest o1 in [1, HEAD_MAX] from which an operand of a select's condition in e,
- * using o and i and nothing else that varies (no loads), always holds; 0 if none. */
-static int64_t head_iters(Expr *e, Var *o, int64_t N, Var *i, int64_t F)
+/* What head_select looks for, and the smallest o1 found so far (0: none). */
+typedef struct {
+    Var *o, *i;
+    int64_t N, F, o1;
+} HeadSearch;
+
+/* ir_expr_find's visitor (it matches nothing, so it sees every subexpression, and keeps
+ * its finding in the HeadSearch passed as ctx): for a select, the smallest o1 in [1, HEAD_MAX] from which an operand of its condition's &&
+ * chain, using o and i and nothing else that varies (no loads), always holds. */
+static int head_select(const Expr *e, const void *ctx)
 {
-    int64_t best = 0, r;
-    switch (e->kind) {
-    case E_SELECT: {
-        /* the operands of the condition's && chain */
-        Expr *stack[64], *c;
-        int n = 0;
-        stack[n++] = e->u.sel.cond;
-        while (n > 0) {
-            c = stack[--n];
-            if (c->kind == E_BIN && c->u.bin.op == OP_AND && n + 2 <= 64) {
-                stack[n++] = c->u.bin.a;
-                stack[n++] = c->u.bin.b;
-                continue;
-            }
-            if (!ir_expr_uses_var(c, o) || !ir_expr_uses_var(c, i) || ir_expr_reads_memory(c) ||
-                holds_from(c, o, 0, N, i, F))
-                continue;
-            for (int64_t o1 = 1; o1 <= HEAD_MAX && o1 < N; o1++)
-                if (holds_from(c, o, o1, N, i, F)) {
-                    best = !best || o1 < best ? o1 : best;
-                    break;
-                }
+    HeadSearch *h = (HeadSearch *)ctx;
+    if (e->kind != E_SELECT)
+        return 0;
+    Expr *stack[64], *c;
+    int n = 0;
+    stack[n++] = e->u.sel.cond;
+    while (n > 0) {
+        c = stack[--n];
+        if (c->kind == E_BIN && c->u.bin.op == OP_AND && n + 2 <= 64) {
+            stack[n++] = c->u.bin.a;
+            stack[n++] = c->u.bin.b;
+            continue;
         }
-        Expr *sides[2] = {e->u.sel.t, e->u.sel.f};
-        for (int k = 0; k < 2; k++)
-            if ((r = head_iters(sides[k], o, N, i, F)) && (!best || r < best))
-                best = r;
-        return best;
+        if (!ir_expr_uses_var(c, h->o) || !ir_expr_uses_var(c, h->i) || ir_expr_reads_memory(c) ||
+            holds_from(c, h->o, 0, h->N, h->i, h->F))
+            continue;
+        for (int64_t o1 = 1; o1 <= HEAD_MAX && o1 < h->N; o1++)
+            if (holds_from(c, h->o, o1, h->N, h->i, h->F)) {
+                h->o1 = !h->o1 || o1 < h->o1 ? o1 : h->o1;
+                break;
+            }
     }
-    case E_BIN:
-        best = head_iters(e->u.bin.a, o, N, i, F);
-        r = head_iters(e->u.bin.b, o, N, i, F);
-        return r && (!best || r < best) ? r : best;
-    case E_UN: return head_iters(e->u.un.a, o, N, i, F);
-    case E_CAST: return head_iters(e->u.cast.a, o, N, i, F);
-    case E_CALL:
-        for (int k = 0; k < ir_mathfn_arity(e->u.call.fn); k++)
-            if ((r = head_iters(e->u.call.args[k], o, N, i, F)) && (!best || r < best))
-                best = r;
-        return best;
-    default: return 0;
-    }
+    return 0;
 }
 
 static int body_stores(Stmt *loop, Stmt ***items, int *n);
@@ -1066,25 +1070,19 @@ static int body_stores(Stmt *loop, Stmt ***items, int *n);
 static Stmt *peel_heads(Stmt *s)
 {
     s = map_children(s, peel_heads);
-    if (s->kind != S_FOR || (s->u.loop.kind != FOR_SERIAL && s->u.loop.kind != FOR_PARALLEL))
-        return s;
-    Stmt *in = s->u.loop.body, **items;
-    int64_t lo, N, ilo, F, o1 = 0;
+    Stmt **items;
     int n;
-    if (in->kind != S_FOR || in->u.loop.kind != FOR_VECTORIZED || !ir_expr_is_const(s->u.loop.min, &lo) || lo ||
-        !ir_expr_is_const(s->u.loop.extent, &N) || N < 2 || !ir_expr_is_const(in->u.loop.min, &ilo) || ilo ||
-        !ir_expr_is_const(in->u.loop.extent, &F) || !body_stores(in, &items, &n))
+    HeadSearch h = {0};
+    if (!chunk_loops(s, &h.N, &h.F) || !body_stores(s->u.loop.body, &items, &n))
         return s;
-    for (int k = 0; k < n; k++) {
-        int64_t r = head_iters(items[k]->u.store.value, s->u.loop.var, N, in->u.loop.var, F);
-        o1 = r && (!o1 || r < o1) ? r : o1;
-    }
-    if (!o1)
+    h.o = s->u.loop.var;
+    h.i = s->u.loop.body->u.loop.var;
+    for (int k = 0; k < n; k++)
+        ir_expr_find(items[k]->u.store.value, head_select, &h);
+    if (!h.o1)
         return s;
-    Stmt *rest = ir_for(s->u.loop.var, ir_idx(o1), ir_idx(N - o1), s->u.loop.kind, in);
-    rest->u.loop.bind_tag = s->u.loop.bind_tag;
-    rest->u.loop.tensorize = s->u.loop.tensorize;
-    return ir_seq2(copy_loop(s, ir_idx(o1), in), rest);
+    Stmt *in = s->u.loop.body;
+    return ir_seq2(copy_loop(s, ir_idx(h.o1), in), copy_loop_from(s, ir_idx(h.o1), ir_idx(h.N - h.o1), in));
 }
 
 /* ---------------------------------------------------------------- unswitching

@@ -264,6 +264,15 @@ static void collect_reads(const Expr *e, PtrVec *out)
     }
 }
 
+/* Does one of the indices of access acc use v? */
+static int access_uses(const Expr *acc, const Var *v)
+{
+    for (int k = 0; k < acc->u.access.n; k++)
+        if (ir_expr_uses_var(acc->u.access.idx[k], v))
+            return 1;
+    return 0;
+}
+
 /* Which reads of a reduction's body use axis d: *vec_uses, those along the innermost
  * (vectorized) axis (vector loads); *bcast_uses, the others (a value broadcast across the
  * vector). */
@@ -272,16 +281,28 @@ static void axis_uses(const PtrVec *reads, const Var *inner, const Var *d, int *
     *vec_uses = *bcast_uses = 0;
     for (int i = 0; i < reads->n; i++) {
         const Expr *acc = reads->items[i];
-        int vec = 0, uses_d = 0;
-        for (int k = 0; k < acc->u.access.n; k++) {
-            vec |= ir_expr_uses_var(acc->u.access.idx[k], inner);
-            uses_d |= ir_expr_uses_var(acc->u.access.idx[k], d);
-        }
-        if (vec)
-            *vec_uses |= uses_d;
+        if (access_uses(acc, inner))
+            *vec_uses |= access_uses(acc, d);
         else
-            *bcast_uses |= uses_d;
+            *bcast_uses |= access_uses(acc, d);
     }
+}
+
+/* The first input (or constant) that P's body reads along its vector axis, with an index
+ * that also uses c (unless NULL), of at least min_bytes: a conv's or a matmul's weights. */
+static Tensor *vector_operand(const Stage *P, const Var *c, int64_t min_bytes)
+{
+    PtrVec reads = {0};
+    collect_reads(P->t->body, &reads);
+    const Var *v = P->t->axes[P->t->ndim - 1]->var;
+    for (int i = 0; i < reads.n; i++) {
+        const Expr *acc = reads.items[i];
+        Tensor *t = acc->u.access.t;
+        if (ir_tensor_is_leaf(t) && access_uses(acc, v) && (!c || access_uses(acc, c)) &&
+            ir_tensor_numel(t) * ir_dtype_bytes(t->dtype) >= min_bytes)
+            return t;
+    }
+    return NULL;
 }
 
 /* The output axis to tile as the register tile's rows: one whose index the reads along
@@ -371,26 +392,6 @@ static int stream_rows(Stage *P, IterVar **order, int n, IterVar *pc, Tensor *w)
     return sch_prefetch(P, w, order[0], rows, rows ? pc : NULL);
 }
 
-/* The tensor a tile's blocks read along its vector axis (the weights of an NCHWc conv):
- * P's read whose indices use both the block axis and the vector axis. */
-static Tensor *block_operand(const Stage *P, int ic)
-{
-    PtrVec reads = {0};
-    collect_reads(P->t->body, &reads);
-    const Var *c = P->t->axes[ic]->var, *v = P->t->axes[P->t->ndim - 1]->var;
-    for (int i = 0; i < reads.n; i++) {
-        const Expr *acc = reads.items[i];
-        int uses_c = 0, uses_v = 0;
-        for (int k = 0; k < acc->u.access.n; k++) {
-            uses_c |= ir_expr_uses_var(acc->u.access.idx[k], c);
-            uses_v |= ir_expr_uses_var(acc->u.access.idx[k], v);
-        }
-        if (uses_c && uses_v && ir_tensor_is_leaf(acc->u.access.t))
-            return acc->u.access.t;
-    }
-    return NULL;
-}
-
 /* A matrix-vector product (one output row: a batch-1 Gemm, a classifier) reads each weight
  * once; a register tile of 8 columns with the reduction inside walks the weights down a
  * column, 8 of a cache line's 16 floats at a time (MobileNetV2's 1280 x 1000 classifier:
@@ -406,19 +407,7 @@ static int is_gemv(const Stage *P, const Stage *E)
     for (int d = 0; d < r - 1; d++)
         if (E->t->shape[d] != 1)
             return 0;
-    PtrVec reads = {0};
-    collect_reads(P->t->body, &reads);
-    const Var *v = P->t->axes[P->t->ndim - 1]->var;
-    for (int i = 0; i < reads.n; i++) {
-        const Expr *acc = reads.items[i];
-        int uses_v = 0;
-        for (int k = 0; k < acc->u.access.n; k++)
-            uses_v |= ir_expr_uses_var(acc->u.access.idx[k], v);
-        if (uses_v && ir_tensor_is_leaf(acc->u.access.t) &&
-            ir_tensor_numel(acc->u.access.t) * ir_dtype_bytes(acc->u.access.t->dtype) >= STREAM_MIN_BYTES)
-            return 1;
-    }
-    return 0;
+    return vector_operand(P, NULL, STREAM_MIN_BYTES) != NULL;
 }
 
 /* The schedule of a matrix-vector product (is_gemv): P computed at E's outermost loop (a
@@ -653,7 +642,9 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         /* the tile's blocks, rows and columns go innermost, the rest keeps its order */
         if (a && sch_reorder_innermost(E, ci, ai, bi))
             return -1;
-        int stream = c && tile->k_outer && block_operand(P, ic) && streams_weights(P, E, co, B * V);
+        /* the blocks' weights: streamed when large (streams_weights) */
+        Tensor *w = c ? vector_operand(P, P->t->axes[ic]->var, 0) : NULL;
+        int stream = w && tile->k_outer && streams_weights(P, E, co, B * V);
         if (sch_compute_at(s, P, E, stream ? co : bo))
             return -1;
         /* in the reduction: reduce loops first, then the tile (rows unrolled, columns
@@ -692,7 +683,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         order[n++] = pb;
         if (sch_reorder(P, order, n))
             return -1;
-        if (stream && stream_rows(P, order, n, pc, block_operand(P, ic)))
+        if (stream && stream_rows(P, order, n, pc, w))
             return -1;
         if (pc && tile->unroll && sch_unroll(P, pc))
             return -1;

@@ -157,6 +157,13 @@ static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, 
     return 0;
 }
 
+/* The last input position the windows of g read in spatial dimension i (input
+ * coordinates: in or beyond when they reach into the end padding). */
+static int64_t window_last(const Geom *g, int i)
+{
+    return (g->out[i] - 1) * g->stride[i] + (g->k[i] - 1) * g->dil[i] - g->lo[i];
+}
+
 /* x padded on the spatial dimensions so that every window read of g is in range; the
  * padding reads `fill`. x itself when no window leaves it. */
 static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
@@ -166,7 +173,7 @@ static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
     shape[0] = x->shape[0];
     shape[1] = x->shape[1];
     for (int i = 0; i < g->ns; i++) {
-        shape[2 + i] = (g->out[i] - 1) * g->stride[i] + (g->k[i] - 1) * g->dil[i] + 1;
+        shape[2 + i] = window_last(g, i) + g->lo[i] + 1;
         if (g->lo[i] > 0 || shape[2 + i] > g->in[i])
             need = 1;
     }
@@ -564,7 +571,7 @@ static int max_indices(OpCtx *c, Tensor *x, Tensor *y, const Geom *g)
     for (int i = 0; i < g->ns; i++) {
         if (g->lo[i])
             xi[2 + i] = ir_bin(OP_SUB, xi[2 + i], ir_idx(g->lo[i]));
-        if (g->lo[i] > 0 || (g->out[i] - 1) * g->stride[i] + (g->k[i] - 1) * g->dil[i] - g->lo[i] >= g->in[i])
+        if (g->lo[i] > 0 || window_last(g, i) >= g->in[i])
             valid = and_(valid, in_range(xi[2 + i], 0, g->in[i]));
     }
     Expr *none = ir_int(INT64_MAX, DT_I64);
@@ -610,10 +617,9 @@ static int pool(OpCtx *c, PoolKind kind)
     xi[1] = idx[1];
     for (int i = 0; clamp && i < g.ns; i++) {
         /* the max pool reads x at the nearest input position (windows_hit_input) */
-        int64_t last = (g.out[i] - 1) * g.stride[i] + (g.k[i] - 1) * g.dil[i] - g.lo[i];
         if (g.lo[i])
             xi[2 + i] = ir_bin(OP_MAX, ir_bin(OP_SUB, xi[2 + i], ir_idx(g.lo[i])), ir_idx(0));
-        if (last >= g.in[i])
+        if (window_last(&g, i) >= g.in[i])
             xi[2 + i] = ir_bin(OP_MIN, xi[2 + i], ir_idx(g.in[i] - 1));
     }
     Expr *v = op_read(xp, xi);
