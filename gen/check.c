@@ -92,6 +92,8 @@ int gen_check_onnx_dir(const char *dir)
         binds[nin].ndim = t->ndim;
         memcpy(binds[nin].dims, t->dims, sizeof(int64_t) * (size_t)(t->ndim < KG_MAX_DIMS ? t->ndim : KG_MAX_DIMS));
         binds[nin].data = t->data;
+        binds[nin].literal = NULL;
+        binds[nin].option = NULL;
         nin++;
     }
     for (int i = 0; i < 64; i++) {
@@ -101,7 +103,10 @@ int gen_check_onnx_dir(const char *dir)
         outs[nout++] = t;
     }
     GenImport im;
-    if (gen_onnx_import(m, binds, nin, &im))
+    GenImportOpts io = {0};
+    io.data = binds;
+    io.ndata = nin;
+    if (gen_onnx_import(m, &io, &im))
         goto done;
     if (im.noutputs != nout) {
         ir_fail("%d outputs, expected %d", im.noutputs, nout);

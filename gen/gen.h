@@ -78,16 +78,47 @@ int gen_parse_kg(const char *path, const char *text, Define *defs, int ndefs, co
 
 /* ---------------------------------------------------------------- onnx_import.c */
 
-struct OnnxModel_;
-/* Data for a graph input, used only if an operator needs the input's value when
- * compiling (a shape, axes): that input is then frozen into a constant. */
+/* Data for a graph input. From --bind-inputs DIR (GenImportOpts.data) it is used only if
+ * an operator needs the input's value when compiling (a shape, axes, a Loop's count):
+ * that input is then frozen into a constant. From --bind (GenImportOpts.bind) the input
+ * always becomes a constant and leaves the signature. */
 typedef struct {
     const char *name;
     int dtype;                 /* OnnxDType */
     int ndim;
     int64_t dims[KG_MAX_DIMS];
     const void *data;          /* little-endian, packed */
+    const char *literal;       /* --bind NAME=VALUE: the value as written (then dtype, dims
+                                  and data are unset: the input's type decides) */
+    const char *option;        /* the option as written, for messages ("--bind sr=16000") */
 } GenBinding;
+
+/* --input-shape NAME=D0,D1,...: every dim of graph input NAME */
+typedef struct {
+    const char *name;
+    int ndim;
+    int64_t dims[KG_MAX_DIMS];
+} GenInputShape;
+
+/* --dim SYMBOL=N: every dim named SYMBOL (dim_param) in every graph input */
+typedef struct {
+    const char *symbol;
+    int64_t value;
+} GenDimValue;
+
+#define GEN_MAX_SHAPE_ARGS 64   /* of each: --input-shape, --dim, --bind */
+
+/* How the graph inputs get their shapes and values (all optional). */
+typedef struct {
+    const GenBinding *data;    /* --bind-inputs: values used where an operator needs them */
+    int ndata;
+    const GenBinding *bind;    /* --bind: inputs frozen into constants */
+    int nbind;
+    const GenInputShape *shapes;
+    int nshapes;
+    const GenDimValue *dims;
+    int ndims;
+} GenImportOpts;
 
 /* Per graph input or output: the ONNX name and the tensor. */
 typedef struct {
@@ -103,15 +134,17 @@ typedef struct {
     GenValue *outputs;
     int noutputs;
     int64_t opset;
-    int nnodes;                /* ONNX nodes imported */
+    int nnodes;                /* ONNX nodes imported (unrolled loop bodies count each time) */
     int nfolded;               /* nodes folded into constants */
+    PtrVec notes;              /* char*: what the import decided (a branch taken, a loop
+                                  unrolled), for the header and --report */
 } GenImport;
 
 #define GEN_MAX_FOLD_ELEMS ((int64_t)1 << 24)   /* largest tensor folded at compile time */
 
-/* Build the program of an ONNX model (already read with onnx_load_*). Returns 0, or -1
- * with "node 'NAME' (OP): problem" in ir_errmsg(). */
-int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenImport *out);
+/* Build the program of an ONNX model (already read with onnx_load_*); opts may be NULL.
+ * Returns 0, or -1 with "node 'NAME' (OP): problem" in ir_errmsg(). */
+int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out);
 /* A C identifier from any ONNX name ("conv1/W:0" -> "conv1_W_0"). */
 const char *gen_c_name(const char *onnx_name);
 
@@ -152,9 +185,16 @@ typedef struct {
     /* ONNX models */
     int with_main;              /* --main: also a runner program and its Makefile */
     int report;                 /* --report: fused graph, MACs, memory plan on stdout */
-    int weights_in_file;        /* --weights=file (default --weights=embed) */
+    int weights_in_file;        /* --weights=auto|file|embed|incbin: 0 (auto, the default), 1, 2, 3,
+                                   the EM_WEIGHTS_* of emit/emit.h, copied into EmModel */
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
+    GenInputShape shapes[GEN_MAX_SHAPE_ARGS];   /* --input-shape */
+    int nshapes;
+    GenDimValue dims[GEN_MAX_SHAPE_ARGS];       /* --dim */
+    int ndims;
+    const char *binds[GEN_MAX_SHAPE_ARGS];      /* --bind NAME=VALUE|FILE, as written */
+    int nbinds;
     int layout_block;           /* --layout: GEN_LAYOUT_AUTO (0, the default), GEN_LAYOUT_NCHW,
                                    or 8 / 16: 2-D convs in NCHWc (ir/layout.h) */
     const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */

@@ -4,6 +4,7 @@
 #include "../emit/emit.h"
 #include "../ir/layout.h"
 #include "../ir/ops/ops.h"
+#include "../templates/kgen_io.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,97 @@ static void report(const GenImport *im, const Model *m, Schedule *s)
     }
 }
 
+/* The ONNX element type of a .npy file's dtype; -1 if it has none. */
+static int onnx_dtype_of(kgen_dtype t)
+{
+    switch (t.code) {
+    case KGEN_DTYPE_FLOAT: return t.bits == 16 ? ONNX_FLOAT16 : t.bits == 32 ? ONNX_FLOAT : t.bits == 64 ? ONNX_DOUBLE : -1;
+    case KGEN_DTYPE_INT:
+        return t.bits == 8 ? ONNX_INT8 : t.bits == 16 ? ONNX_INT16 : t.bits == 32 ? ONNX_INT32 : t.bits == 64 ? ONNX_INT64 : -1;
+    case KGEN_DTYPE_UINT:
+        return t.bits == 8    ? ONNX_UINT8
+               : t.bits == 16 ? ONNX_UINT16
+               : t.bits == 32 ? ONNX_UINT32
+               : t.bits == 64 ? ONNX_UINT64
+                              : -1;
+    case KGEN_DTYPE_BOOL: return ONNX_BOOL;
+    default: return -1;
+    }
+}
+
+static int ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), k = strlen(end);
+    return n >= k && !strcmp(s + n - k, end);
+}
+
+/* Data read for --bind FILE; freed after the compile. */
+typedef struct {
+    OnnxTensor *pb[GEN_MAX_SHAPE_ARGS];
+    kgen_io_tensor npy[GEN_MAX_SHAPE_ARGS];
+} BindFiles;
+
+/* --bind NAME=VALUE|FILE (split on the last '=': ONNX names may hold one) into b. */
+static int parse_bind(const char *arg, const OnnxLimits *lim, int k, BindFiles *files, GenBinding *b)
+{
+    const char *eq = strrchr(arg, '=');
+    memset(b, 0, sizeof *b);
+    b->option = ir_fmt("--bind %s", arg);
+    if (!eq || eq == arg || !eq[1])
+        return ir_fail("%s: expected --bind NAME=VALUE or --bind NAME=FILE.npy|FILE.pb", b->option);
+    b->name = ir_fmt("%.*s", (int)(eq - arg), arg);
+    const char *v = eq + 1;
+    char err[1024];
+    if (ends_with(v, ".pb")) {
+        OnnxTensor *t = onnx_load_tensor_file_ex(v, lim, err, sizeof err);
+        if (!t)
+            return ir_fail("%s: %s", b->option, err);
+        files->pb[k] = t;
+        if (t->ndim > KG_MAX_DIMS || !t->data)
+            return ir_fail("%s: %s holds a %s tensor of rank %d, which kgen cannot bind", b->option, v,
+                           onnx_dtype_name(t->dtype), t->ndim);
+        b->dtype = t->dtype;
+        b->ndim = t->ndim;
+        memcpy(b->dims, t->dims, sizeof(int64_t) * (size_t)t->ndim);
+        b->data = t->data;
+    } else if (ends_with(v, ".npy")) {
+        kgen_io_tensor *t = &files->npy[k];
+        if (kgen_io_read_npy(v, t, err, sizeof err) != KGEN_IO_OK)
+            return ir_fail("%s: %s", b->option, err);
+        b->dtype = onnx_dtype_of(t->dtype);
+        if (b->dtype < 0 || t->ndim > KG_MAX_DIMS)
+            return ir_fail("%s: %s holds a tensor of type %s and rank %d, which kgen cannot bind", b->option, v,
+                           kgen_io_dtype_name(t->dtype), (int)t->ndim);
+        b->ndim = t->ndim;
+        memcpy(b->dims, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        b->data = t->data;
+    } else {
+        b->literal = v;
+    }
+    return 0;
+}
+
+/* The final shape of each input, "x: f32[1, 3, 224, 224]", for --report */
+static void report_inputs(const GenImport *im)
+{
+    for (int i = 0; i < im->ninputs; i++) {
+        const Tensor *t = im->inputs[i].t;
+        printf("input '%s': %s[", im->inputs[i].onnx_name, ir_dtype_name(t->dtype));
+        for (int d = 0; d < t->ndim; d++)
+            printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        printf("]%s\n", im->inputs[i].frozen ? ", a constant (bound or frozen)" : "");
+    }
+    for (int i = 0; i < im->noutputs; i++) {
+        const Tensor *t = im->outputs[i].t;
+        printf("output '%s': %s[", im->outputs[i].onnx_name, ir_dtype_name(t->dtype));
+        for (int d = 0; d < t->ndim; d++)
+            printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        printf("]\n");
+    }
+    for (int i = 0; i < im->notes.n; i++)
+        printf("%s\n", (const char *)im->notes.items[i]);
+}
+
 int gen_compile_onnx(const GenOptions *opt)
 {
     char err[1024];
@@ -83,6 +175,7 @@ int gen_compile_onnx(const GenOptions *opt)
                 continue;
             }
             bound[nb] = t;
+            memset(&binds[nb], 0, sizeof binds[nb]);
             binds[nb].name = om->graph.inputs[i].name;
             binds[nb].dtype = t->dtype;
             binds[nb].ndim = t->ndim;
@@ -91,6 +184,9 @@ int gen_compile_onnx(const GenOptions *opt)
             nb++;
         }
     }
+    BindFiles *files = calloc(1, sizeof *files);
+    if (!files)
+        ir_die("out of memory");
     Arena *arena = ir_arena_new();
     ir_arena_set(arena);
     int rc = -1;
@@ -100,8 +196,13 @@ int gen_compile_onnx(const GenOptions *opt)
                 "a kgen_ prefix); try --name %s", name, gen_c_name(name));
         goto done;
     }
+    GenBinding frozen[GEN_MAX_SHAPE_ARGS];
+    for (int k = 0; k < opt->nbinds; k++)
+        if (parse_bind(opt->binds[k], &lim, k, files, &frozen[k]))
+            goto done;
+    GenImportOpts io = {binds, nb, frozen, opt->nbinds, opt->shapes, opt->nshapes, opt->dims, opt->ndims};
     GenImport im;
-    if (gen_onnx_import(om, binds, nb, &im)) {
+    if (gen_onnx_import(om, &io, &im)) {
         ir_fail("%s: %s", opt->input, ir_errmsg());
         goto done;
     }
@@ -142,8 +243,10 @@ int gen_compile_onnx(const GenOptions *opt)
     if (opt->dump && !strcmp(opt->dump, "lower"))
         for (int k = 0; k < m->kernels.n; k++)
             ir_print_kernel(dump, m->kernels.items[k]);
-    if (opt->report)
+    if (opt->report) {
+        report_inputs(&im);
         report(&im, m, s);
+    }
     if (opt->outdir) {
         EmModel em = {0};
         em.model = m;
@@ -180,9 +283,13 @@ int gen_compile_onnx(const GenOptions *opt)
                                           "match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
         for (int i = 0; i < im.ninputs; i++)
             if (im.inputs[i].frozen)
-                ir_vec_push(&em.notes, ir_fmt("input '%s' was frozen into a constant (its value sets a shape)",
-                                              im.inputs[i].onnx_name),
+                ir_vec_push(&em.notes, ir_fmt("input '%s' is a constant: %s", im.inputs[i].onnx_name,
+                                              strstr(im.inputs[i].t->comment, "bound by")
+                                                  ? strstr(im.inputs[i].t->comment, "bound by")
+                                                  : "its value was needed when compiling (a shape, a loop count)"),
                             1 << 20, "notes");
+        for (int i = 0; i < im.notes.n; i++)
+            ir_vec_push(&em.notes, im.notes.items[i], 1 << 20, "notes");
         OutSet o = {0};
         if (em_model_files(&o, &em, &opt->tgt) || em_outset_write(&o, opt->outdir)) {
             em_outset_free(&o);
@@ -195,6 +302,11 @@ done:
     ir_arena_free(arena);
     for (int i = 0; i < nb; i++)
         onnx_tensor_free(bound[i]);
+    for (int i = 0; i < GEN_MAX_SHAPE_ARGS; i++) {
+        onnx_tensor_free(files->pb[i]);
+        kgen_io_free(&files->npy[i]);
+    }
+    free(files);
     onnx_free(om);
     return rc;
 }

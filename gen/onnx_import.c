@@ -8,6 +8,7 @@
 #include "../schedule/schedule.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +22,21 @@ typedef struct {
     Program *prog;
     Value *vals;
     int nvals, cap;
+    int scope;          /* vals[scope..nvals) are the names of the innermost graph */
     int64_t max_elems;  /* elements of one tensor (--max-elements) */
     unsigned char *dep; /* by tensor id: 0 unknown, 1 constant, 2 depends on a graph input */
     int ndep;
+    int64_t budget;     /* nodes that may still be imported (unrolled loops count each time) */
+    GenImport *out;
 } Import;
+
+/* Most iterations a Loop or Scan is unrolled into, and most nodes one import makes. */
+#define GEN_MAX_UNROLL 4096
+#define GEN_MAX_IMPORTED_NODES 1000000
 
 static void define(Import *I, const char *name, Tensor *t)
 {
-    for (int i = I->nvals - 1; i >= 0; i--)
+    for (int i = I->nvals - 1; i >= I->scope; i--)
         if (!strcmp(I->vals[i].name, name)) {
             I->vals[i].t = t;   /* SSA is not enforced by every exporter: the last one wins */
             return;
@@ -289,13 +297,22 @@ static Tensor *fold(Import *I, Tensor *t)
 
 /* ---------------------------------------------------------------- batch-norm folding */
 
-/* How many nodes read a value, plus one if it is a graph output. */
+/* How many nodes read a value, plus one if it is a graph output; nodes of subgraphs (If
+ * branches, Loop and Scan bodies) count too, since they may read it from their scope. */
 static int uses(const OnnxGraph *g, const char *name)
 {
     int n = 0;
-    for (int i = 0; i < g->nnodes; i++)
-        for (int j = 0; j < g->nodes[i].ninputs; j++)
-            n += !strcmp(g->nodes[i].inputs[j], name);
+    for (int i = 0; i < g->nnodes; i++) {
+        const OnnxNode *nd = &g->nodes[i];
+        for (int j = 0; j < nd->ninputs; j++)
+            n += !strcmp(nd->inputs[j], name);
+        for (int a = 0; a < nd->nattrs; a++) {
+            if (nd->attrs[a].g)
+                n += uses(nd->attrs[a].g, name);
+            for (int k = 0; k < nd->attrs[a].ngraphs; k++)
+                n += uses(&nd->attrs[a].graphs[k], name);
+        }
+    }
     for (int i = 0; i < g->noutputs; i++)
         n += !strcmp(g->outputs[i].name, name);
     return n;
@@ -426,12 +443,858 @@ static void prune(Program *p)
     ir_program_renumber(p);
 }
 
-int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenImport *out)
+/* ---------------------------------------------------------------- graph inputs: shapes and bound values */
+
+static int is_initializer(const OnnxGraph *g, const char *name) { return find_init(g, name) != NULL; }
+
+/* "x, sr" (the graph inputs that are not initializers) */
+static const char *input_names(const OnnxGraph *g)
+{
+    const char *s = "";
+    for (int i = 0; i < g->ninputs; i++)
+        if (!is_initializer(g, g->inputs[i].name))
+            s = ir_fmt("%s%s'%s'", s, s[0] ? ", " : "", g->inputs[i].name);
+    return s[0] ? s : "none";
+}
+
+/* Checks that an option names a graph input: 0, or -1 with a message. */
+static int check_input_name(const OnnxGraph *g, const char *option, const char *name)
+{
+    if (is_initializer(g, name))
+        return ir_fail("%s: '%s' is an initializer (a weight), not an input the caller gives", option, name);
+    for (int i = 0; i < g->ninputs; i++)
+        if (!strcmp(g->inputs[i].name, name))
+            return 0;
+    return ir_fail("%s: the model has no graph input '%s' (its inputs: %s)", option, name, input_names(g));
+}
+
+static const char *dim_str(int ndim, const int64_t *d)
+{
+    const char *s = "";
+    for (int i = 0; i < ndim; i++)
+        s = ir_fmt("%s%s%lld", s, i ? "," : "", (long long)d[i]);
+    return s;
+}
+
+/* Checks the options against the model before any input is made: every name and symbol
+ * exists, none is given twice, ranks agree with the model's. */
+static int check_shape_options(const OnnxGraph *g, const GenImportOpts *o)
+{
+    for (int k = 0; k < o->nshapes; k++) {
+        const GenInputShape *a = &o->shapes[k];
+        const char *opt = ir_fmt("--input-shape %s=%s", a->name, dim_str(a->ndim, a->dims));
+        if (check_input_name(g, opt, a->name))
+            return -1;
+        for (int j = 0; j < k; j++)
+            if (!strcmp(o->shapes[j].name, a->name))
+                return ir_fail("%s: input '%s' is given --input-shape twice", opt, a->name);
+        for (int i = 0; i < g->ninputs; i++) {
+            const OnnxValueInfo *vi = &g->inputs[i];
+            if (strcmp(vi->name, a->name) || !vi->has_shape)
+                continue;
+            if (vi->ndim != a->ndim)
+                return ir_fail("%s: input '%s' has rank %d, this shape %d dimensions", opt, a->name, vi->ndim,
+                               a->ndim);
+            for (int d = 0; d < vi->ndim; d++)
+                if (vi->dims[d] >= 0 && !vi->dim_params[d] && vi->dims[d] != a->dims[d])
+                    return ir_fail("%s: dimension %d of input '%s' is %lld in the model", opt, d, a->name,
+                                   (long long)vi->dims[d]);
+        }
+    }
+    for (int k = 0; k < o->ndims; k++) {
+        const char *sym = o->dims[k].symbol;
+        const char *opt = ir_fmt("--dim %s=%lld", sym, (long long)o->dims[k].value);
+        for (int j = 0; j < k; j++)
+            if (!strcmp(o->dims[j].symbol, sym))
+                return ir_fail("%s: dimension '%s' is given twice", opt, sym);
+        int found = 0;
+        const char *all = "";
+        for (int i = 0; i < g->ninputs; i++)
+            for (int d = 0; d < g->inputs[i].ndim && !is_initializer(g, g->inputs[i].name); d++) {
+                const char *p = g->inputs[i].dim_params[d];
+                if (!p)
+                    continue;
+                found |= !strcmp(p, sym);
+                if (!strstr(all, ir_fmt("'%s'", p)))
+                    all = ir_fmt("%s%s'%s'", all, all[0] ? ", " : "", p);
+            }
+        if (!found)
+            return ir_fail("%s: no graph input has a dimension named '%s' (named dimensions: %s)", opt, sym,
+                           all[0] ? all : "none");
+    }
+    for (int k = 0; k < o->nbind; k++) {
+        const GenBinding *b = &o->bind[k];
+        if (check_input_name(g, b->option, b->name))
+            return -1;
+        for (int j = 0; j < k; j++)
+            if (!strcmp(o->bind[j].name, b->name))
+                return ir_fail("%s: input '%s' is bound twice", b->option, b->name);
+    }
+    return 0;
+}
+
+/* The value of --bind NAME=VALUE as one element of type t, into buf (8 bytes). */
+static int parse_literal(const GenBinding *b, DType t, unsigned char *buf)
+{
+    const char *s = b->literal;
+    char *end = NULL;
+    if (t == DT_BOOL) {
+        int v = !strcmp(s, "true") || !strcmp(s, "1") ? 1 : !strcmp(s, "false") || !strcmp(s, "0") ? 0 : -1;
+        if (v < 0)
+            return ir_fail("%s: input '%s' is bool; give true, false, 1 or 0", b->option, b->name);
+        buf[0] = (unsigned char)v;
+        return 0;
+    }
+    if (ir_dtype_is_float(t)) {
+        double v = strtod(s, &end);
+        if (end == s || *end)
+            return ir_fail("%s: '%s' is not a number (input '%s' is %s; a file must end in .npy or .pb)",
+                           b->option, s, b->name, ir_dtype_name(t));
+        if (t == DT_F64)
+            memcpy(buf, &v, 8);
+        else if (t == DT_F32) {
+            float f = (float)v;
+            memcpy(buf, &f, 4);
+        } else
+            ir_f32_to_storage(t, (float)v, buf);
+        return 0;
+    }
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (end == s || *end || errno)
+        return ir_fail("%s: '%s' is not a whole number (input '%s' is %s; a file must end in .npy or .pb)",
+                       b->option, s, b->name, ir_dtype_name(t));
+    if (ir_wrap_int(v, t) != v)
+        return ir_fail("%s: %lld does not fit input '%s' of type %s", b->option, v, b->name, ir_dtype_name(t));
+    int64_t w = v;
+    memcpy(buf, &w, (size_t)ir_dtype_bytes(t));   /* little-endian: the low bytes */
+    return 0;
+}
+
+/* The tensor of graph input vi: its shape from the model, --input-shape, --dim and bound
+ * data; a constant when --bind gives its value. A dim nothing fixes is added to *missing
+ * (the tensor is then NULL, and 0 returned). */
+static int make_input(Import *I, const OnnxValueInfo *vi, const GenImportOpts *o,
+                      const char **missing, Tensor **res, int *frozen)
+{
+    *res = NULL;
+    *frozen = 0;
+    if (vi->kind != ONNX_TYPE_NONE && vi->kind != ONNX_TYPE_TENSOR)
+        return ir_fail("graph input '%s' is not a tensor (sequences, maps and optionals are not supported)",
+                       vi->name);
+    DType t;
+    if (op_dtype_from_onnx(vi->dtype, &t))
+        return ir_fail("graph input '%s': %s", vi->name, ir_errmsg());
+    const GenInputShape *sa = NULL;
+    const GenBinding *bind = NULL, *data = NULL;
+    for (int k = 0; k < o->nshapes; k++)
+        if (!strcmp(o->shapes[k].name, vi->name))
+            sa = &o->shapes[k];
+    for (int k = 0; k < o->nbind; k++)
+        if (!strcmp(o->bind[k].name, vi->name))
+            bind = &o->bind[k];
+    for (int k = 0; k < o->ndata; k++)
+        if (!strcmp(o->data[k].name, vi->name) && (!vi->has_shape || o->data[k].ndim == vi->ndim))
+            data = &o->data[k];
+    const GenBinding *file = bind && !bind->literal ? bind : NULL;
+    int ndim = sa ? sa->ndim : vi->has_shape ? vi->ndim : file ? file->ndim : -1;
+    if (ndim < 0) {
+        *missing = ir_fmt("%s\n  input '%s' has no shape: pass --input-shape %s=D0,D1,...", *missing, vi->name,
+                          vi->name);
+        return 0;
+    }
+    if (ndim > KG_MAX_DIMS)
+        return ir_fail("graph input '%s' has rank %d (limit %d)", vi->name, ndim, KG_MAX_DIMS);
+    int64_t shape[KG_MAX_DIMS];
+    int unresolved = 0;
+    for (int d = 0; d < ndim; d++) {
+        const char *sym = vi->has_shape ? vi->dim_params[d] : NULL;
+        int64_t v = vi->has_shape ? vi->dims[d] : -1;
+        if (v < -1)
+            return ir_fail("graph input '%s': dimension %d is %lld; dimensions cannot be negative", vi->name, d,
+                           (long long)v);
+        if (sym)
+            v = -1;
+        if (sa)
+            v = sa->dims[d];
+        for (int k = 0; k < o->ndims && v < 0 && sym; k++)
+            if (!strcmp(o->dims[k].symbol, sym))
+                v = o->dims[k].value;
+        if (v < 0 && file && file->ndim == ndim)
+            v = file->dims[d];
+        if (v < 0 && bind && bind->literal)
+            v = 1;   /* a single value: every free dim is 1 */
+        if (v < 0 && data)
+            v = data->dims[d];   /* --bind-inputs: the data's size */
+        if (v < 0) {
+            *missing = ir_fmt("%s\n  input '%s' dim %d (%s%s%s): pass %s%s%s--input-shape %s=...", *missing,
+                              vi->name, d, sym ? "'" : "", sym ? sym : "unnamed", sym ? "'" : "",
+                              sym ? "--dim " : "", sym ? sym : "", sym ? "=N or " : "", vi->name);
+            unresolved = 1;
+        }
+        shape[d] = v;
+    }
+    if (unresolved)
+        return 0;
+    const char *what = ir_fmt("graph input '%s'", vi->name);
+    if (check_elems(I, what, ndim, shape))
+        return -1;
+    const char *cname = unique(I->prog, gen_c_name(vi->name));
+    Tensor *x;
+    if (bind) {
+        unsigned char lit[8] = {0};
+        const void *bytes = bind->data;
+        if (bind->literal) {
+            int64_t n = 1;
+            for (int d = 0; d < ndim; d++)
+                n *= shape[d];
+            if (n != 1)
+                return ir_fail("%s: input '%s' has shape %s; a single value binds only an input of one element "
+                               "(give a .npy or .pb file)", bind->option, vi->name, shape_str(ndim, shape));
+            if (parse_literal(bind, t, lit))
+                return -1;
+            bytes = lit;
+        } else {
+            if (bind->dtype != vi->dtype)
+                return ir_fail("%s: the file holds %s, input '%s' is %s", bind->option,
+                               onnx_dtype_name(bind->dtype), vi->name, onnx_dtype_name(vi->dtype));
+            if (bind->ndim != ndim || memcmp(bind->dims, shape, sizeof(int64_t) * (size_t)ndim))
+                return ir_fail("%s: the file has shape %s, input '%s' %s", bind->option,
+                               shape_str(bind->ndim, bind->dims), vi->name, shape_str(ndim, shape));
+        }
+        x = ir_constant(cname, t, ndim, shape, bytes);
+        *frozen = 1;
+    } else {
+        x = ir_placeholder(cname, t, ndim, shape);
+        if (x && data && data->dtype == vi->dtype && data->ndim == ndim &&
+            !memcmp(data->dims, shape, sizeof(int64_t) * (size_t)ndim))
+            x->data = data->data;
+    }
+    if (!x || ir_program_add(I->prog, x))
+        return -1;
+    x->comment = ir_fmt("graph input '%s'%s", vi->name, bind ? ir_fmt(", bound by %s", bind->option) : "");
+    *res = x;
+    return 0;
+}
+
+/* A declared shape (graph output, value_info) must not contradict the computed one:
+ * symbolic and unknown dims are inferred, static ones checked. */
+static int check_declared(const OnnxValueInfo *vi, const Tensor *t, const char *what)
+{
+    if (!vi->has_shape || (vi->kind != ONNX_TYPE_NONE && vi->kind != ONNX_TYPE_TENSOR))
+        return 0;
+    int mismatch = vi->ndim != t->ndim;
+    for (int d = 0; d < vi->ndim && !mismatch; d++)
+        mismatch = vi->dims[d] >= 0 && !vi->dim_params[d] && vi->dims[d] != t->shape[d];
+    if (!mismatch)
+        return 0;
+    const char *decl = "[";
+    for (int d = 0; d < vi->ndim; d++)
+        decl = ir_fmt("%s%s%s", decl, d ? ", " : "",
+                      vi->dim_params[d] ? vi->dim_params[d] : vi->dims[d] < 0 ? "?" : ir_fmt("%lld", (long long)vi->dims[d]));
+    return ir_fail("%s '%s' is declared with shape %s], but computes %s", what, vi->name, decl,
+                   shape_str(t->ndim, t->shape));
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+static int import_nodes(Import *I, const OnnxGraph *g);
+
+/* Freezes a graph input bound with --bind-inputs data into a constant. */
+static void freeze(Import *I, Tensor *t)
+{
+    t->frozen = 1;
+    t->kind = T_CONSTANT;
+    if (I->ndep)
+        memset(I->dep, 0, (size_t)I->ndep);   /* what depended on it may fold now */
+}
+
+/* t's value if it is known when compiling: a constant, or a compute over constants (run
+ * now). With may_freeze, graph inputs bound with --bind-inputs data count as known and are
+ * frozen. NULL: known only at run time. */
+static Tensor *value_now(Import *I, Tensor *t, int may_freeze)
+{
+    if (t->kind == T_CONSTANT)
+        return t;
+    if (t->kind == T_PLACEHOLDER) {
+        if (!may_freeze || !t->data)
+            return NULL;
+        freeze(I, t);
+        return t;
+    }
+    PtrVec deps = {0};
+    ir_program_renumber(I->prog);
+    closure(I->prog, t, &deps);
+    for (int i = 0; i < deps.n; i++) {
+        Tensor *x = deps.items[i];
+        if (x->kind == T_PLACEHOLDER && (!may_freeze || !x->data))
+            return NULL;
+    }
+    for (int i = 0; i < deps.n; i++)
+        if (((Tensor *)deps.items[i])->kind == T_PLACEHOLDER)
+            freeze(I, deps.items[i]);
+    return fold(I, t);
+}
+
+/* The one element of constant t as an integer (bool: 0 or 1). */
+static int64_t scalar_of(Tensor *t)
+{
+    OpCtx c = {0};
+    c.op = "value";
+    c.nin = 1;
+    c.in[0] = t;
+    int64_t v = 0;
+    op_const_ints(&c, 0, "value", &v, 1);
+    return v;
+}
+
+static Tensor *scalar_const(Import *I, const char *what, DType t, int64_t v, const OnnxValueInfo *formal)
+{
+    int64_t one = 1, bytes = 0;
+    memcpy(&bytes, &v, sizeof v);
+    if (t == DT_BOOL)
+        bytes = v != 0;
+    int ndim = formal && formal->has_shape && formal->ndim == 1 ? 1 : 0;
+    Tensor *x = ir_constant(unique(I->prog, gen_c_name(what)), t, ndim, &one, &bytes);
+    if (!x || ir_program_add(I->prog, x))
+        return NULL;
+    return x;
+}
+
+/* Imports subgraph g (an If branch, a Loop or Scan body) in a scope of its own: its formal
+ * inputs are args[0..nargs), then its initializers and nodes; outs[i] gets output i. The
+ * names it defines are gone afterwards; it reads the enclosing scopes' names. */
+static int import_subgraph(Import *I, const OnnxGraph *g, const char *what, Tensor **args, int nargs,
+                           Tensor **outs)
+{
+    if (g->ninputs != nargs)
+        return ir_fail("%s has %d inputs, expected %d", what, g->ninputs, nargs);
+    if (g->noutputs > OP_MAX_IO)
+        return ir_fail("%s has %d outputs (limit %d)", what, g->noutputs, OP_MAX_IO);
+    int save = I->nvals, scope = I->scope;
+    I->scope = I->nvals;
+    int rc = 0;
+    for (int i = 0; i < nargs && !rc; i++)
+        define(I, g->inputs[i].name, args[i]);
+    for (int i = 0; i < g->ninit && !rc; i++) {
+        Tensor *x = tensor_from_onnx(I, &g->initializers[i], "initializer");
+        if (!x)
+            rc = -1;
+        else
+            define(I, g->initializers[i].name, x);
+    }
+    if (!rc && import_nodes(I, g))
+        rc = -1;
+    for (int i = 0; i < g->noutputs && !rc; i++) {
+        outs[i] = lookup(I, g->outputs[i].name);
+        if (!outs[i])
+            rc = ir_fail("output '%s' is not produced by any node", g->outputs[i].name);
+    }
+    I->nvals = save;
+    I->scope = scope;
+    return rc ? ir_fail("%s: %s", what, ir_errmsg()) : 0;
+}
+
+static const OnnxGraph *graph_attr(OpCtx *c, const char *name)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    if (!a || !a->g) {
+        ir_fail("%s: attribute '%s' (a graph) is required", c->op, name);
+        return NULL;
+    }
+    return a->g;
+}
+
+static const char *node_label(const OnnxNode *n)
+{
+    return ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "");
+}
+
+/* If: a condition known when compiling inlines the branch it takes; one known only at
+ * run time computes both branches and picks each output by the condition
+ * (if-conversion), which needs the branches' outputs to agree in type and shape. */
+static int import_if(Import *I, OpCtx *c)
+{
+    const OnnxGraph *gt = graph_attr(c, "then_branch"), *ge = gt ? graph_attr(c, "else_branch") : NULL;
+    Tensor *cond = ge ? op_input(c, 0, "cond") : NULL;
+    if (!cond)
+        return -1;
+    if (ir_tensor_numel(cond) != 1)
+        return ir_fail("If: the condition has %lld elements, not one", (long long)ir_tensor_numel(cond));
+    for (int k = 0; k < 2; k++) {
+        const OnnxGraph *g = k ? ge : gt;
+        if (g->noutputs != c->nout)
+            return ir_fail("If: %s has %d outputs, the node %d", k ? "else_branch" : "then_branch", g->noutputs,
+                           c->nout);
+    }
+    Tensor *known = value_now(I, cond, 0);
+    if (known) {
+        int taken = scalar_of(known) != 0;
+        ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is %s when compiling; only the %s branch is "
+                                           "compiled", node_label(c->node), taken ? "true" : "false",
+                                           taken ? "then" : "else"), 1 << 20, "notes");
+        return import_subgraph(I, taken ? gt : ge, taken ? "then_branch" : "else_branch", NULL, 0, c->out);
+    }
+    Tensor *a[OP_MAX_IO], *b[OP_MAX_IO];
+    if (import_subgraph(I, gt, "then_branch", NULL, 0, a) || import_subgraph(I, ge, "else_branch", NULL, 0, b))
+        return -1;
+    Expr *zero[KG_MAX_DIMS];
+    for (int d = 0; d < cond->ndim; d++)
+        zero[d] = ir_idx(0);
+    for (int i = 0; i < c->nout; i++) {
+        if (a[i]->dtype != b[i]->dtype || a[i]->ndim != b[i]->ndim ||
+            memcmp(a[i]->shape, b[i]->shape, sizeof(int64_t) * (size_t)a[i]->ndim))
+            return ir_fail("If: output %d is %s%s in then_branch and %s%s in else_branch, and the condition is known "
+                           "only at run time; kgen needs both branches to agree (or the condition fixed: --bind "
+                           "the inputs it depends on)", i, ir_dtype_name(a[i]->dtype), shape_str(a[i]->ndim, a[i]->shape),
+                           ir_dtype_name(b[i]->dtype), shape_str(b[i]->ndim, b[i]->shape));
+        if (a[i] == b[i]) {
+            c->out[i] = a[i];
+            continue;
+        }
+        Expr *cv = ir_access(cond, zero, cond->ndim);
+        if (cond->dtype != DT_BOOL)
+            cv = ir_bin(OP_NE, cv, op_lit(0, cond->dtype));
+        IterVar **ax = op_axes(a[i]->ndim, a[i]->shape);
+        Expr *idx[KG_MAX_DIMS];
+        op_axis_exprs(ax, a[i]->ndim, idx);
+        if (!op_emit_out(c, i, a[i]->ndim, ax, ir_select(cv, op_read(a[i], idx), op_read(b[i], idx))))
+            return -1;
+    }
+    ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is known only at run time; both branches are computed "
+                                       "and each output picked by it", node_label(c->node)), 1 << 20, "notes");
+    return 0;
+}
+
+/* x with dimension `axis` fixed at `index` (one rank less) */
+static Tensor *slice_at(Import *I, OpCtx *c, Tensor *x, int axis, int64_t index)
+{
+    int64_t shape[KG_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis)
+            shape[n++] = x->shape[d];
+    IterVar **ax = op_axes(n, shape);
+    Expr *v[KG_MAX_DIMS], *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, n, v);
+    for (int d = 0, k = 0; d < x->ndim; d++)
+        idx[d] = d == axis ? ir_idx(index) : v[k++];
+    (void)I;
+    return op_emit(c, op_name(c, "slice"), n, ax, ir_access(x, idx, x->ndim));
+}
+
+static Expr *stack_tree(Tensor **parts, int lo, int hi, Expr **idx, int ndim, int axis)
+{
+    if (hi - lo == 1) {
+        Expr *ix[KG_MAX_DIMS];
+        for (int d = 0, k = 0; d < ndim; d++)
+            if (d != axis)
+                ix[k++] = idx[d];
+        return op_read(parts[lo], ix);
+    }
+    int mid = lo + (hi - lo) / 2;
+    return ir_select(ir_bin(OP_LT, idx[axis], ir_idx(mid)), stack_tree(parts, lo, mid, idx, ndim, axis),
+                     stack_tree(parts, mid, hi, idx, ndim, axis));
+}
+
+/* The n tensors of parts stacked along a new dimension `axis`: output `out` of the node. */
+static int stack(OpCtx *c, int out, Tensor **parts, int n, int64_t axis_attr, const char *what)
+{
+    Tensor *p0 = parts[0];
+    for (int i = 1; i < n; i++)
+        if (parts[i]->dtype != p0->dtype || parts[i]->ndim != p0->ndim ||
+            memcmp(parts[i]->shape, p0->shape, sizeof(int64_t) * (size_t)p0->ndim))
+            return ir_fail("%s: iteration %d gives %s%s, iteration 0 %s%s; scan outputs must keep their type and "
+                           "shape", what, i, ir_dtype_name(parts[i]->dtype), shape_str(parts[i]->ndim, parts[i]->shape),
+                           ir_dtype_name(p0->dtype), shape_str(p0->ndim, p0->shape));
+    int ndim = p0->ndim + 1, axis;
+    if (ndim > KG_MAX_DIMS)
+        return ir_fail("%s: a scan output of rank %d (limit %d)", what, ndim, KG_MAX_DIMS);
+    if (op_axis(c, axis_attr, ndim, "scan_output_axes", &axis))
+        return -1;
+    int64_t shape[KG_MAX_DIMS];
+    for (int d = 0, k = 0; d < ndim; d++)
+        shape[d] = d == axis ? n : p0->shape[k++];
+    IterVar **ax = op_axes(ndim, shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, ndim, idx);
+    return op_emit_out(c, out, ndim, ax, stack_tree(parts, 0, n, idx, ndim, axis)) ? 0 : -1;
+}
+
+/* A scan output of a loop that ran zero times: empty, its shape from the body's
+ * declaration. */
+static int empty_scan(OpCtx *c, int out, const OnnxValueInfo *vi, const char *what)
+{
+    DType t;
+    if (!vi->has_shape || vi->ndim + 1 > KG_MAX_DIMS || op_dtype_from_onnx(vi->dtype, &t))
+        return ir_fail("%s runs zero times, and the body does not declare the shape of scan output '%s'", what,
+                       vi->name);
+    int64_t shape[KG_MAX_DIMS] = {0};
+    for (int d = 0; d < vi->ndim; d++) {
+        if (vi->dims[d] < 0 || vi->dim_params[d])
+            return ir_fail("%s runs zero times, and the body declares scan output '%s' with a symbolic shape", what,
+                           vi->name);
+        shape[d + 1] = vi->dims[d];
+    }
+    c->out[out] = op_const_tensor(c, "empty", t, vi->ndim + 1, shape, NULL);
+    return c->out[out] ? 0 : -1;
+}
+
+/* Loop: unrolled, which needs the trip count and the condition known when compiling
+ * (graph inputs they depend on may be bound with --bind, or --bind-inputs data). */
+static int import_loop(Import *I, OpCtx *c)
+{
+    const OnnxGraph *g = graph_attr(c, "body");
+    if (!g)
+        return -1;
+    int ncar = c->nin - 2;
+    if (ncar < 0)
+        return ir_fail("Loop: inputs M and cond are required (either may be empty)");
+    if (g->ninputs != ncar + 2)
+        return ir_fail("Loop: the body has %d inputs; the node gives %d loop-carried values, so %d are expected",
+                       g->ninputs, ncar, ncar + 2);
+    int nscan = g->noutputs - 1 - ncar;
+    if (nscan < 0 || c->nout > ncar + nscan)
+        return ir_fail("Loop: the body has %d outputs; the node has %d loop-carried values and %d outputs",
+                       g->noutputs, ncar, c->nout);
+    for (int i = 0; i < ncar; i++)
+        if (!op_input(c, 2 + i, "loop-carried value"))
+            return -1;
+    const char *run_time = "kgen unrolls a Loop whose trip count and condition are known when compiling (fix "
+                           "the graph inputs they depend on with --bind)";
+    int64_t M = -1;
+    int has_cond = op_has_input(c, 1), cond = 1;
+    if (op_has_input(c, 0)) {
+        Tensor *k = value_now(I, c->in[0], 1);
+        if (!k)
+            return ir_fail("Loop: the trip count is known only at run time; %s", run_time);
+        M = scalar_of(k);
+    }
+    if (has_cond) {
+        Tensor *k = value_now(I, c->in[1], 1);
+        if (!k)
+            return ir_fail("Loop: the condition is known only at run time; %s", run_time);
+        cond = scalar_of(k) != 0;
+    }
+    if (M < 0 && !has_cond)
+        return ir_fail("Loop: neither a trip count nor a condition: the loop never ends");
+    Tensor *carried[OP_MAX_IO], *outs[OP_MAX_IO];
+    for (int i = 0; i < ncar; i++)
+        carried[i] = c->in[2 + i];
+    Tensor **scans = ir_alloc(sizeof *scans * (size_t)(nscan ? nscan : 1) * GEN_MAX_UNROLL);
+    int64_t it = 0;
+    for (; cond && (M < 0 || it < M); it++) {
+        if (it == GEN_MAX_UNROLL)
+            return ir_fail("Loop: runs more than %d times, too many to unroll", GEN_MAX_UNROLL);
+        Tensor *args[OP_MAX_IO + 2];
+        args[0] = scalar_const(I, ir_fmt("%s_iter%lld", c->base, (long long)it), DT_I64, it, &g->inputs[0]);
+        args[1] = scalar_const(I, ir_fmt("%s_cond%lld", c->base, (long long)it), DT_BOOL, 1, &g->inputs[1]);
+        if (!args[0] || !args[1])
+            return -1;
+        memcpy(args + 2, carried, sizeof *carried * (size_t)ncar);
+        if (import_subgraph(I, g, ir_fmt("body (iteration %lld)", (long long)it), args, ncar + 2, outs))
+            return -1;
+        if (has_cond) {
+            Tensor *k = value_now(I, outs[0], 1);
+            if (!k)
+                return ir_fail("Loop: in iteration %lld the body's condition is known only at run time; %s",
+                               (long long)it, run_time);
+            cond = scalar_of(k) != 0;
+        }
+        memcpy(carried, outs + 1, sizeof *carried * (size_t)ncar);
+        for (int k = 0; k < nscan; k++)
+            scans[k * GEN_MAX_UNROLL + it] = outs[1 + ncar + k];
+    }
+    for (int i = 0; i < c->nout; i++) {
+        if (i < ncar) {
+            c->out[i] = carried[i];
+        } else if (!c->out_names[i]) {
+            continue;
+        } else if (it == 0) {
+            if (empty_scan(c, i, &g->outputs[1 + i], "Loop"))
+                return -1;
+        } else if (stack(c, i, scans + (i - ncar) * GEN_MAX_UNROLL, (int)it, 0, "Loop")) {
+            return -1;
+        }
+    }
+    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld iterations", node_label(c->node), (long long)it), 1 << 20,
+                "notes");
+    return 0;
+}
+
+/* One Scan over L steps: states[0..nstate) carried, xs[0..nx) read along axes[] (reversed
+ * where dirs[]), each step's scan outputs into steps[k * L + t]. */
+static int scan_steps(Import *I, OpCtx *c, const OnnxGraph *g, Tensor **states, int nstate, Tensor **xs, int nx,
+                      const int *axes, const int64_t *dirs, int64_t L, Tensor **steps)
+{
+    int nout = g->noutputs - nstate;
+    if (nout < 0)
+        return ir_fail("Scan: the body has %d outputs, fewer than its %d states", g->noutputs, nstate);
+    for (int64_t t = 0; t < L; t++) {
+        Tensor *args[OP_MAX_IO], *outs[OP_MAX_IO];
+        memcpy(args, states, sizeof *states * (size_t)nstate);
+        for (int j = 0; j < nx; j++) {
+            args[nstate + j] = slice_at(I, c, xs[j], axes[j], dirs[j] ? L - 1 - t : t);
+            if (!args[nstate + j])
+                return -1;
+        }
+        if (import_subgraph(I, g, ir_fmt("body (step %lld)", (long long)t), args, nstate + nx, outs))
+            return -1;
+        memcpy(states, outs, sizeof *states * (size_t)nstate);
+        for (int k = 0; k < nout; k++)
+            steps[k * L + t] = outs[nstate + k];
+    }
+    return 0;
+}
+
+/* Scan (opset 9 and later; opset 8's batched form too): unrolled over its length, which
+ * the shapes fix. */
+static int import_scan(Import *I, OpCtx *c)
+{
+    const OnnxGraph *g = graph_attr(c, "body");
+    if (!g)
+        return -1;
+    int v8 = c->opset < 9;
+    int first = v8 ? 1 : 0;   /* opset 8: input 0 is sequence_lens */
+    int64_t nx = op_attr_int(c, "num_scan_inputs", -1);
+    int nin = c->nin - first;
+    if (nx < 1 || nx > nin)
+        return ir_fail("Scan: attribute num_scan_inputs is %lld; the node has %d inputs", (long long)nx, nin);
+    int nstate = nin - (int)nx, nout = g->noutputs - nstate;
+    if (g->ninputs != nin)
+        return ir_fail("Scan: the body has %d inputs, the node %d", g->ninputs, nin);
+    if (nout < 0 || c->nout != g->noutputs)
+        return ir_fail("Scan: the body has %d outputs, the node %d", g->noutputs, c->nout);
+    Tensor *in[OP_MAX_IO];
+    for (int i = 0; i < nin; i++)
+        if (!(in[i] = op_input(c, first + i, i < nstate ? "initial state" : "scan input")))
+            return -1;
+    int64_t dirs[OP_MAX_IO] = {0}, oaxes[OP_MAX_IO] = {0}, odirs[OP_MAX_IO] = {0}, iax[OP_MAX_IO] = {0};
+    int axes[OP_MAX_IO];
+    op_attr_ints(c, v8 ? "directions" : "scan_input_directions", dirs, OP_MAX_IO);
+    if (!v8) {
+        op_attr_ints(c, "scan_input_axes", iax, OP_MAX_IO);
+        op_attr_ints(c, "scan_output_axes", oaxes, OP_MAX_IO);
+        op_attr_ints(c, "scan_output_directions", odirs, OP_MAX_IO);
+    }
+    int64_t B = 1;
+    if (v8) {
+        if (op_has_input(c, 0)) {
+            Tensor *k = value_now(I, c->in[0], 1);
+            if (!k)
+                return ir_fail("Scan: sequence_lens is known only at run time; kgen needs every sequence at its "
+                               "full length");
+            c->in[0] = k;
+        }
+        for (int i = 0; i < nin; i++)
+            if (in[i]->ndim < (i < nstate ? 1 : 2))
+                return ir_fail("Scan: input %d has rank %d; opset 8 puts the batch first", first + i, in[i]->ndim);
+        B = in[0]->shape[0];
+    }
+    int64_t L = -1;
+    for (int j = 0; j < nx; j++) {
+        Tensor *x = in[nstate + j];
+        if (v8)
+            axes[j] = 0;   /* after the batch is sliced off: opset 8 scans dimension 1 */
+        else if (op_axis(c, iax[j], x->ndim, "scan_input_axes", &axes[j]))
+            return -1;
+        int64_t len = x->shape[v8 ? 1 : axes[j]];
+        if (L >= 0 && len != L)
+            return ir_fail("Scan: scan input %d has length %lld, scan input 0 %lld", j, (long long)len, (long long)L);
+        L = len;
+    }
+    if (v8 && op_has_input(c, 0)) {
+        Tensor *k = c->in[0];
+        int64_t n = ir_tensor_numel(k);
+        for (int64_t i = 0; i < n; i++) {
+            OpCtx e = {0};
+            e.op = "Scan";
+            e.nin = 1;
+            e.in[0] = k;
+            int64_t lens[4096];
+            if (n > 4096 || op_const_ints(&e, 0, "sequence_lens", lens, 4096) != n)
+                return -1;
+            if (lens[i] != L)
+                return ir_fail("Scan: sequence_lens[%lld] is %lld, not the full length %lld", (long long)i,
+                               (long long)lens[i], (long long)L);
+        }
+    }
+    if (L > GEN_MAX_UNROLL || B * L > GEN_MAX_UNROLL)
+        return ir_fail("Scan: %lld steps, too many to unroll (limit %d)", (long long)(B * L), GEN_MAX_UNROLL);
+    if (L == 0)
+        for (int k = 0; k < nout; k++)
+            if (empty_scan(c, nstate + k, &g->outputs[nstate + k], "Scan"))
+                return -1;
+    Tensor **steps = ir_alloc(sizeof *steps * (size_t)((nout ? nout : 1) * (L ? L : 1)));
+    Tensor **final = ir_alloc(sizeof *final * (size_t)(nstate + nout + 1) * (size_t)B);
+    for (int64_t b = 0; b < B; b++) {
+        Tensor *states[OP_MAX_IO], *xs[OP_MAX_IO];
+        for (int i = 0; i < nin; i++) {
+            Tensor *t = v8 ? slice_at(I, c, in[i], 0, b) : in[i];
+            if (!t)
+                return -1;
+            if (i < nstate)
+                states[i] = t;
+            else
+                xs[i - nstate] = t;
+        }
+        if (L > 0 && scan_steps(I, c, g, states, nstate, xs, (int)nx, axes, dirs, L, steps))
+            return -1;
+        for (int i = 0; i < nstate; i++)
+            final[i * B + b] = states[i];
+        for (int k = 0; k < nout && L > 0; k++) {
+            Tensor **p = steps + k * L;
+            if (odirs[k])
+                for (int64_t t = 0; t < L / 2; t++) {
+                    Tensor *x = p[t];
+                    p[t] = p[L - 1 - t];
+                    p[L - 1 - t] = x;
+                }
+            if (!v8) {
+                if (stack(c, nstate + k, p, (int)L, oaxes[k], "Scan"))
+                    return -1;
+            } else {
+                /* opset 8: this batch's output [L, ...], stacked over the batch below */
+                if (stack(c, nstate + k, p, (int)L, 0, "Scan"))
+                    return -1;
+                final[(nstate + k) * B + b] = c->out[nstate + k];
+            }
+        }
+    }
+    for (int i = 0; i < nstate; i++) {
+        if (!v8)
+            c->out[i] = final[i];
+        else if (stack(c, i, final + i * B, (int)B, 0, "Scan"))
+            return -1;
+    }
+    for (int k = 0; k < nout && v8 && L > 0; k++)
+        if (stack(c, nstate + k, final + (nstate + k) * B, (int)B, 0, "Scan"))
+            return -1;
+    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld steps", node_label(c->node), (long long)(B * L)), 1 << 20,
+                "notes");
+    return 0;
+}
+
+/* Imports node ni of g (folded_into: BatchNormalization nodes folded into an earlier node). */
+static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
+{
+    const OnnxNode *n = &g->nodes[ni];
+    GenImport *out = I->out;
+    if (--I->budget < 0) {
+        ir_fail("more than %d nodes to import (unrolled loops count each time)", GEN_MAX_IMPORTED_NODES);
+        return node_fail(n, ni);
+    }
+    if (folded_into[ni]) {
+        /* a BatchNormalization folded into the Conv/Gemm before it */
+        define(I, n->outputs[0], lookup(I, g->nodes[folded_into[ni] - 1].outputs[0]));
+        out->nnodes++;
+        out->nfolded++;
+        return 0;
+    }
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
+        return ir_fail("node %d '%s' (%s): unsupported operator domain '%s'", ni, n->name, n->op_type, n->domain);
+    int control = !strcmp(n->op_type, "If") || !strcmp(n->op_type, "Loop") || !strcmp(n->op_type, "Scan");
+    const OpDef *def = control ? NULL : op_find(n->op_type);
+    if (!def && !control) {
+        ir_fail("unsupported operator");
+        return node_fail(n, ni);
+    }
+    if (n->ninputs > OP_MAX_IO || n->noutputs > OP_MAX_IO) {
+        ir_fail("more than %d inputs or outputs", OP_MAX_IO);
+        return node_fail(n, ni);
+    }
+    OpCtx c = {0};
+    c.node = n;
+    c.op = n->op_type;
+    c.opset = out->opset;
+    c.prog = I->prog;
+    c.nin = n->ninputs;
+    for (int i = 0; i < n->ninputs; i++) {
+        if (!n->inputs[i][0])
+            continue;
+        c.in[i] = lookup(I, n->inputs[i]);
+        if (!c.in[i]) {
+            int later = -1;   /* a node after this one that makes it: a cycle, or not sorted */
+            for (int k = ni; k < g->nnodes && later < 0; k++)
+                for (int o = 0; o < g->nodes[k].noutputs; o++)
+                    if (!strcmp(g->nodes[k].outputs[o], n->inputs[i]))
+                        later = k;
+            if (later >= 0)
+                ir_fail("input '%s' is produced only by node %d '%s' (%s), at or after this one: the graph "
+                        "has a cycle or is not in topological order", n->inputs[i], later,
+                        g->nodes[later].name, g->nodes[later].op_type);
+            else
+                ir_fail("input '%s' is not produced by any earlier node, initializer or graph input",
+                        n->inputs[i]);
+            return node_fail(n, ni);
+        }
+    }
+    c.nout = n->noutputs;
+    for (int i = 0; i < n->noutputs; i++)
+        c.out_names[i] = n->outputs[i][0] ? unique(I->prog, gen_c_name(n->outputs[i])) : NULL;
+    c.base = gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type);
+    int bn = control ? -1 : fold_bn(I, g, ni, &c);
+    if (bn >= 0)
+        folded_into[bn] = ni + 1;
+    int first = I->prog->tensors.n;
+    int rc = !control                       ? def->build(&c)
+             : !strcmp(n->op_type, "If")   ? import_if(I, &c)
+             : !strcmp(n->op_type, "Loop") ? import_loop(I, &c)
+                                           : import_scan(I, &c);
+    if (rc)
+        return node_fail(n, ni);
+    for (int i = first; i < I->prog->tensors.n; i++) {
+        Tensor *t = I->prog->tensors.items[i];
+        if (check_elems(I, ir_fmt("'%s'", t->name), t->ndim, t->shape))
+            return node_fail(n, ni);
+    }
+    const char *origin = node_label(n);
+    for (int i = first; i < I->prog->tensors.n; i++) {
+        Tensor *t = I->prog->tensors.items[i];
+        if (!t->comment)
+            t->comment = origin;
+    }
+    for (int i = 0; i < n->noutputs; i++) {
+        if (!n->outputs[i][0])
+            continue;
+        Tensor *t = c.out[i];
+        if (!t) {
+            ir_fail("output %d ('%s') was not produced", i, n->outputs[i]);
+            return node_fail(n, ni);
+        }
+        if (!ir_tensor_is_leaf(t) && !depends_on_input(I, t)) {
+            Tensor *f = fold(I, t);
+            if (f) {
+                t = f;
+                out->nfolded++;
+            }
+        }
+        define(I, n->outputs[i], t);
+    }
+    out->nnodes++;
+    return 0;
+}
+
+/* The nodes of g, in the graph's (topological) order. */
+static int import_nodes(Import *I, const OnnxGraph *g)
+{
+    int *folded_into = ir_alloc(sizeof *folded_into * (size_t)(g->nnodes + 1));   /* BN node -> producer + 1 */
+    for (int ni = 0; ni < g->nnodes; ni++)
+        if (import_node(I, g, ni, folded_into))
+            return -1;
+    return 0;
+}
+
+int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out)
 {
     const OnnxModel *m = model;
     const OnnxGraph *g = &m->graph;
+    static const GenImportOpts none;
+    const GenImportOpts *o = opts ? opts : &none;
     Import I = {0};
     I.max_elems = m->limits.elements > 0 && m->limits.elements < GEN_MAX_ELEMS ? m->limits.elements : GEN_MAX_ELEMS;
+    I.budget = GEN_MAX_IMPORTED_NODES;
+    I.out = out;
     memset(out, 0, sizeof *out);
     I.prog = ir_program_new(g->name[0] ? gen_c_name(g->name) : "model");
     out->prog = I.prog;
@@ -442,51 +1305,26 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         return ir_fail("opset %lld of the default domain is newer than kgen knows (27)", (long long)out->opset);
 
     /* graph inputs that are not initializers */
+    if (check_shape_options(g, o))
+        return -1;
     out->inputs = ir_alloc(sizeof *out->inputs * (size_t)(g->ninputs + 1));
+    const char *missing = "";
     for (int i = 0; i < g->ninputs; i++) {
         const OnnxValueInfo *vi = &g->inputs[i];
         if (find_init(g, vi->name))
             continue;
-        if (vi->kind != 0 && vi->kind != 1)
-            return ir_fail("graph input '%s' is not a tensor (sequences, maps and optionals are not supported)",
-                           vi->name);
-        DType t;
-        if (op_dtype_from_onnx(vi->dtype, &t))
-            return ir_fail("graph input '%s': %s", vi->name, ir_errmsg());
-        if (!vi->has_shape)
-            return ir_fail("graph input '%s' has no shape; kgen needs static shapes", vi->name);
-        if (vi->ndim > KG_MAX_DIMS)
-            return ir_fail("graph input '%s' has rank %d (limit %d)", vi->name, vi->ndim, KG_MAX_DIMS);
-        int64_t shape[KG_MAX_DIMS];
-        const GenBinding *bind = NULL;
-        for (int b = 0; b < nbinds; b++)
-            if (!strcmp(binds[b].name, vi->name) && binds[b].ndim == vi->ndim)
-                bind = &binds[b];
-        for (int d = 0; d < vi->ndim; d++) {
-            if (vi->dims[d] < 0 && bind) {
-                shape[d] = bind->dims[d];   /* a dynamic dimension: the bound data's size */
-                continue;
-            }
-            if (vi->dims[d] < -1)
-                return ir_fail("graph input '%s': dimension %d is %lld; dimensions cannot be negative", vi->name, d,
-                               (long long)vi->dims[d]);
-            if (vi->dims[d] < 0 || (vi->dims[d] == 0 && vi->dim_params[d]))
-                return ir_fail("graph input '%s': dimension %d is %s%s%s; kgen needs static shapes", vi->name, d,
-                               vi->dim_params[d] ? "'" : "", vi->dim_params[d] ? vi->dim_params[d] : "unknown",
-                               vi->dim_params[d] ? "'" : "");
-            shape[d] = vi->dims[d];
-        }
-        if (check_elems(&I, ir_fmt("graph input '%s'", vi->name), vi->ndim, shape))
+        Tensor *x;
+        int frozen;
+        if (make_input(&I, vi, o, &missing, &x, &frozen))
             return -1;
-        Tensor *x = ir_placeholder(unique(I.prog, gen_c_name(vi->name)), t, vi->ndim, shape);
-        if (!x || ir_program_add(I.prog, x))
-            return -1;
-        if (bind && bind->dtype == vi->dtype && !memcmp(bind->dims, shape, sizeof(int64_t) * (size_t)vi->ndim))
-            x->data = bind->data;
-        x->comment = ir_fmt("graph input '%s'", vi->name);
+        if (!x)
+            continue;
         define(&I, vi->name, x);
-        out->inputs[out->ninputs++] = (GenValue){vi->name, x, 0};
+        out->inputs[out->ninputs++] = (GenValue){vi->name, x, frozen};
     }
+    if (missing[0])
+        return ir_fail("graph inputs have dimensions that nothing fixes; kgen compiles for static shapes:%s",
+                       missing);
     /* initializers: constants, converted when first used */
     for (int i = 0; i < g->ninit; i++) {
         Tensor *x = tensor_from_onnx(&I, &g->initializers[i], "initializer");
@@ -494,101 +1332,20 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
             return -1;
         define(&I, g->initializers[i].name, x);
     }
-
-    /* nodes, in the graph's (topological) order */
-    int *folded_into = ir_alloc(sizeof *folded_into * (size_t)(g->nnodes + 1));   /* BN node -> producer + 1 */
-    for (int ni = 0; ni < g->nnodes; ni++) {
-        const OnnxNode *n = &g->nodes[ni];
-        if (folded_into[ni]) {
-            /* a BatchNormalization folded into the Conv/Gemm before it */
-            define(&I, n->outputs[0], lookup(&I, g->nodes[folded_into[ni] - 1].outputs[0]));
-            out->nnodes++;
-            out->nfolded++;
-            continue;
-        }
-        if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
-            return ir_fail("node %d '%s' (%s): unsupported operator domain '%s'", ni, n->name, n->op_type, n->domain);
-        const OpDef *def = op_find(n->op_type);
-        if (!def) {
-            ir_fail("unsupported operator");
-            return node_fail(n, ni);
-        }
-        if (n->ninputs > OP_MAX_IO || n->noutputs > OP_MAX_IO) {
-            ir_fail("more than %d inputs or outputs", OP_MAX_IO);
-            return node_fail(n, ni);
-        }
-        OpCtx c = {0};
-        c.node = n;
-        c.op = n->op_type;
-        c.opset = out->opset;
-        c.prog = I.prog;
-        c.nin = n->ninputs;
-        for (int i = 0; i < n->ninputs; i++) {
-            if (!n->inputs[i][0])
-                continue;
-            c.in[i] = lookup(&I, n->inputs[i]);
-            if (!c.in[i]) {
-                int later = -1;   /* a node after this one that makes it: a cycle, or not sorted */
-                for (int k = ni; k < g->nnodes && later < 0; k++)
-                    for (int o = 0; o < g->nodes[k].noutputs; o++)
-                        if (!strcmp(g->nodes[k].outputs[o], n->inputs[i]))
-                            later = k;
-                if (later >= 0)
-                    ir_fail("input '%s' is produced only by node %d '%s' (%s), at or after this one: the graph "
-                            "has a cycle or is not in topological order", n->inputs[i], later,
-                            g->nodes[later].name, g->nodes[later].op_type);
-                else
-                    ir_fail("input '%s' is not produced by any earlier node, initializer or graph input",
-                            n->inputs[i]);
-                return node_fail(n, ni);
-            }
-        }
-        c.nout = n->noutputs;
-        for (int i = 0; i < n->noutputs; i++)
-            c.out_names[i] = n->outputs[i][0] ? unique(I.prog, gen_c_name(n->outputs[i])) : NULL;
-        c.base = gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type);
-        int bn = fold_bn(&I, g, ni, &c);
-        if (bn >= 0)
-            folded_into[bn] = ni + 1;
-        int first = I.prog->tensors.n;
-        if (def->build(&c))
-            return node_fail(n, ni);
-        for (int i = first; i < I.prog->tensors.n; i++) {
-            Tensor *t = I.prog->tensors.items[i];
-            if (check_elems(&I, ir_fmt("'%s'", t->name), t->ndim, t->shape))
-                return node_fail(n, ni);
-        }
-        const char *origin = ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "");
-        for (int i = first; i < I.prog->tensors.n; i++) {
-            Tensor *t = I.prog->tensors.items[i];
-            if (!t->comment)
-                t->comment = origin;
-        }
-        for (int i = 0; i < n->noutputs; i++) {
-            if (!n->outputs[i][0])
-                continue;
-            Tensor *t = c.out[i];
-            if (!t) {
-                ir_fail("output %d ('%s') was not produced", i, n->outputs[i]);
-                return node_fail(n, ni);
-            }
-            if (!ir_tensor_is_leaf(t) && !depends_on_input(&I, t)) {
-                Tensor *f = fold(&I, t);
-                if (f) {
-                    t = f;
-                    out->nfolded++;
-                }
-            }
-            define(&I, n->outputs[i], t);
-        }
-        out->nnodes++;
-    }
+    if (import_nodes(&I, g))
+        return -1;
     /* inputs an operator needed the values of are constants now */
     for (int i = 0; i < out->ninputs; i++)
         if (out->inputs[i].t->frozen) {
             out->inputs[i].t->kind = T_CONSTANT;
             out->inputs[i].frozen = 1;
         }
+    /* declared shapes are checked, never trusted */
+    for (int i = 0; i < g->nvalue_info; i++) {
+        Tensor *t = lookup(&I, g->value_info[i].name);
+        if (t && check_declared(&g->value_info[i], t, "value_info"))
+            return -1;
+    }
 
     /* outputs: each its own compute */
     out->outputs = ir_alloc(sizeof *out->outputs * (size_t)(g->noutputs + 1));
@@ -597,6 +1354,8 @@ int gen_onnx_import(const void *model, const GenBinding *binds, int nbinds, GenI
         Tensor *t = lookup(&I, name);
         if (!t)
             return ir_fail("graph output '%s' is not produced by any node", name);
+        if (check_declared(&g->outputs[i], t, "graph output"))
+            return -1;
         int taken = (ir_tensor_is_leaf(t) && ir_tensor_numel(t) > 0) || t->kind == T_SCAN;
         for (int j = 0; j < out->noutputs && !taken; j++)
             taken = out->outputs[j].t == t;

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Arena *arena = ir_arena_new();
     ir_arena_set(arena);
     GenImport im;
-    if (!gen_onnx_import(om, NULL, 0, &im)) {
+    if (!gen_onnx_import(om, NULL, &im)) {
         Schedule *s = sch_create(im.prog);
         if (!sch_default(s))
             (void)ir_lower_model(s, "fuzz");

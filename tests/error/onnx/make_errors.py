@@ -38,6 +38,8 @@ save("dangling_input", model([helper.make_node("Relu", ["nowhere"], ["y"], name=
 save("missing_output", model([helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [2])], [vi("z", [2])]),
      "graph output 'z' is not produced")
 save("dynamic_dim", model([helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", ["N", 3])], [vi("y", ["N", 3])]),
+     "input 'x' dim 0 ('N'): pass --dim N=N or --input-shape x=...")
+if False: save("dynamic_dim", None,
      "dimension 0 is 'N'")
 save("string_input", model([helper.make_node("Identity", ["x"], ["y"], name="i")], [vi("x", [2], TensorProto.STRING)],
                            [vi("y", [2], TensorProto.STRING)]), "unsupported element type STRING")
@@ -158,10 +160,10 @@ save("sequence_input", model([helper.make_node("Identity", ["x"], ["y"], name="i
      "graph input 'x' is not a tensor")
 save("unsupported_loop", model([helper.make_node("Loop", ["", "", "x"], ["y"], name="lp",
                                                  body=helper.make_graph([], "b", [], []))], [vi("x", [2])], [vi("y", [2])]),
-     "node 0 'lp' (Loop): unsupported operator")
+     "node 0 'lp' (Loop): Loop: the body has 0 inputs; the node gives 1 loop-carried values, so 3 are expected")
 save("no_shape", model([helper.make_node("Relu", ["x"], ["y"], name="r")],
                        [helper.make_tensor_value_info("x", f32, None)], [vi("y", [2])]),
-     "graph input 'x' has no shape; kgen needs static shapes")
+     "input 'x' has no shape: pass --input-shape x=D0,D1,...")
 save("gemm_mismatch", model([helper.make_node("Gemm", ["a", "b"], ["y"], name="gm")], [vi("a", [2, 3]), vi("b", [4, 5])],
                             [vi("y", [2, 5])]), "node 0 'gm' (Gemm): Gemm: inner dimensions differ: A gives 3, B 4")
 
@@ -172,3 +174,74 @@ save("max_nodes", chain, "graph: 3 nodes, over the limit of 2 (--max-nodes)")
 save_args("max_nodes", "--max-nodes=2")
 save("max_elements", chain, "graph input 'x' has shape [20, 20], over the limit of 100 elements (--max-elements)")
 save_args("max_elements", "--max-elements=100")
+
+# shapes and values from the command line (--input-shape, --dim, --bind), control flow
+import numpy as np
+i64 = TensorProto.INT64
+sym = model([helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", ["batch", 3])], [vi("y", ["batch", 3])])
+def case(name, m, args, expect):
+    save(name, m, expect)
+    save_args(name, args)
+case("dim_unknown", sym, "--dim nope=3", "--dim nope=3: no graph input has a dimension named 'nope' (named dimensions: 'batch')")
+case("dim_twice", sym, "--dim batch=1 --dim batch=2", "--dim batch=2: dimension 'batch' is given twice")
+case("dim_zero", sym, "--dim batch=0", "--dim batch=0: '0' is not a dimension")
+case("input_shape_unknown", sym, "--input-shape y=1,3", "--input-shape y=1,3: the model has no graph input 'y' (its inputs: 'x')")
+case("input_shape_rank", sym, "--input-shape x=1", "--input-shape x=1: input 'x' has rank 2, this shape 1 dimensions")
+case("input_shape_static", sym, "--input-shape x=1,4", "--input-shape x=1,4: dimension 1 of input 'x' is 3 in the model")
+case("input_shape_twice", sym, "--input-shape x=1,3 --input-shape x=2,3", "input 'x' is given --input-shape twice")
+case("input_shape_syntax", sym, "--input-shape x", "--input-shape x: expected NAME=D0,D1,...")
+case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
+                                      [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
+     "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
+two = model([helper.make_node("Add", ["a", "b"], ["y"], name="a")], [vi("a", ["B", 4]), vi("b", ["B", None])],
+            [vi("y", ["B", 4])])
+save("unresolved_many", two, "input 'b' dim 1 (unnamed): pass --input-shape b=...")
+sr = model([helper.make_node("Cast", ["sr"], ["f"], to=f32, name="c"), helper.make_node("Mul", ["x", "f"], ["y"], name="m")],
+           [vi("x", [2]), vi("sr", [], i64)], [vi("y", [2])])
+case("bind_not_number", sr, "--bind sr=abc", "--bind sr=abc: 'abc' is not a whole number (input 'sr' is i64")
+case("bind_twice", sr, "--bind sr=1 --bind sr=2", "--bind sr=2: input 'sr' is bound twice")
+case("bind_unknown", sr, "--bind rate=1", "--bind rate=1: the model has no graph input 'rate' (its inputs: 'x', 'sr')")
+case("bind_literal_shape", sr, "--bind x=3", "--bind x=3: input 'x' has shape [2]; a single value binds only an input of one element")
+case("bind_syntax", sr, "--bind sr", "--bind sr: expected --bind NAME=VALUE or --bind NAME=FILE.npy|FILE.pb")
+np.save(os.path.join(d, "bind_i32.npy"), np.array([1, 2], dtype=np.int32))
+np.save(os.path.join(d, "bind_f32x3.npy"), np.array([1, 2, 3], dtype=np.float32))
+case("bind_file_dtype", sr, "--bind x=tests/error/onnx/bind_i32.npy", "the file holds INT32, input 'x' is FLOAT")
+case("bind_file_shape", sr, "--bind x=tests/error/onnx/bind_f32x3.npy", "the file has shape [3], input 'x' [2]")
+case("bind_file_missing", sr, "--bind x=tests/error/onnx/no_such_file.npy", "no_such_file.npy: cannot open")
+b8 = model([helper.make_node("Cast", ["v"], ["f"], to=f32, name="c"), helper.make_node("Mul", ["x", "f"], ["y"], name="m")],
+           [vi("x", [2]), vi("v", [1], TensorProto.INT8)], [vi("y", [2])])
+case("bind_overflow", b8, "--bind v=300", "--bind v=300: 300 does not fit input 'v' of type i8")
+bb = model([helper.make_node("Cast", ["v"], ["f"], to=f32, name="c"), helper.make_node("Mul", ["x", "f"], ["y"], name="m")],
+           [vi("x", [2]), vi("v", [], TensorProto.BOOL)], [vi("y", [2])])
+case("bind_bool", bb, "--bind v=maybe", "--bind v=maybe: input 'v' is bool; give true, false, 1 or 0")
+save("output_declared", model([helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [2, 3])], [vi("y", [2, 4])]),
+     "graph output 'y' is declared with shape [2, 4], but computes [2, 3]")
+def branch(name, nodes, out):
+    return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(out, f32, None)])
+cond_model = lambda then_g, else_g: model(
+    [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0, name="rs"), helper.make_node("Greater", ["s", "zero"], ["c"], name="g"),
+     helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="branch")],
+    [vi("x", [4])], [vi("y", None)], inits=[helper.make_tensor("zero", f32, [], [0])])
+save("if_disagree", cond_model(branch("t", [helper.make_node("Relu", ["x"], ["t"])], "t"),
+                               branch("e", [helper.make_node("ReduceSum", ["x"], ["e"], keepdims=1)], "e")),
+     "node 2 'branch' (If): If: output 0 is f32[4] in then_branch and f32[1] in else_branch, and the condition is known only at run time")
+save("if_no_else", model([helper.make_node("If", ["c"], ["y"], then_branch=branch("t", [helper.make_node("Relu", ["x"], ["t"])], "t"),
+                                           name="branch")], [vi("x", [4]), vi("c", [], TensorProto.BOOL)], [vi("y", [4])]),
+     "If: attribute 'else_branch' (a graph) is required")
+body = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]), helper.make_node("Add", ["v", "v"], ["v2"])], "body",
+                         [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
+                         [vi("cout", [], TensorProto.BOOL), vi("v2", [2])])
+save("loop_runtime_count", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
+                                 [vi("x", [2]), vi("n", [], i64)], [vi("y", [2])]),
+     "node 0 'lp' (Loop): Loop: the trip count is known only at run time; kgen unrolls a Loop whose trip count and condition are known when compiling")
+save("loop_too_long", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
+                            [vi("x", [2])], [vi("y", [2])], inits=[helper.make_tensor("n", i64, [], [100000])]),
+     "Loop: runs more than 4096 times, too many to unroll")
+body2 = helper.make_graph([helper.make_node("ReduceSum", ["v"], ["s"], keepdims=0), helper.make_node("Less", ["s", "lim"], ["cout"]),
+                           helper.make_node("Add", ["v", "v"], ["v2"])], "body",
+                          [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
+                          [vi("cout", [], TensorProto.BOOL), vi("v2", [2])])
+save("loop_runtime_cond", model([helper.make_node("Loop", ["", "t", "x"], ["y"], body=body2, name="lp")],
+                                [vi("x", [2])], [vi("y", [2])],
+                                inits=[helper.make_tensor("t", TensorProto.BOOL, [], [1]), helper.make_tensor("lim", f32, [], [100])]),
+     "Loop: in iteration 0 the body's condition is known only at run time")
