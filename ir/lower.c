@@ -1437,6 +1437,8 @@ static int finish(Stmt **b)
 {
     *b = ir_simplify_stmt(*b);
     *b = ir_simplify_stmt(unroll(*b));
+    if (!*b)
+        return 0;   /* nothing to run: every tensor of the kernel is empty */
     Stmt *p = peel_heads(peel_tails(*b));
     if (p != *b)
         *b = p = ir_simplify_stmt(p);
