@@ -479,8 +479,17 @@ static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, Iv
     return 0;
 }
 
-/* Does s store, and only into shared buffers (a cooperative copy)? */
-static int only_shared_stores(const Stmt *s)
+static int loads_from_memory(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_LOAD && e->u.load.buf->scope != SCOPE_SHARED && e->u.load.buf->scope != SCOPE_LOCAL;
+}
+
+static int reads_memory(Expr *e) { return e && ir_expr_find(e, loads_from_memory, NULL) != NULL; }
+
+/* Does s store, and only into buffers of scope `scope`? With `own_reads`, its expressions
+ * also read only shared and per-thread buffers (never a tensor in memory). */
+static int stores_only(const Stmt *s, Scope scope, int own_reads)
 {
     int n = 0, ok = 1;
     PtrVec todo = {0};
@@ -490,9 +499,16 @@ static int only_shared_stores(const Stmt *s)
         if (!t)
             continue;
         switch (t->kind) {
-        case S_FOR: ir_vec_push(&todo, t->u.loop.body, 1 << 20, "statements"); break;
-        case S_LET: ir_vec_push(&todo, t->u.let.body, 1 << 20, "statements"); break;
+        case S_FOR:
+            ok = !own_reads || !reads_memory(t->u.loop.extent);
+            ir_vec_push(&todo, t->u.loop.body, 1 << 20, "statements");
+            break;
+        case S_LET:
+            ok = !own_reads || !reads_memory(t->u.let.value);
+            ir_vec_push(&todo, t->u.let.body, 1 << 20, "statements");
+            break;
         case S_IF:
+            ok = !own_reads || !reads_memory(t->u.cond.cond);
             ir_vec_push(&todo, t->u.cond.then, 1 << 20, "statements");
             ir_vec_push(&todo, t->u.cond.els, 1 << 20, "statements");
             break;
@@ -503,13 +519,22 @@ static int only_shared_stores(const Stmt *s)
             break;
         case S_STORE:
             n++;
-            ok = t->u.store.buf->scope == SCOPE_SHARED;
+            ok = t->u.store.buf->scope == scope &&
+                 (!own_reads || (!reads_memory(t->u.store.index) && !reads_memory(t->u.store.value)));
             break;
-        default: break;
+        case S_BARRIER: break;
+        default: ok = !own_reads; break;
         }
     }
     return ok && n > 0;
 }
+
+/* Does s store, and only into shared buffers (a cooperative copy)? */
+static int only_shared_stores(const Stmt *s) { return stores_only(s, SCOPE_SHARED, 0); }
+
+/* Does s only compute into the thread's own buffers from shared and per-thread ones (a
+ * register tile's update from shared memory)? Such work needs no bounds guard. */
+static int thread_own_work(const Stmt *s) { return stores_only(s, SCOPE_LOCAL, 1); }
 
 static int has_barrier(const Stmt *s)
 {
@@ -550,10 +575,15 @@ static Stmt *guard(Lower *L, Expr *c, Stmt *s)
     case S_ALLOC: return ir_allocate(s->u.alloc.buf, guard(L, c, s->u.alloc.body));
     case S_SEQ: {
         /* the copies into shared memory between the barriers are the block's, not this
-         * thread's: they run for every thread (each guards its own reads) */
+         * thread's: they run for every thread (each guards its own reads); so does the
+         * work of a thread into its own registers from shared memory, which reads and
+         * writes nothing outside the tile (uniform control flow between barriers: pocl
+         * 3.1 miscomputes such an update under a guard) */
         Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
         for (int i = 0; i < s->u.seq.n; i++)
-            items[i] = only_shared_stores(s->u.seq.items[i]) ? s->u.seq.items[i] : guard(L, c, s->u.seq.items[i]);
+            items[i] = only_shared_stores(s->u.seq.items[i]) || thread_own_work(s->u.seq.items[i])
+                           ? s->u.seq.items[i]
+                           : guard(L, c, s->u.seq.items[i]);
         return ir_seq(items, s->u.seq.n);
     }
     case S_BARRIER: return s;
@@ -826,7 +856,10 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         /* the reduction's initial value, before its first reduce loop */
         if (is_reduce && p - 1 == first_red) {
             Stmt *init = ir_store(si->buf, findex, ir_reduce_identity(body->u.reduce.op, t->dtype));
-            for (int i = 0; i < guards.n; i++)
+            /* (a register accumulator that the shared-memory loop updates unguarded is
+             * initialized so too: every thread's is then defined) */
+            int own = si->buf->scope == SCOPE_LOCAL && has_barrier(cur);
+            for (int i = 0; i < guards.n && !own; i++)
                 init = ir_if(guards.items[i], init, NULL);
             for (int i = st->leaf.n - 1; i > first_red; i--) {
                 IterVar *jv = st->leaf.items[i];
