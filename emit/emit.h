@@ -89,6 +89,19 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
 
 /* ---------------------------------------------------------------- model.c */
 
+/* How the C target links a model's constants (--weights). */
+enum {
+    EM_WEIGHTS_AUTO = 0,     /* C arrays up to EM_WEIGHTS_INCBIN_BYTES, .incbin above (default) */
+    EM_WEIGHTS_FILE = 1,     /* NAME_weights.bin, loaded by the caller (NAME_set_weights) */
+    EM_WEIGHTS_EMBED = 2,    /* C arrays in NAME_weights.c, whatever their size */
+    EM_WEIGHTS_INCBIN = 3,   /* NAME_weights.bin, pulled into the program by NAME_weights.S */
+};
+/* Above this many bytes of weights, --weights=auto links them with .incbin: their hex C
+ * arrays are 4.2 times as big, and gcc -O2 needs 70 to 80 times their size in memory
+ * (8 MB: 10 s and 560 MB; 16 MB: 38 s and 1.3 GB; a ViT-B/16's 330 MB: a 1.46 GB
+ * NAME_weights.c, 3 minutes and 10 GB), while .incbin assembles at disk speed. */
+#define EM_WEIGHTS_INCBIN_BYTES ((int64_t)8 << 20)
+
 /* One input or output of a model as the outside sees it. */
 typedef struct {
     const char *name;          /* ONNX name */
@@ -105,13 +118,17 @@ typedef struct {
     const EmValue *outputs;
     int noutputs;
     int with_main;             /* --main: NAME_main.c, kgen_io.h, kgen_main.h, Makefile */
-    int weights_in_file;       /* --weights=file: NAME_weights.bin, loaded by the caller */
+    int weights_in_file;       /* --weights: an EM_WEIGHTS_* mode (the name is older than the
+                                  modes; em_model_files hands the targets other than C only
+                                  0 or EM_WEIGHTS_FILE) */
     PtrVec notes;              /* char*: lines for the header comment of NAME.c */
     const Target *target;      /* NULL: C; a GPU target: host glue over device memory */
 } EmModel;
 
 /* The C target for a model: NAME.h, NAME.c (kernels and the model function),
- * NAME_weights.c (constants), kgen_runtime.h, and with with_main the runner. */
+ * the constants (NAME_weights.c; NAME_weights.bin and NAME_weights.S for .incbin;
+ * NAME_weights.bin alone for --weights=file), kgen_runtime.h, and with with_main the
+ * runner. */
 int em_c_model_files(OutSet *o, const EmModel *m);
 
 /* ---------------------------------------------------------------- gpu.c */

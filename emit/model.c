@@ -28,6 +28,27 @@ static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
     return at;
 }
 
+static int64_t weights_bytes(const Model *mod)
+{
+    int64_t total;
+    blob_offset(mod, NULL, &total);
+    return total;
+}
+
+/* How the constants of m are linked: --weights, and for auto their size. Only the C target
+ * itself links a blob with .incbin: wasm (target NULL) builds NAME_weights.c with emcc,
+ * the GPU hosts upload from NAME_weights.c. */
+static int weights_mode(const EmModel *m)
+{
+    if (m->weights_in_file == EM_WEIGHTS_FILE)
+        return EM_WEIGHTS_FILE;
+    if (!m->target || m->target->kind != TARGET_C)
+        return EM_WEIGHTS_EMBED;
+    if (m->weights_in_file == EM_WEIGHTS_AUTO)
+        return weights_bytes(m->model) > EM_WEIGHTS_INCBIN_BYTES ? EM_WEIGHTS_INCBIN : EM_WEIGHTS_EMBED;
+    return m->weights_in_file;
+}
+
 /* A float as an exact C99 hexadecimal constant, without printf: the weights of a big model
  * are millions of numbers, and this is several times faster than "%.9g". */
 static void put_hexfloat(StrBuf *o, uint64_t mant, int mant_bits, int exp, int sign, const char *suffix)
@@ -252,9 +273,24 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
                  " * every tensor is checked first; returns KGEN_OK or the first KGEN_ERR_* found. */\n",
               m->name);
     sb_printf(h, "int %s_tensors(kgen_tensor *const *args, int nargs, void *arena);\n\n", m->name);
-    if (m->weights_in_file) {
-        int64_t total;
-        blob_offset(mod, NULL, &total);
+    int mode = weights_mode(m);
+    if (mode == EM_WEIGHTS_INCBIN)
+        sb_printf(h, "/* The weights (%lld bytes; --weights=%s) are in\n"
+                     " * %s_weights.bin, pulled into the program by %s_weights.S with .incbin: assemble it\n"
+                     " * from this folder (the Makefile does) or with -Wa,-I naming it, so that the assembler\n"
+                     " * finds the .bin. Nothing is loaded at run time; --weights=embed writes C arrays\n"
+                     " * (%s_weights.c) instead. */\n\n",
+                  (long long)weights_bytes(mod),
+                  m->weights_in_file == EM_WEIGHTS_AUTO
+                      ? ir_fmt("auto: more than %lld MiB", (long long)(EM_WEIGHTS_INCBIN_BYTES >> 20))
+                      : "incbin",
+                  m->name, m->name, m->name);
+    else if (mode == EM_WEIGHTS_EMBED && weights_bytes(mod) > EM_WEIGHTS_INCBIN_BYTES)
+        sb_printf(h, "/* The weights (%lld bytes) are C arrays in %s_weights.c (--weights=embed): a long\n"
+                     " * build that needs a lot of compiler memory; --weights=auto links them with .incbin. */\n\n",
+                  (long long)weights_bytes(mod), m->name);
+    if (mode == EM_WEIGHTS_FILE) {
+        int64_t total = weights_bytes(mod);
         sb_printf(h, "/* The weights live in %s_weights.bin (%lld bytes): load them into memory (64-byte\n"
                      " * aligned) and pass them here once before running; the model keeps the pointer.\n"
                      " * Returns KGEN_ERR_SHAPE for a blob of the wrong size. */\n",
@@ -288,18 +324,61 @@ void em_c_weights_file(StrBuf *w, const EmModel *m)
         sb_printf(w, "typedef int %s_no_weights; /* ISO C wants something in every file */\n", m->name);
 }
 
+/* NAME_weights.bin: each constant at its blob_offset, zeros between */
 static void weights_blob(StrBuf *w, const Model *mod)
 {
+    static const char pad[] = "                                                                ";   /* 64 */
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
         size_t n = (size_t)(b->size * ir_dtype_bytes(b->dtype)), padded = (n + 63) / 64 * 64;
         size_t at = w->len;
-        for (size_t k = 0; k < padded; k++)
-            sb_puts(w, " ");   /* grow; bytes are written below */
+        for (size_t k = 0; k < padded; k += 64)
+            sb_puts(w, pad);   /* grow; bytes are written below */
         memset(w->data + at, 0, padded);
         if (n)
             memcpy(w->data + at, b->constant->data, n);
     }
+}
+
+/* NAME_weights.S: the symbols NAME_weights.c would define, each a slice of
+ * NAME_weights.bin that the assembler copies in with .incbin (the file name is relative:
+ * GNU as and clang look in the current directory and the -I paths given to the assembler).
+ * The C preprocessor runs first (.S), so one file serves ELF, Mach-O and COFF. */
+static void weights_asm(StrBuf *s, const EmModel *m)
+{
+    const Model *mod = m->model;
+    em_c_banner(s, m->source);
+    sb_printf(s, "/* The model's constants as in %s_weights.c, but their bytes are those of\n"
+                 " * %s_weights.bin, which the assembler reads (.incbin) from its current directory or an\n"
+                 " * -I path: `cc -c %s_weights.S` in this folder, or `cc -Wa,-I,DIR -c DIR/%s_weights.S`.\n"
+                 " * Each one is 64-byte aligned, at its offset in the .bin (the same layout as\n"
+                 " * --weights=file). */\n",
+              m->name, m->name, m->name, m->name);
+    sb_puts(s, "#if defined(__APPLE__) || (defined(_WIN32) && !defined(_WIN64))\n"
+               "#define KGEN_SYM(x) _##x   /* C names get a leading underscore there */\n"
+               "#else\n"
+               "#define KGEN_SYM(x) x\n"
+               "#endif\n\n"
+               "#if defined(__APPLE__)\n"
+               "    .const\n"
+               "#elif defined(_WIN32)\n"
+               "    .section .rdata,\"dr\"\n"
+               "#else\n"
+               "    .section .rodata\n"
+               "#endif\n");
+    for (int i = 0; i < mod->constants.n; i++) {
+        const Buffer *b = mod->constants.items[i];
+        const char *sym = em_c_weight_symbol(m, b);
+        int64_t n = b->size * ir_dtype_bytes(b->dtype);
+        sb_printf(s, "\n    .globl KGEN_SYM(%s)\n    .balign 64\nKGEN_SYM(%s):\n", sym, sym);
+        if (n)
+            sb_printf(s, "    .incbin \"%s_weights.bin\", %lld, %lld\n", m->name, (long long)blob_offset(mod, b, NULL),
+                      (long long)n);
+        else
+            sb_printf(s, "    .zero %d\n", ir_dtype_bytes(b->dtype));   /* as the C array's one element */
+    }
+    /* ELF: no executable stack (without it, ld assumes one and warns) */
+    sb_puts(s, "\n#if defined(__ELF__)\n    .section .note.GNU-stack,\"\",%progbits\n#endif\n");
 }
 
 /* Do the kernels call micro-kernels (tensorized loops, -mattr)? */
@@ -313,13 +392,13 @@ static int uses_ukernels(const Model *mod)
 
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
+    int in_file = weights_mode(m) == EM_WEIGHTS_FILE;
     em_c_banner(c, m->source);
     sb_printf(c, "#include \"%s.h\"\n", m->name);
     if (uses_ukernels(mod))
         sb_puts(c, "#include \"kgen_ukernels.h\"\n");
-    if (m->weights_in_file) {
-        int64_t total;
-        blob_offset(mod, NULL, &total);
+    if (in_file) {
+        int64_t total = weights_bytes(mod);
         sb_printf(c, "\n/* weights: %s_weights.bin, set by %s_set_weights() */\n", m->name, m->name);
         sb_printf(c, "static const unsigned char *%s_blob;\n\n", m->name);
         sb_printf(c, "int %s_set_weights(const void *blob, size_t bytes)\n{\n", m->name);
@@ -327,9 +406,11 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                   (long long)total);
         sb_printf(c, "    %s_blob = (const unsigned char *)blob;\n    return KGEN_OK;\n}\n", m->name);
     }
-    if (mod->constants.n && !m->weights_in_file)
+    if (mod->constants.n && weights_mode(m) == EM_WEIGHTS_INCBIN)
+        sb_printf(c, "\n/* weights: %s_weights.S (.incbin \"%s_weights.bin\") */\n", m->name, m->name);
+    else if (mod->constants.n && !in_file)
         sb_printf(c, "\n/* weights: %s_weights.c */\n", m->name);
-    for (int i = 0; i < mod->constants.n && !m->weights_in_file; i++) {
+    for (int i = 0; i < mod->constants.n && !in_file; i++) {
         const Buffer *b = mod->constants.items[i];
         sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
                   (long long)(b->size ? b->size : 1));
@@ -353,7 +434,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    unsigned char *kgen_arena = (unsigned char *)arena;\n");
     else
         sb_puts(c, "    (void)arena;\n");
-    if (m->weights_in_file && mod->constants.n)
+    if (in_file && mod->constants.n)
         sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
@@ -373,7 +454,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         for (int q = 0; q < kk->params.n; q++) {
             const Buffer *b = kk->params.items[q];
             sb_puts(c, q ? ", " : "");
-            if (b->constant && m->weights_in_file)
+            if (b->constant && in_file)
                 sb_printf(c, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
                           (long long)blob_offset(mod, b, NULL));
             else if (b->constant)
@@ -417,7 +498,7 @@ void em_c_runner_files(OutSet *o, const EmModel *m)
     sb_puts(r, "#define _POSIX_C_SOURCE 199309L\n");
     sb_printf(r, "#include \"%s.h\"\n\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_NAME \"%s\"\n", m->name);
-    if (m->weights_in_file) {
+    if (weights_mode(m) == EM_WEIGHTS_FILE) {
         sb_puts(r, "#include <stdio.h>\n#include <stdlib.h>\n\n");
         sb_printf(r, "#ifndef KGEN_WEIGHTS_PATH\n#define KGEN_WEIGHTS_PATH \"%s_weights.bin\"\n#endif\n\n", m->name);
         sb_puts(r, "/* Loads the weights file once (path: $KGEN_WEIGHTS, else KGEN_WEIGHTS_PATH), then runs. */\n");
@@ -472,12 +553,18 @@ void em_c_runner_files(OutSet *o, const EmModel *m)
         const char *suffix = prof ? "_profile" : "", *def = prof ? " -DKGEN_PROFILE" : "";
         if (prof)
             sb_puts(mk, "# the runner with a timer around each kernel call: --profile N INPUTS\n");
-        if (m->weights_in_file) {
+        if (weights_mode(m) == EM_WEIGHTS_FILE) {
             sb_printf(mk, "%s%s: %s_main.c %s.c %s.h kgen_runtime.h kgen_io.h kgen_main.h\n", m->name, suffix, m->name,
                       m->name, m->name);
             sb_printf(mk,
                       "\t$(CC) $(CFLAGS)%s -DKGEN_WEIGHTS_PATH='\"$(CURDIR)/%s_weights.bin\"' -o $@ %s_main.c %s.c -lm\n\n",
                       def, m->name, m->name, m->name);
+        } else if (weights_mode(m) == EM_WEIGHTS_INCBIN) {
+            /* cc assembles NAME_weights.S here, where the assembler finds NAME_weights.bin */
+            sb_printf(mk, "%s%s: %s_main.c %s.c %s_weights.S %s_weights.bin %s.h kgen_runtime.h kgen_io.h kgen_main.h\n",
+                      m->name, suffix, m->name, m->name, m->name, m->name, m->name);
+            sb_printf(mk, "\t$(CC) $(CFLAGS)%s -o $@ %s_main.c %s.c %s_weights.S -lm\n\n", def, m->name, m->name,
+                      m->name);
         } else {
             sb_printf(mk, "%s%s: %s_main.c %s.c %s_weights.c %s.h kgen_runtime.h kgen_io.h kgen_main.h\n", m->name,
                       suffix, m->name, m->name, m->name, m->name);
@@ -494,9 +581,12 @@ int em_c_model_files(OutSet *o, const EmModel *m)
     const Model *mod = m->model;
     em_c_model_header(em_outset_add(o, ir_fmt("%s.h", m->name)), m);
     source_file(em_outset_add(o, ir_fmt("%s.c", m->name)), m, mod);
-    if (m->weights_in_file)
+    int mode = weights_mode(m);
+    if (mode == EM_WEIGHTS_FILE || mode == EM_WEIGHTS_INCBIN)
         weights_blob(em_outset_add(o, ir_fmt("%s_weights.bin", m->name)), mod);
-    else
+    if (mode == EM_WEIGHTS_INCBIN)
+        weights_asm(em_outset_add(o, ir_fmt("%s_weights.S", m->name)), m);
+    if (mode == EM_WEIGHTS_EMBED)
         em_c_weights_file(em_outset_add(o, ir_fmt("%s_weights.c", m->name)), m);
     StrBuf *rt = em_outset_add(o, "kgen_runtime.h");
     em_c_banner(rt, m->source);

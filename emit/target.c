@@ -228,13 +228,16 @@ int em_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *so
 
 int em_model_files(OutSet *o, const EmModel *m, const Target *t)
 {
+    /* only the C target tells the other --weights modes apart; the rest embed or load */
+    EmModel other = *m;
+    other.weights_in_file = m->weights_in_file == EM_WEIGHTS_FILE;
     switch (t->kind) {
     case TARGET_C: return em_c_model_files(o, m);
     case TARGET_CUDA:
     case TARGET_OPENCL:
-    case TARGET_METAL: return em_gpu_model_files(o, m);
+    case TARGET_METAL: return em_gpu_model_files(o, &other);
     case TARGET_JS:
-    case TARGET_WASM: return em_js_model_files(o, m, t);
+    case TARGET_WASM: return em_js_model_files(o, &other, t);
     default: return ir_fail("target %s is not supported yet for models", t->name);
     }
 }

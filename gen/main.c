@@ -32,7 +32,7 @@ static void usage(FILE *f)
           "  --dump=PASS     print an IR to stdout: tir (tensor IR), schedule, lower (loop IR)\n"
           "  --main          (ONNX) also write a runner program NAME_main.c and a Makefile\n"
           "  --report        (ONNX) print the fused kernels, their MACs and the memory plan\n"
-          "  --weights=MODE  (ONNX) auto (default): embed up to 16 MiB of weights, incbin above;\n"
+          "  --weights=MODE  (ONNX) auto (default): embed up to 8 MiB of weights, incbin above;\n"
           "                  embed: static const arrays in NAME_weights.c; incbin (target c):\n"
           "                  NAME_weights.bin, linked by NAME_weights.S (.incbin: assemble it in\n"
           "                  its folder); file: NAME_weights.bin, passed in with NAME_set_weights()\n"

@@ -44,5 +44,8 @@ echo
 KGEN=$KGEN bash tests/bench/js.sh $work
 
 echo
+KGEN=$KGEN CC=$CC bash tests/bench/bigmodel.sh $work
+
+echo
 echo "# conv layouts: NCHW against the blocked NCHWc layout pass (--layout=nchwc, nchwc16)"
 LAYOUT_BENCH=1 BUILD=$work bash tests/layout.sh 2>/dev/null | grep "median ms"
