@@ -1,6 +1,8 @@
-/* api.c - the driver behind the command line and libkgen: read, parse, schedule, lower,
- * emit. Everything is built in one arena that goes at once. */
+/* api.c - the driver behind the command line and libkgen: tell an ONNX model from a .kg
+ * program by its content, then read, parse, schedule, lower, emit. Everything is built in
+ * one arena that goes at once. */
 #include "gen.h"
+#include "onnx.h"
 #include "../emit/emit.h"
 
 #include <ctype.h>
@@ -75,25 +77,80 @@ static int valid_name(const char *s)
     return 1;
 }
 
+/* GenOptions.weights_in_file travels into EmModel as it is */
+_Static_assert(EM_WEIGHTS_AUTO == 0 && EM_WEIGHTS_FILE == 1 && EM_WEIGHTS_EMBED == 2 && EM_WEIGHTS_INCBIN == 3,
+               "--weights modes: gen/main.c's table follows EM_WEIGHTS_*");
+
+/* Does the file read as an ONNX ModelProto at its top level? Every field must be
+ * well-formed protobuf, and those numbered below 16 (one-byte tags: ASCII bytes, so text
+ * lands there) ModelProto fields of their wire type, unless the file holds control bytes
+ * (then the loader judges the fields). Text rarely gets past its first byte: '#', 'k', 'o', 's' are groups or
+ * invalid wire types, 'i' is a fixed64 field 13 that ModelProto does not have. Returns 1,
+ * or 0 with the reason in why (no file name, "... at byte N"). */
+static int is_onnx_model(const char *text, size_t len, int binary, char *why, size_t whylen)
+{
+    /* ModelProto's fields 1 to 15 and their wire types; -1: none */
+    static const char *const name[16] = {NULL, "ir_version", "producer_name", "producer_version", "domain",
+                                         "model_version", "doc_string", "graph", "opset_import", [14] = "metadata_props"};
+    static const int8_t wire[16] = {-1, ONNX_PB_VARINT, ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_VARINT,
+                                    ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_LEN, -1, -1, -1, -1, -1, ONNX_PB_LEN, -1};
+    char err[512];
+    OnnxPb p = {(const uint8_t *)text, 0, len, 0, NULL, "", err, sizeof err};
+    OnnxPbField f;
+    int r, nfields = 0;
+    while ((r = onnx_pb_next(&p, &f)) == 1) {
+        if (f.num < 16 && wire[f.num] != f.wire && !binary) {
+            if (wire[f.num] < 0)
+                snprintf(why, whylen, "a ModelProto has no field %u (%s) at byte %zu", f.num,
+                         onnx_pb_wire_name(f.wire), f.at);
+            else
+                snprintf(why, whylen, "field %u (%s) is %s, not %s, at byte %zu", f.num, name[f.num],
+                         onnx_pb_wire_name(wire[f.num]), onnx_pb_wire_name(f.wire), f.at);
+            return 0;
+        }
+        nfields++;
+    }
+    if (r < 0) {
+        snprintf(why, whylen, "%s", err + 2);   /* after the empty file name's ": " */
+        return 0;
+    }
+    if (!nfields) {
+        snprintf(why, whylen, "the file is empty");
+        return 0;
+    }
+    return 1;
+}
+
 int gen_compile(const GenOptions *opt)
 {
-    size_t n = strlen(opt->input);
-    if (n > 5 && !strcmp(opt->input + n - 5, ".onnx"))
-        return gen_compile_onnx(opt);
     char *text;
     size_t len;
     if (gen_read_file(opt->input, opt->max_file_bytes, &text, &len))
         return -1;
+    /* ONNX or .kg by the content; a name ending in .onnx never makes a .kg program */
+    size_t n = strlen(opt->input), nul = strlen(text);
+    int named_onnx = n > 5 && !strcmp(opt->input + n - 5, ".onnx"), binary = 0;
+    for (size_t i = 0; i < len && !binary; i++)   /* control bytes but whitespace: not text */
+        binary = ((unsigned char)text[i] < 0x20 && !strchr("\t\n\v\f\r", text[i])) || text[i] == 0x7f;
+    char why[640];
+    if (is_onnx_model(text, len, binary, why, sizeof why)) {
+        free(text);
+        return gen_compile_onnx(opt);
+    }
+    if (nul != len) {
+        free(text);
+        return ir_fail("%s: not an ONNX model (%s), nor a .kg program (a NUL byte at byte %zu)", opt->input, why, nul);
+    }
+    if (named_onnx) {
+        free(text);
+        return ir_fail("%s: not an ONNX model (%s)", opt->input, why);
+    }
     Arena *arena = ir_arena_new();
     ir_arena_set(arena);
     int rc = -1;
     KgModule mod = {0};
     Define defs[GEN_MAX_DEFINES];
     memcpy(defs, opt->defines, sizeof defs[0] * (size_t)opt->ndefines);
-    if (strlen(text) != len) {
-        ir_fail("%s: contains a NUL byte", opt->input);
-        goto done;
-    }
     if (gen_parse_kg(opt->input, text, defs, opt->ndefines, opt->no_schedule ? "none" : opt->target, &mod))
         goto done;
     /* -mattr, -mcpu: the section's vector loops of sum reductions become SIMD micro-kernel

@@ -56,4 +56,37 @@ for f in $work/big.onnx $work/big.kg; do
   if [ -z "$why" ]; then pass=$((pass + 1)); else
     echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
 done
+# ONNX or .kg is told by the content, not the name: a model named .bin compiles (and so
+# does a .kg named .txt); a text file named .onnx, garbage named .kg, an empty .onnx and a
+# truncated model are "not an ONNX model" with the decoder's reason
+cp tests/models/small_cnn/model.onnx $work/model.bin
+cp examples/matmul.kg $work/matmul.txt
+for f in $work/model.bin $work/matmul.txt; do
+  name=content_${f##*.}
+  if $KGEN "$f" --target c -o $work/$name.out > $work/$name.stdout 2> $work/$name.stderr; then pass=$((pass + 1)); else
+    echo "FAIL error $name: $f does not compile"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+done
+cp examples/matmul.kg $work/text.onnx
+printf 'input A : f32[4]\noutput B[i < 4] = A[i]\n' > $work/input_line.onnx
+{ printf '\377\376binary'; head -c 300 tests/models/small_cnn/output_0.npy; } > $work/garbage.kg
+: > $work/empty.onnx
+head -c 1000 tests/models/small_cnn/model.onnx > $work/truncated.bin
+for c in "text.onnx:not an ONNX model (group (wire type 3) in field 4: groups are not supported at byte 0)" \
+         "input_line.onnx:not an ONNX model (a ModelProto has no field 13 (fixed64) at byte 0)" \
+         "garbage.kg:not an ONNX model (invalid wire type 7 in field 202735 at byte 0), nor a .kg program (a NUL byte at byte 15)" \
+         "empty.onnx:not an ONNX model (the file is empty)" \
+         "truncated.bin:not an ONNX model (truncated length-delimited field 7"; do
+  f=$work/${c%%:*}
+  expect="$f: ${c#*:}"
+  name=content_$(basename ${c%%:*} | tr . _)
+  out=$work/$name.out
+  $KGEN "$f" --target c -o $out >$work/$name.stdout 2>$work/$name.stderr
+  rc=$?
+  why=""
+  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
+  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
+  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
+  if [ -z "$why" ]; then pass=$((pass + 1)); else
+    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+done
 echo "errors: $pass passed, $fail failed"
