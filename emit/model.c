@@ -285,7 +285,8 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
                       ? ir_fmt("auto: more than %lld MiB", (long long)(EM_WEIGHTS_INCBIN_BYTES >> 20))
                       : "incbin",
                   m->name, m->name, m->name);
-    else if (mode == EM_WEIGHTS_EMBED && weights_bytes(mod) > EM_WEIGHTS_INCBIN_BYTES)
+    else if (m->weights_in_file == EM_WEIGHTS_EMBED && m->target && m->target->kind == TARGET_C &&
+             weights_bytes(mod) > EM_WEIGHTS_INCBIN_BYTES)
         sb_printf(h, "/* The weights (%lld bytes) are C arrays in %s_weights.c (--weights=embed): a long\n"
                      " * build that needs a lot of compiler memory; --weights=auto links them with .incbin. */\n\n",
                   (long long)weights_bytes(mod), m->name);
@@ -349,10 +350,10 @@ static void weights_asm(StrBuf *s, const EmModel *m)
     const Model *mod = m->model;
     em_c_banner(s, m->source);
     sb_printf(s, "/* The model's constants as in %s_weights.c, but their bytes are those of\n"
-                 " * %s_weights.bin, which the assembler reads (.incbin) from its current directory or an\n"
-                 " * -I path: `cc -c %s_weights.S` in this folder, or `cc -Wa,-I,DIR -c DIR/%s_weights.S`.\n"
-                 " * Each one is 64-byte aligned, at its offset in the .bin (the same layout as\n"
-                 " * --weights=file). */\n",
+                 " * %s_weights.bin, which the assembler reads (.incbin) from its current directory\n"
+                 " * or an -I path: `cc -c %s_weights.S` in this folder, or\n"
+                 " * `cc -Wa,-I,DIR -c DIR/%s_weights.S`. Each one is 64-byte aligned, at its offset\n"
+                 " * in the .bin (the layout of --weights=file). */\n",
               m->name, m->name, m->name, m->name);
     sb_puts(s, "#if defined(__APPLE__) || (defined(_WIN32) && !defined(_WIN64))\n"
                "#define KGEN_SYM(x) _##x   /* C names get a leading underscore there */\n"
