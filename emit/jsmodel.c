@@ -164,6 +164,27 @@ static int js_kernel_files(OutSet *o, const Kernel *k, const char *name, const c
 
 /* ---------------------------------------------------------------- js: a model */
 
+/* The JS name the model function gives buffer b: a weight, an arena slice, an input or an
+ * output array; NULL if the model holds no such buffer. */
+static const char *js_arg(const EmModel *m, const Buffer *b, const char **wname, const char **aname,
+                          const char **pin, const char **pout)
+{
+    const Model *mod = m->model;
+    for (int i = 0; i < mod->constants.n; i++)
+        if (mod->constants.items[i] == b)
+            return wname[i];
+    for (int i = 0; i < mod->arena.n; i++)
+        if (mod->arena.items[i] == b)
+            return aname[i];
+    for (int i = 0; i < m->ninputs; i++)
+        if (m->inputs[i].buf == b)
+            return pin[i];
+    for (int i = 0; i < m->noutputs; i++)
+        if (m->outputs[i].buf == b)
+            return pout[i];
+    return NULL;
+}
+
 static int js_model_files(OutSet *o, const EmModel *m)
 {
     const Model *mod = m->model;
@@ -282,22 +303,22 @@ static int js_model_files(OutSet *o, const EmModel *m)
     sb_puts(s, ") {\n    if (!ready)\n        throw new Error(`${name}: call init() first: the weights are not loaded`);\n");
     for (int q = 0; q < mod->kernels.n; q++) {
         const Kernel *kk = mod->kernels.items[q];
+        /* a run-time If's branch: only when taken */
+        if (kk->nguards) {
+            sb_puts(s, "    if (");
+            for (int g = 0; g < kk->nguards; g++) {
+                const char *arg = js_arg(m, kk->guard_buf[g], wname, aname, pin, pout);
+                if (!arg)
+                    return ir_fail("js: kernel %s tests buffer %s, which the model does not hold", kk->name,
+                                   kk->guard_buf[g]->name);
+                sb_printf(s, "%s%s[0] %s 0", g ? " && " : "", arg, kk->guard_value[g] ? "!=" : "==");
+            }
+            sb_puts(s, ")\n    ");
+        }
         sb_printf(s, "    %s(", kfn[q]);
         for (int j = 0; j < kk->params.n; j++) {
             const Buffer *b = kk->params.items[j];
-            const char *arg = NULL;
-            for (int i = 0; i < mod->constants.n && !arg; i++)
-                if (mod->constants.items[i] == b)
-                    arg = wname[i];
-            for (int i = 0; i < mod->arena.n && !arg; i++)
-                if (mod->arena.items[i] == b)
-                    arg = aname[i];
-            for (int i = 0; i < m->ninputs && !arg; i++)
-                if (m->inputs[i].buf == b)
-                    arg = pin[i];
-            for (int i = 0; i < m->noutputs && !arg; i++)
-                if (m->outputs[i].buf == b)
-                    arg = pout[i];
+            const char *arg = js_arg(m, b, wname, aname, pin, pout);
             if (!arg)
                 return ir_fail("js: kernel %s reads buffer %s, which the model does not hold", kk->name, b->name);
             sb_printf(s, "%s%s", j ? ", " : "", arg);

@@ -451,7 +451,17 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         const Kernel *kk = mod->kernels.items[k];
         char *fn = em_c_func_name(kk);
         /* profiling hooks, empty unless built with -DKGEN_PROFILE (kgen_runtime.h) */
-        sb_printf(c, "    KGEN_PROFILE_BEGIN(%d);\n    %s(", k, fn);
+        sb_printf(c, "    KGEN_PROFILE_BEGIN(%d);\n", k);
+        /* a run-time If's branch: only when taken */
+        for (int g = 0; g < kk->nguards; g++) {
+            const Buffer *b = kk->guard_buf[g];
+            const char *v = b->scope == SCOPE_WORKSPACE
+                                ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype),
+                                         (long long)b->ws_offset)
+                                : ir_fmt("%s[0]", b->name);
+            sb_printf(c, "%s%s %s 0", g ? " && " : "    if (", v, kk->guard_value[g] ? "!=" : "==");
+        }
+        sb_printf(c, "%s    %s(", kk->nguards ? ")\n    " : "", fn);
         for (int q = 0; q < kk->params.n; q++) {
             const Buffer *b = kk->params.items[q];
             sb_puts(c, q ? ", " : "");

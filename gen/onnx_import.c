@@ -26,6 +26,7 @@ typedef struct {
     int64_t max_elems;  /* elements of one tensor (--max-elements) */
     unsigned char *dep; /* by tensor id: 0 unknown, 1 constant, 2 depends on a graph input */
     int ndep;
+    const IrGuard *guard; /* the run-time If branch being imported, or NULL */
     int64_t budget;     /* nodes that may still be imported (unrolled loops count each time) */
     GenImport *out;
 } Import;
@@ -835,9 +836,24 @@ static int import_if(Import *I, OpCtx *c)
                                            taken ? "then" : "else"), 1 << 20, "notes");
         return import_subgraph(I, taken ? gt : ge, taken ? "then_branch" : "else_branch", NULL, 0, c->out);
     }
+    /* each branch's tensors are needed only when it is taken: the model function may skip
+     * the kernels that compute nothing else (ir_lower_model) */
     Tensor *a[OP_MAX_IO], *b[OP_MAX_IO];
-    if (import_subgraph(I, gt, "then_branch", NULL, 0, a) || import_subgraph(I, ge, "else_branch", NULL, 0, b))
-        return -1;
+    for (int k = 0; k < 2; k++) {
+        IrGuard *gd = ir_alloc(sizeof *gd);
+        *gd = (IrGuard){cond, !k, I->guard};
+        int first = I->prog->tensors.n;
+        I->guard = gd;
+        int rc = import_subgraph(I, k ? ge : gt, k ? "else_branch" : "then_branch", NULL, 0, k ? b : a);
+        I->guard = gd->up;
+        if (rc)
+            return -1;
+        for (int i = first; i < I->prog->tensors.n; i++) {
+            Tensor *t = I->prog->tensors.items[i];
+            if (!t->guard && !ir_tensor_is_leaf(t))
+                t->guard = gd;
+        }
+    }
     Expr *zero[KG_MAX_DIMS];
     for (int d = 0; d < cond->ndim; d++)
         zero[d] = ir_idx(0);
@@ -861,8 +877,10 @@ static int import_if(Import *I, OpCtx *c)
         if (!op_emit_out(c, i, a[i]->ndim, ax, ir_select(cv, op_read(a[i], idx), op_read(b[i], idx))))
             return -1;
     }
-    ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is known only at run time; both branches are computed "
-                                       "and each output picked by it", node_label(c->node)), 1 << 20, "notes");
+    ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is known only at run time; both branches are compiled, "
+                                       "the model function runs the kernels of the branch taken (C, JS, WASM; GPU "
+                                       "targets run both), and each output is picked by the condition",
+                                       node_label(c->node)), 1 << 20, "notes");
     return 0;
 }
 

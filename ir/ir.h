@@ -352,6 +352,15 @@ typedef struct {
     int line, col;
 } SrcPos;
 
+/* A run-time If's branch (the ONNX importer): tensors needed only when the one element of
+ * cond is nonzero (value 1) or zero (value 0), and up's condition holds too (nested Ifs). */
+typedef struct IrGuard IrGuard;
+struct IrGuard {
+    const Tensor *cond;
+    int value;
+    const IrGuard *up;
+};
+
 struct Tensor {
     const char *name;
     TensorKind kind;
@@ -370,6 +379,7 @@ struct Tensor {
                                      T_PLACEHOLDER: optional data to freeze it with when an
                                      operator needs its value at compile time */
     int frozen;                   /* a placeholder turned into a constant from its data */
+    const IrGuard *guard;         /* NULL: needed whatever the input */
 };
 
 Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *shape);
@@ -490,6 +500,8 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
 
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);
 
+#define IR_MAX_GUARDS 8   /* nested run-time Ifs whose branches a kernel skips */
+
 /* A lowered kernel: one function. */
 typedef struct {
     const char *name;
@@ -500,6 +512,13 @@ typedef struct {
     PtrVec notes;               /* char*: header comment lines (schedule, fused nodes) */
     int internal;               /* one step of a model: a static function returning nothing,
                                    without workspace; a parameter is const unless stored */
+    /* a model step the model function runs only when, for each i (outermost first),
+     * element 0 of guard_buf[i] is nonzero == guard_value[i] (a run-time If's branch;
+     * skipping it is an optimization: its results are read only where it ran) */
+    int nguards;
+    const Buffer *guard_buf[IR_MAX_GUARDS];
+    int guard_value[IR_MAX_GUARDS];
+    const IrGuard *guard;       /* what they came from */
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);

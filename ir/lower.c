@@ -1768,6 +1768,52 @@ static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
     }
 }
 
+/* Is guard g one of a's conditions (or NULL: no condition)? */
+static int guard_within(const IrGuard *a, const IrGuard *g)
+{
+    for (; a; a = a->up)
+        if (a == g)
+            return 1;
+    return g == NULL;
+}
+
+static const Buffer *model_buffer(const Model *m, const char *name)
+{
+    const PtrVec *lists[3] = {&m->params, &m->arena, &m->constants};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < lists[l]->n; i++)
+            if (!strcmp(((const Buffer *)lists[l]->items[i])->name, name))
+                return lists[l]->items[i];
+    return NULL;
+}
+
+/* A kernel of a run-time If's branch runs only when its conditions hold, where each
+ * condition is a buffer of the model (not one computed inside a kernel). */
+static void resolve_guards(Model *m)
+{
+    for (int k = 0; k < m->kernels.n; k++) {
+        Kernel *kk = m->kernels.items[k];
+        int n = 0;
+        for (const IrGuard *g = kk->guard; g; g = g->up)
+            n++;
+        if (n > IR_MAX_GUARDS)
+            continue;
+        kk->nguards = n;
+        for (const IrGuard *g = kk->guard; g; g = g->up) {
+            const Buffer *b = model_buffer(m, g->cond->name);
+            if (!b || b->size < 1 || ir_dtype_is_storage(b->dtype)) {
+                kk->nguards = 0;
+                break;
+            }
+            kk->guard_buf[--n] = b;
+            kk->guard_value[n] = g->value;
+        }
+        for (int i = 0; i < kk->nguards; i++)
+            ir_vec_push(&kk->notes, ir_fmt("runs only if %s %s 0", kk->guard_buf[i]->name, kk->guard_value[i] ? "!=" : "=="),
+                        1 << 20, "notes");
+    }
+}
+
 Model *ir_lower_model(Schedule *s, const char *name)
 {
     Lower L = {0};
@@ -1820,10 +1866,13 @@ Model *ir_lower_model(Schedule *s, const char *name)
         /* the header comment: what this kernel computes and fuses */
         ir_vec_push(&k->notes, ir_fmt("computes %s%s%s", st->t->name, st->t->comment ? ": " : "",
                                       st->t->comment ? st->t->comment : ""), 1 << 20, "notes");
+        k->guard = st->t->guard;
         for (int g = 0; g < group.n; g++) {
             Tensor *t = group.items[g];
             ir_vec_push(&k->notes, ir_fmt("fuses %s%s%s", t->name, t->comment ? ": " : "", t->comment ? t->comment : ""),
                         1 << 20, "notes");
+            if (!guard_within(t->guard, k->guard))
+                k->guard = NULL;   /* it computes something needed outside the branch */
         }
         ir_vec_push(&m->kernels, k, 1 << 20, "kernels");
     }
@@ -1930,5 +1979,6 @@ Model *ir_lower_model(Schedule *s, const char *name)
     free(l2);
     free(first);
     free(last);
+    resolve_guards(m);
     return m;
 }

@@ -469,6 +469,13 @@ int sch_default_fuse(Schedule *s)
      * the bodies it is inlined through (an upper bound) */
     int *above = ir_alloc(sizeof *above * (size_t)(s->stages.n + 1));
     unsigned char *memo = ir_alloc((size_t)s->stages.n + 1);   /* in_reduce_context's */
+    /* the condition of a run-time If stays a buffer of its own, which the model function
+     * reads to skip the branch not taken (ir_lower_model) */
+    unsigned char *cond = ir_alloc((size_t)s->stages.n + 1);
+    for (int i = 0; i < s->stages.n; i++)
+        for (const IrGuard *g = ((Stage *)s->stages.items[i])->t->guard; g; g = g->up)
+            for (int k = 0; k < s->stages.n; k++)
+                cond[k] |= ((Stage *)s->stages.items[k])->t == g->cond;
     /* inline: from the last stage back, so chains collapse into their root */
     for (int i = s->stages.n - 1; i >= 0; i--) {
         Stage *st = s->stages.items[i];
@@ -476,7 +483,7 @@ int sch_default_fuse(Schedule *s)
         if (t->kind != T_COMPUTE)
             continue;
         above[i] = ir_expr_depth(t->body);
-        if (t->is_output || ir_expr_has_reduce(t->body))
+        if (t->is_output || ir_expr_has_reduce(t->body) || cond[i])
             continue;
         Stage *rd[2];
         int n = readers(s, st, rd, 2);

@@ -213,6 +213,16 @@ for c in "${cases[@]}"; do
 done
 wait
 
+# the run-time If of if_runtime: the model function runs one branch's kernel (C, and so
+# WASM; JS), the condition tested once for each value; the data sets above take each way
+if [ -d $work/if_runtime/c ]; then
+  for t in c js; do
+    f=$(ls $work/if_runtime/$t/if_runtime.c $work/if_runtime/$t/if_runtime.mjs 2>/dev/null | head -1)
+    if [ -n "$f" ] && [ "$(grep -cE '^ +if \(.*\[0\] != 0\)$' $f)" = 1 ] && [ "$(grep -cE '^ +if \(.*\[0\] == 0\)$' $f)" = 1 ]; then ok
+    else bad "if_runtime ($t): the model function does not skip the branch not taken (${f:-no source})"; fi
+  done
+fi
+
 # ---------------------------------------------------------------- results, in a fixed order
 
 for name in "${names[@]}"; do
