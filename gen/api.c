@@ -84,9 +84,9 @@ _Static_assert(EM_WEIGHTS_AUTO == 0 && EM_WEIGHTS_FILE == 1 && EM_WEIGHTS_EMBED 
 /* Does the file read as an ONNX ModelProto at its top level? Every field must be
  * well-formed protobuf, and those numbered below 16 (one-byte tags: ASCII bytes, so text
  * lands there) ModelProto fields of their wire type, unless the file holds control bytes
- * (then the loader judges the fields). Text rarely gets past its first byte: '#', 'k', 'o', 's' are groups or
- * invalid wire types, 'i' is a fixed64 field 13 that ModelProto does not have. Returns 1,
- * or 0 with the reason in why (no file name, "... at byte N"). */
+ * (then the loader judges the fields). Text rarely gets past its first byte: '#', 'k',
+ * 'o', 's' are groups or invalid wire types, 'i' is a fixed64 field 13 that ModelProto does
+ * not have. Returns 1, or 0 with the reason in why (no file name, "... at byte N"). */
 static int is_onnx_model(const char *text, size_t len, int binary, char *why, size_t whylen)
 {
     /* ModelProto's fields 1 to 15 and their wire types; -1: none */
