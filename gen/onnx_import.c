@@ -27,12 +27,17 @@ typedef struct {
     unsigned char *dep; /* by tensor id: 0 unknown, 1 constant, 2 depends on a graph input */
     int ndep;
     const IrGuard *guard; /* the run-time If branch being imported, or NULL */
+    const char *suffix; /* added to the names made in an unrolled iteration ("_it3"): each
+                           iteration's are new, so making them unique probes once */
     int64_t budget;     /* nodes that may still be imported (unrolled loops count each time) */
     GenImport *out;
 } Import;
 
-/* Most iterations a Loop or Scan is unrolled into, and most nodes one import makes. */
+/* Most iterations a Loop or Scan is unrolled into, most nodes its unrolled body may make
+ * (each iteration's become stages of their own, and the default schedule's fusion costs
+ * about the square of the stages: 10000 nodes take 30 s), and most nodes one import makes. */
 #define GEN_MAX_UNROLL 4096
+#define GEN_MAX_UNROLLED_NODES 8192
 #define GEN_MAX_IMPORTED_NODES 1000000
 
 static void define(Import *I, const char *name, Tensor *t)
@@ -898,7 +903,7 @@ static Tensor *slice_at(Import *I, OpCtx *c, Tensor *x, int axis, int64_t index)
     for (int d = 0, k = 0; d < x->ndim; d++)
         idx[d] = d == axis ? ir_idx(index) : v[k++];
     (void)I;
-    return op_emit(c, op_name(c, "slice"), n, ax, ir_access(x, idx, x->ndim));
+    return op_emit(c, op_name(c, ir_fmt("%s_slice%lld", x->name, (long long)index)), n, ax, ir_access(x, idx, x->ndim));
 }
 
 static Expr *stack_tree(Tensor **parts, int lo, int hi, Expr **idx, int ndim, int axis)
@@ -1000,17 +1005,24 @@ static int import_loop(Import *I, OpCtx *c)
     for (int i = 0; i < ncar; i++)
         carried[i] = c->in[2 + i];
     Tensor **scans = ir_alloc(sizeof *scans * (size_t)(nscan ? nscan : 1) * GEN_MAX_UNROLL);
-    int64_t it = 0;
+    int64_t it = 0, first = I->out->nnodes;
     for (; cond && (M < 0 || it < M); it++) {
         if (it == GEN_MAX_UNROLL)
             return ir_fail("Loop: runs more than %d times, too many to unroll", GEN_MAX_UNROLL);
+        if (I->out->nnodes - first > GEN_MAX_UNROLLED_NODES || (M > 0 && M * g->nnodes > GEN_MAX_UNROLLED_NODES))
+            return ir_fail("Loop: %lld iterations of a body of %d nodes, more than kgen unrolls (%d nodes in all)",
+                           (long long)(M > 0 ? M : it), g->nnodes, GEN_MAX_UNROLLED_NODES);
         Tensor *args[OP_MAX_IO + 2];
         args[0] = scalar_const(I, ir_fmt("%s_iter%lld", c->base, (long long)it), DT_I64, it, &g->inputs[0]);
         args[1] = scalar_const(I, ir_fmt("%s_cond%lld", c->base, (long long)it), DT_BOOL, 1, &g->inputs[1]);
         if (!args[0] || !args[1])
             return -1;
         memcpy(args + 2, carried, sizeof *carried * (size_t)ncar);
-        if (import_subgraph(I, g, ir_fmt("body (iteration %lld)", (long long)it), args, ncar + 2, outs))
+        const char *suffix = I->suffix;
+        I->suffix = ir_fmt("%s_it%lld", suffix, (long long)it);
+        int rc = import_subgraph(I, g, ir_fmt("body (iteration %lld)", (long long)it), args, ncar + 2, outs);
+        I->suffix = suffix;
+        if (rc)
             return -1;
         if (has_cond) {
             Tensor *k = value_now(I, outs[0], 1);
@@ -1056,7 +1068,11 @@ static int scan_steps(Import *I, OpCtx *c, const OnnxGraph *g, Tensor **states, 
             if (!args[nstate + j])
                 return -1;
         }
-        if (import_subgraph(I, g, ir_fmt("body (step %lld)", (long long)t), args, nstate + nx, outs))
+        const char *suffix = I->suffix;
+        I->suffix = ir_fmt("%s_it%lld", suffix, (long long)t);
+        int rc = import_subgraph(I, g, ir_fmt("body (step %lld)", (long long)t), args, nstate + nx, outs);
+        I->suffix = suffix;
+        if (rc)
             return -1;
         memcpy(states, outs, sizeof *states * (size_t)nstate);
         for (int k = 0; k < nout; k++)
@@ -1139,6 +1155,9 @@ static int import_scan(Import *I, OpCtx *c)
     }
     if (L > GEN_MAX_UNROLL || B * L > GEN_MAX_UNROLL)
         return ir_fail("Scan: %lld steps, too many to unroll (limit %d)", (long long)(B * L), GEN_MAX_UNROLL);
+    if (B * L * g->nnodes > GEN_MAX_UNROLLED_NODES)
+        return ir_fail("Scan: %lld steps of a body of %d nodes, more than kgen unrolls (%d nodes in all)",
+                       (long long)(B * L), g->nnodes, GEN_MAX_UNROLLED_NODES);
     if (L == 0)
         for (int k = 0; k < nout; k++)
             if (empty_scan(c, nstate + k, &g->outputs[nstate + k], "Scan"))
@@ -1249,8 +1268,9 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     }
     c.nout = n->noutputs;
     for (int i = 0; i < n->noutputs; i++)
-        c.out_names[i] = n->outputs[i][0] ? unique(I->prog, gen_c_name(n->outputs[i])) : NULL;
-    c.base = gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type);
+        c.out_names[i] =
+            n->outputs[i][0] ? unique(I->prog, ir_fmt("%s%s", gen_c_name(n->outputs[i]), I->suffix)) : NULL;
+    c.base = ir_fmt("%s%s", gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type), I->suffix);
     int bn = control ? -1 : fold_bn(I, g, ni, &c);
     if (bn >= 0)
         folded_into[bn] = ni + 1;
@@ -1312,6 +1332,7 @@ int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out
     Import I = {0};
     I.max_elems = m->limits.elements > 0 && m->limits.elements < GEN_MAX_ELEMS ? m->limits.elements : GEN_MAX_ELEMS;
     I.budget = GEN_MAX_IMPORTED_NODES;
+    I.suffix = "";
     I.out = out;
     memset(out, 0, sizeof *out);
     I.prog = ir_program_new(g->name[0] ? gen_c_name(g->name) : "model");

@@ -236,6 +236,12 @@ save("loop_runtime_count", model([helper.make_node("Loop", ["n", "", "x"], ["y"]
      "node 0 'lp' (Loop): Loop: the trip count is known only at run time; kgen unrolls a Loop whose trip count and condition are known when compiling")
 save("loop_too_long", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
                             [vi("x", [2])], [vi("y", [2])], inits=[helper.make_tensor("n", i64, [], [100000])]),
+     "Loop: 100000 iterations of a body of 2 nodes, more than kgen unrolls (8192 nodes in all)")
+body1 = helper.make_graph([helper.make_node("Add", ["v", "v"], ["v2"])], "body",
+                          [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
+                          [vi("cin", [], TensorProto.BOOL), vi("v2", [2])])
+save("loop_too_many", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body1, name="lp")],
+                            [vi("x", [2])], [vi("y", [2])], inits=[helper.make_tensor("n", i64, [], [5000])]),
      "Loop: runs more than 4096 times, too many to unroll")
 body2 = helper.make_graph([helper.make_node("ReduceSum", ["v"], ["s"], keepdims=0), helper.make_node("Less", ["s", "lim"], ["cout"]),
                            helper.make_node("Add", ["v", "v"], ["v2"])], "body",
