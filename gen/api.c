@@ -121,6 +121,120 @@ static int is_onnx_model(const char *text, size_t len, int binary, char *why, si
     return 1;
 }
 
+/* The name of NAME=VALUE (split on the last '=': ONNX names may hold one); NULL if none. */
+static char *split_last_eq(const char *arg, const char **value)
+{
+    const char *eq = strrchr(arg, '=');
+    if (!eq || eq == arg)
+        return NULL;
+    *value = eq + 1;
+    char *name = malloc((size_t)(eq - arg) + 1);
+    if (!name)
+        return NULL;
+    memcpy(name, arg, (size_t)(eq - arg));
+    name[eq - arg] = 0;
+    return name;
+}
+
+/* A dimension of --input-shape or --dim: a whole number from 1; 0, or -1 after a message. */
+static int parse_dim(const char *prog, const char *opt, const char *arg, const char *s, size_t n, int64_t *out)
+{
+    char buf[32];
+    char *end;
+    long long v = -1;
+    if (n > 0 && n < sizeof buf) {
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        v = strtoll(buf, &end, 10);
+        if (*end || buf[0] == '-' || buf[0] == '+')
+            v = -1;
+    }
+    if (v < 1 || v > GEN_MAX_ELEMS) {
+        fprintf(stderr, "%s: error: %s %s: '%.*s' is not a dimension (a whole number from 1 to %lld)\n", prog, opt, arg,
+                (int)n, s, (long long)GEN_MAX_ELEMS);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* --input-shape NAME=D0,D1,... ("NAME=" for a scalar) */
+static int parse_input_shape(const char *prog, const char *arg, GenInputShape *out)
+{
+    const char *v;
+    char *name = split_last_eq(arg, &v);
+    if (!name) {
+        fprintf(stderr, "%s: error: --input-shape %s: expected NAME=D0,D1,...\n", prog, arg);
+        return -1;
+    }
+    out->name = name;
+    out->ndim = 0;
+    for (const char *p = v; *v;) {   /* "" is a scalar */
+        size_t n = strcspn(p, ",");
+        if (out->ndim == KG_MAX_DIMS) {
+            fprintf(stderr, "%s: error: --input-shape %s: more than %d dimensions\n", prog, arg, KG_MAX_DIMS);
+            return -1;
+        }
+        if (parse_dim(prog, "--input-shape", arg, p, n, &out->dims[out->ndim++]))
+            return -1;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    return 0;
+}
+
+/* --dim SYMBOL=N */
+static int parse_dim_value(const char *prog, const char *arg, GenDimValue *out)
+{
+    const char *v;
+    char *name = split_last_eq(arg, &v);
+    if (!name) {
+        fprintf(stderr, "%s: error: --dim %s: expected SYMBOL=N\n", prog, arg);
+        return -1;
+    }
+    out->symbol = name;
+    return parse_dim(prog, "--dim", arg, v, strlen(v), &out->value);
+}
+
+int gen_shape_option(GenOptions *opt, int argc, char **argv, int *i, const char *prog)
+{
+    const char *a = argv[*i];
+    size_t n = strcspn(a, "=");
+    int which = n == 13 && !strncmp(a, "--input-shape", 13) ? 0 : n == 5 && !strncmp(a, "--dim", 5) ? 1
+                : n == 6 && !strncmp(a, "--bind", 6)                                               ? 2
+                                                                                                   : -1;
+    if (which < 0)
+        return 0;
+    const char *v = a[n] ? a + n + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+    if (!v) {
+        fprintf(stderr, "%s: error: %s needs a value\n", prog, a);
+        return -1;
+    }
+    int *count = which == 0 ? &opt->nshapes : which == 1 ? &opt->ndims : &opt->nbinds;
+    if (*count == GEN_MAX_SHAPE_ARGS) {
+        fprintf(stderr, "%s: error: more than %d %.*s options\n", prog, GEN_MAX_SHAPE_ARGS, (int)n, a);
+        return -1;
+    }
+    if (which == 0 ? parse_input_shape(prog, v, &opt->shapes[*count])
+        : which == 1 ? parse_dim_value(prog, v, &opt->dims[*count])
+                     : 0)
+        return -1;
+    if (which == 2)
+        opt->binds[*count] = v;
+    ++*count;
+    return 1;
+}
+
+void gen_shape_options_free(GenOptions *opt)
+{
+    for (int i = 0; i < opt->nshapes; i++)
+        free((char *)opt->shapes[i].name);
+    for (int i = 0; i < opt->ndims; i++)
+        free((char *)opt->dims[i].symbol);
+    opt->nshapes = opt->ndims = 0;
+}
+
 int gen_compile(const GenOptions *opt)
 {
     char *text;

@@ -211,6 +211,11 @@ int gen_read_file(const char *path, int64_t max_bytes, char **text, size_t *len)
 int gen_compile_onnx(const GenOptions *opt);
 /* Compile one .kg file (or, for a .onnx path, a model) as the options say. Returns 0, or -1 with ir_fail(). */
 int gen_compile(const GenOptions *opt);
+/* --input-shape, --dim and --bind (as "--opt VALUE" or "--opt=VALUE") at argv[*i] into
+ * opt, *i moved past the value: 1; 0 if argv[*i] is none of them; -1 after a message
+ * "PROG: error: ..." on stderr. gen_shape_options_free frees what they allocated. */
+int gen_shape_option(GenOptions *opt, int argc, char **argv, int *i, const char *prog);
+void gen_shape_options_free(GenOptions *opt);
 /* A C identifier from a file name: "examples/conv-2d.kg" -> "conv_2d". */
 const char *gen_name_from_path(const char *path);
 

@@ -93,82 +93,6 @@ static int parse_limit(const char *a, int64_t max, int64_t *out)
     return 0;
 }
 
-/* The name of NAME=VALUE (split on the last '=': ONNX names may hold one); NULL if none. */
-static char *split_last_eq(const char *arg, const char **value)
-{
-    const char *eq = strrchr(arg, '=');
-    if (!eq || eq == arg)
-        return NULL;
-    *value = eq + 1;
-    char *name = malloc((size_t)(eq - arg) + 1);
-    if (!name)
-        return NULL;
-    memcpy(name, arg, (size_t)(eq - arg));
-    name[eq - arg] = 0;
-    return name;
-}
-
-/* A dimension of --input-shape or --dim: a whole number from 1; 0, or -1 after a message. */
-static int parse_dim(const char *opt, const char *arg, const char *s, size_t n, int64_t *out)
-{
-    char buf[32];
-    char *end;
-    long long v = -1;
-    if (n > 0 && n < sizeof buf) {
-        memcpy(buf, s, n);
-        buf[n] = 0;
-        v = strtoll(buf, &end, 10);
-        if (*end || buf[0] == '-' || buf[0] == '+')
-            v = -1;
-    }
-    if (v < 1 || v > GEN_MAX_ELEMS) {
-        fprintf(stderr, "kgen: error: %s %s: '%.*s' is not a dimension (a whole number from 1 to %lld)\n", opt, arg,
-                (int)n, s, (long long)GEN_MAX_ELEMS);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* --input-shape NAME=D0,D1,... ("NAME=" for a scalar) */
-static int parse_input_shape(const char *arg, GenInputShape *out)
-{
-    const char *v;
-    char *name = split_last_eq(arg, &v);
-    if (!name) {
-        fprintf(stderr, "kgen: error: --input-shape %s: expected NAME=D0,D1,...\n", arg);
-        return -1;
-    }
-    out->name = name;
-    out->ndim = 0;
-    for (const char *p = v; *v;) {   /* "" is a scalar */
-        size_t n = strcspn(p, ",");
-        if (out->ndim == KG_MAX_DIMS) {
-            fprintf(stderr, "kgen: error: --input-shape %s: more than %d dimensions\n", arg, KG_MAX_DIMS);
-            return -1;
-        }
-        if (parse_dim("--input-shape", arg, p, n, &out->dims[out->ndim++]))
-            return -1;
-        if (!p[n])
-            break;
-        p += n + 1;
-    }
-    return 0;
-}
-
-/* --dim SYMBOL=N */
-static int parse_dim_value(const char *arg, GenDimValue *out)
-{
-    const char *v;
-    char *name = split_last_eq(arg, &v);
-    if (!name) {
-        fprintf(stderr, "kgen: error: --dim %s: expected SYMBOL=N\n", arg);
-        return -1;
-    }
-    out->symbol = name;
-    return parse_dim("--dim", arg, v, strlen(v), &out->value);
-}
-
 /* Is a the start of a target attribute given as its own word ("-arch=sm_80", "-simd")? */
 static int is_target_attr(const char *a)
 {
@@ -241,7 +165,7 @@ int main(int argc, char **argv)
     opt.target = "c";
     const char *attrs[64];
     const char *tuning_log = NULL;
-    int nattrs = 0;
+    int nattrs = 0, rc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -322,27 +246,9 @@ int main(int argc, char **argv)
                 return 1;
             }
             tuning_log = argv[++i];
-        } else if (!strcmp(a, "--input-shape") || !strcmp(a, "--dim") || !strcmp(a, "--bind") ||
-                   !strncmp(a, "--input-shape=", 14) || !strncmp(a, "--dim=", 6) || !strncmp(a, "--bind=", 7)) {
-            const char *eq = strchr(a, '=');
-            size_t n = eq ? (size_t)(eq - a) : strlen(a);
-            const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v) {
-                fprintf(stderr, "kgen: error: %s needs a value\n", a);
+        } else if ((rc = gen_shape_option(&opt, argc, argv, &i, "kgen")) != 0) {
+            if (rc < 0)
                 return 1;
-            }
-            int *count = n == 13 ? &opt.nshapes : n == 5 ? &opt.ndims : &opt.nbinds;
-            if (*count == GEN_MAX_SHAPE_ARGS) {
-                fprintf(stderr, "kgen: error: more than %d %.*s options\n", GEN_MAX_SHAPE_ARGS, (int)n, a);
-                return 1;
-            }
-            if (n == 13 ? parse_input_shape(v, &opt.shapes[*count])
-                : n == 5 ? parse_dim_value(v, &opt.dims[*count])
-                         : 0)
-                return 1;
-            if (n == 6)
-                opt.binds[*count] = v;
-            ++*count;
         } else if (!strcmp(a, "--bind-inputs")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "kgen: error: --bind-inputs needs a directory\n");
@@ -390,15 +296,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgen: error: nothing to do: give -o DIR, --report or --dump=PASS\n");
         return 1;
     }
-    int rc = tuning_log ? gen_tune_apply(&opt, tuning_log) : 0;
+    rc = tuning_log ? gen_tune_apply(&opt, tuning_log) : 0;
     if (!rc)
         rc = compile_targets(&opt, opt.target, attrs, nattrs);
     for (int i = 0; i < opt.ndefines; i++)
         free((char *)opt.defines[i].name);
-    for (int i = 0; i < opt.nshapes; i++)
-        free((char *)opt.shapes[i].name);
-    for (int i = 0; i < opt.ndims; i++)
-        free((char *)opt.dims[i].symbol);
+    gen_shape_options_free(&opt);
     if (rc) {
         const char *msg = ir_errmsg();
         fprintf(stderr, "%s%s\n", strstr(msg, "error:") ? "" : "kgen: error: ", msg);

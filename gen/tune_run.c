@@ -144,6 +144,15 @@ static int load_workload(const GenOptions *opt, Workload *w)
     if (read_all(opt->input, &text, &len))
         return -1;
     uint64_t h = fnv1a(text, len);
+    /* a model's shapes and bound inputs make another workload: mix them into the hash */
+    for (int i = 0; i < opt->nshapes; i++) {
+        h ^= fnv1a(opt->shapes[i].name, strlen(opt->shapes[i].name)) * 31;
+        h ^= fnv1a((const char *)opt->shapes[i].dims, sizeof(int64_t) * (size_t)opt->shapes[i].ndim) * 37;
+    }
+    for (int i = 0; i < opt->ndims; i++)
+        h ^= (fnv1a(opt->dims[i].symbol, strlen(opt->dims[i].symbol)) + (uint64_t)opt->dims[i].value) * 41;
+    for (int i = 0; i < opt->nbinds; i++)
+        h ^= fnv1a(opt->binds[i], strlen(opt->binds[i])) * 43;
     w->onnx = is_onnx(opt->input);
     int n = w->onnx ? snprintf(w->key, sizeof w->key, "c/onnx@s%d:%s:%016llx", SCH_DEFAULT_VERSION,
                                base_name(opt->input), (unsigned long long)h)
@@ -628,6 +637,9 @@ static void tune_usage(FILE *f)
           "  --runs N          timed runs per candidate; the median counts (default 10)\n"
           "  --work DIR        where candidates are built (default LOG.work)\n"
           "  -DNAME=VALUE      a param of the file (fixed, and part of the workload)\n"
+          "  --input-shape NAME=D0,..., --dim SYMBOL=N, --bind NAME=VALUE|FILE\n"
+          "                    (ONNX) a model's shapes and bound inputs, as for kgen (part of\n"
+          "                    the workload: give the same ones with --tuning-log)\n"
           "Then: kgen FILE --tuning-log LOG ... generates with the best record.\n",
           f);
 }
@@ -757,7 +769,7 @@ int gen_tune_main(int argc, char **argv)
     opt.target = "c";
     Tools tl = {"cc", "-O3 -march=native", NULL, NULL, 10, 0};
     const char *log = NULL;
-    int trials = 16, rc = 1;
+    int trials = 16, rc = 1, n_shape;
     uint64_t seed = 1;
     char work[4096];
     for (int i = 1; i < argc; i++) {
@@ -801,6 +813,9 @@ int gen_tune_main(int argc, char **argv)
             } else {
                 tl.work = v;
             }
+        } else if ((n_shape = gen_shape_option(&opt, argc, argv, &i, "kgen tune")) != 0) {
+            if (n_shape < 0)
+                goto out;
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
             const char *eq = strchr(d, '=');
@@ -847,6 +862,7 @@ fail:
 out:
     for (int i = 0; i < opt.ndefines; i++)
         free((char *)opt.defines[i].name);
+    gen_shape_options_free(&opt);
     return rc;
 }
 

@@ -114,6 +114,21 @@ else
   echo "SKIP tune onnx: $model missing"; skip=$((skip + 1))
 fi
 
+# 5b. a model with symbolic dims tunes with the shape options, which are part of its
+# workload: the record applies to the same shape, not to another
+m=tests/published/cnn_dynamic/model.onnx
+if [ -f $m ]; then
+  rm -rf $work/dyn.log $work/dyn.log.work
+  if $KGEN tune $m --input-shape input=1,3,32,40 --trials 1 --log $work/dyn.log --cflags "$flags" --runs 1 \
+       > /dev/null 2> $work/dyn.err &&
+     $KGEN $m --input-shape input=1,3,32,40 --tuning-log $work/dyn.log -o $work/dyn_same > /dev/null 2> $work/dyn_same.err &&
+     ! grep -q "no record" $work/dyn_same.err &&
+     $KGEN $m --input-shape input=1,3,32,48 --tuning-log $work/dyn.log -o $work/dyn_other > /dev/null 2> $work/dyn_other.err &&
+     grep -q "no record" $work/dyn_other.err; then
+    ok "onnx: --input-shape is part of the workload (tune, then apply to the same and another shape)"
+  else bad "onnx: --input-shape is part of the workload" "$(tail -2 $work/dyn.err $work/dyn_same.err $work/dyn_other.err)"; fi
+fi
+
 # 6. the command line refuses what it cannot do
 if ! $KGEN tune examples/softmax.kg --log $work/x.log > /dev/null 2> $work/none.err && grep -q 'nothing to tune' $work/none.err; then
   ok "a file without tune lines is refused"
