@@ -10,6 +10,17 @@ BUILD=${BUILD:-build}
 work=$BUILD/errors
 rm -rf $work; mkdir -p $work
 pass=0 fail=0
+# judge RC EXPECT: kgen's run as $name (stderr in $work/$name.stderr, output dir $out)
+# failed with status 1, said EXPECT and wrote nothing
+judge() {
+  local why=""
+  [ $1 -eq 1 ] || why="exit status $1, expected 1"
+  [ -z "$why" ] && ! grep -qF -- "$2" $work/$name.stderr && why="message lacks '$2'"
+  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
+  [ -z "$why" ] && [ ! -s $work/$name.stderr ] && why="no message"
+  if [ -z "$why" ]; then pass=$((pass + 1)); else
+    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+}
 for f in tests/error/kg/*.kg; do
   name=$(basename $f .kg)
   expect=$(head -c 4096 "$f" | tr -d '\000' | sed -n 's/^# expect: \{0,1\}//p' | head -1)
@@ -17,13 +28,7 @@ for f in tests/error/kg/*.kg; do
   out=$work/$name.out
   $KGEN "$f" --target c -o $out $args >$work/$name.stdout 2>$work/$name.stderr
   rc=$?
-  why=""
-  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
-  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
-  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
-  [ -z "$why" ] && [ ! -s $work/$name.stderr ] && why="no message"
-  if [ -z "$why" ]; then pass=$((pass + 1)); else
-    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+  judge $rc "$expect"
 done
 # ONNX models: NAME.onnx with its expected message in NAME.expect
 for f in tests/error/onnx/*.onnx; do
@@ -33,12 +38,7 @@ for f in tests/error/onnx/*.onnx; do
   out=$work/$name.out
   $KGEN "$f" --target c -o $out $args >$work/$name.stdout 2>$work/$name.stderr
   rc=$?
-  why=""
-  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
-  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
-  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
-  if [ -z "$why" ]; then pass=$((pass + 1)); else
-    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+  judge $rc "$expect"
 done
 # files over --max-file-mb=1: a model and a .kg source of 1 MiB and one byte
 head -c $((1024 * 1024 + 1)) /dev/zero > $work/big.onnx
@@ -49,12 +49,7 @@ for f in $work/big.onnx $work/big.kg; do
   $KGEN "$f" --target c -o $out --max-file-mb=1 >$work/$name.stdout 2>$work/$name.stderr
   rc=$?
   expect="$f: larger than the limit of 1 MiB (--max-file-mb)"
-  why=""
-  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
-  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
-  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
-  if [ -z "$why" ]; then pass=$((pass + 1)); else
-    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+  judge $rc "$expect"
 done
 # ONNX or .kg is told by the content, not the name: a model named .bin compiles (and so
 # does a .kg named .txt); a text file named .onnx, garbage named .kg, an empty .onnx and a
@@ -82,11 +77,6 @@ for c in "text.onnx:not an ONNX model (group (wire type 3) in field 4: groups ar
   out=$work/$name.out
   $KGEN "$f" --target c -o $out >$work/$name.stdout 2>$work/$name.stderr
   rc=$?
-  why=""
-  [ $rc -eq 1 ] || why="exit status $rc, expected 1"
-  [ -z "$why" ] && ! grep -qF -- "$expect" $work/$name.stderr && why="message lacks '$expect'"
-  [ -z "$why" ] && [ -e $out ] && why="left output behind in $out"
-  if [ -z "$why" ]; then pass=$((pass + 1)); else
-    echo "FAIL error $name: $why"; sed 's/^/    /' $work/$name.stderr | head -8; fail=$((fail + 1)); fi
+  judge $rc "$expect"
 done
 echo "errors: $pass passed, $fail failed"
