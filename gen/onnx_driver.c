@@ -126,23 +126,23 @@ static int parse_bind(const char *arg, const OnnxLimits *lim, int k, BindFiles *
     return 0;
 }
 
-/* The final shape of each input, "x: f32[1, 3, 224, 224]", for --report */
+/* "input 'x': f32[1, 3, 224, 224]", for --report */
+static void report_value(const char *what, const GenValue *v)
+{
+    const Tensor *t = v->t;
+    printf("%s '%s': %s[", what, v->onnx_name, ir_dtype_name(t->dtype));
+    for (int d = 0; d < t->ndim; d++)
+        printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    printf("]%s\n", v->frozen ? ", a constant (bound or frozen)" : "");
+}
+
+/* The final shape of each input and output, and what the import decided, for --report */
 static void report_inputs(const GenImport *im)
 {
-    for (int i = 0; i < im->ninputs; i++) {
-        const Tensor *t = im->inputs[i].t;
-        printf("input '%s': %s[", im->inputs[i].onnx_name, ir_dtype_name(t->dtype));
-        for (int d = 0; d < t->ndim; d++)
-            printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
-        printf("]%s\n", im->inputs[i].frozen ? ", a constant (bound or frozen)" : "");
-    }
-    for (int i = 0; i < im->noutputs; i++) {
-        const Tensor *t = im->outputs[i].t;
-        printf("output '%s': %s[", im->outputs[i].onnx_name, ir_dtype_name(t->dtype));
-        for (int d = 0; d < t->ndim; d++)
-            printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
-        printf("]\n");
-    }
+    for (int i = 0; i < im->ninputs; i++)
+        report_value("input", &im->inputs[i]);
+    for (int i = 0; i < im->noutputs; i++)
+        report_value("output", &im->outputs[i]);
     for (int i = 0; i < im->notes.n; i++)
         printf("%s\n", (const char *)im->notes.items[i]);
 }

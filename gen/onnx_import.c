@@ -890,7 +890,7 @@ static int import_if(Import *I, OpCtx *c)
 }
 
 /* x with dimension `axis` fixed at `index` (one rank less) */
-static Tensor *slice_at(Import *I, OpCtx *c, Tensor *x, int axis, int64_t index)
+static Tensor *slice_at(OpCtx *c, Tensor *x, int axis, int64_t index)
 {
     int64_t shape[KG_MAX_DIMS];
     int n = 0;
@@ -902,7 +902,6 @@ static Tensor *slice_at(Import *I, OpCtx *c, Tensor *x, int axis, int64_t index)
     op_axis_exprs(ax, n, v);
     for (int d = 0, k = 0; d < x->ndim; d++)
         idx[d] = d == axis ? ir_idx(index) : v[k++];
-    (void)I;
     return op_emit(c, op_name(c, ir_fmt("%s_slice%lld", x->name, (long long)index)), n, ax, ir_access(x, idx, x->ndim));
 }
 
@@ -1064,7 +1063,7 @@ static int scan_steps(Import *I, OpCtx *c, const OnnxGraph *g, Tensor **states, 
         Tensor *args[OP_MAX_IO], *outs[OP_MAX_IO];
         memcpy(args, states, sizeof *states * (size_t)nstate);
         for (int j = 0; j < nx; j++) {
-            args[nstate + j] = slice_at(I, c, xs[j], axes[j], dirs[j] ? L - 1 - t : t);
+            args[nstate + j] = slice_at(c, xs[j], axes[j], dirs[j] ? L - 1 - t : t);
             if (!args[nstate + j])
                 return -1;
         }
@@ -1138,20 +1137,14 @@ static int import_scan(Import *I, OpCtx *c)
         L = len;
     }
     if (v8 && op_has_input(c, 0)) {
-        Tensor *k = c->in[0];
-        int64_t n = ir_tensor_numel(k);
-        for (int64_t i = 0; i < n; i++) {
-            OpCtx e = {0};
-            e.op = "Scan";
-            e.nin = 1;
-            e.in[0] = k;
-            int64_t lens[4096];
-            if (n > 4096 || op_const_ints(&e, 0, "sequence_lens", lens, 4096) != n)
-                return -1;
+        int64_t lens[GEN_MAX_UNROLL];
+        int64_t n = op_const_ints(c, 0, "sequence_lens", lens, GEN_MAX_UNROLL);
+        if (n < 0)
+            return -1;
+        for (int64_t i = 0; i < n; i++)
             if (lens[i] != L)
                 return ir_fail("Scan: sequence_lens[%lld] is %lld, not the full length %lld", (long long)i,
                                (long long)lens[i], (long long)L);
-        }
     }
     if (L > GEN_MAX_UNROLL || B * L > GEN_MAX_UNROLL)
         return ir_fail("Scan: %lld steps, too many to unroll (limit %d)", (long long)(B * L), GEN_MAX_UNROLL);
@@ -1167,7 +1160,7 @@ static int import_scan(Import *I, OpCtx *c)
     for (int64_t b = 0; b < B; b++) {
         Tensor *states[OP_MAX_IO], *xs[OP_MAX_IO];
         for (int i = 0; i < nin; i++) {
-            Tensor *t = v8 ? slice_at(I, c, in[i], 0, b) : in[i];
+            Tensor *t = v8 ? slice_at(c, in[i], 0, b) : in[i];
             if (!t)
                 return -1;
             if (i < nstate)

@@ -518,7 +518,6 @@ typedef struct {
     int nguards;
     const Buffer *guard_buf[IR_MAX_GUARDS];
     int guard_value[IR_MAX_GUARDS];
-    const IrGuard *guard;       /* what they came from */
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);

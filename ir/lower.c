@@ -1787,31 +1787,27 @@ static const Buffer *model_buffer(const Model *m, const char *name)
     return NULL;
 }
 
-/* A kernel of a run-time If's branch runs only when its conditions hold, where each
+/* Kernel k, of a run-time If's branch g, runs only when g's conditions hold, where each
  * condition is a buffer of the model (not one computed inside a kernel). */
-static void resolve_guards(Model *m)
+static void set_guards(const Model *m, Kernel *k, const IrGuard *g)
 {
-    for (int k = 0; k < m->kernels.n; k++) {
-        Kernel *kk = m->kernels.items[k];
-        int n = 0;
-        for (const IrGuard *g = kk->guard; g; g = g->up)
-            n++;
-        if (n > IR_MAX_GUARDS)
-            continue;
-        kk->nguards = n;
-        for (const IrGuard *g = kk->guard; g; g = g->up) {
-            const Buffer *b = model_buffer(m, g->cond->name);
-            if (!b || b->size < 1 || ir_dtype_is_storage(b->dtype)) {
-                kk->nguards = 0;
-                break;
-            }
-            kk->guard_buf[--n] = b;
-            kk->guard_value[n] = g->value;
-        }
-        for (int i = 0; i < kk->nguards; i++)
-            ir_vec_push(&kk->notes, ir_fmt("runs only if %s %s 0", kk->guard_buf[i]->name, kk->guard_value[i] ? "!=" : "=="),
-                        1 << 20, "notes");
+    int n = 0;
+    for (const IrGuard *c = g; c; c = c->up)
+        n++;
+    if (n > IR_MAX_GUARDS)
+        return;
+    int depth = n;
+    for (const IrGuard *c = g; c; c = c->up) {   /* innermost first: fill from the end */
+        const Buffer *b = model_buffer(m, c->cond->name);
+        if (!b || b->size < 1 || ir_dtype_is_storage(b->dtype))
+            return;
+        k->guard_buf[--n] = b;
+        k->guard_value[n] = c->value;
     }
+    k->nguards = depth;
+    for (int i = 0; i < k->nguards; i++)
+        ir_vec_push(&k->notes, ir_fmt("runs only if %s %s 0", k->guard_buf[i]->name, k->guard_value[i] ? "!=" : "=="),
+                    1 << 20, "notes");
 }
 
 Model *ir_lower_model(Schedule *s, const char *name)
@@ -1866,14 +1862,15 @@ Model *ir_lower_model(Schedule *s, const char *name)
         /* the header comment: what this kernel computes and fuses */
         ir_vec_push(&k->notes, ir_fmt("computes %s%s%s", st->t->name, st->t->comment ? ": " : "",
                                       st->t->comment ? st->t->comment : ""), 1 << 20, "notes");
-        k->guard = st->t->guard;
+        const IrGuard *gd = st->t->guard;
         for (int g = 0; g < group.n; g++) {
             Tensor *t = group.items[g];
             ir_vec_push(&k->notes, ir_fmt("fuses %s%s%s", t->name, t->comment ? ": " : "", t->comment ? t->comment : ""),
                         1 << 20, "notes");
-            if (!guard_within(t->guard, k->guard))
-                k->guard = NULL;   /* it computes something needed outside the branch */
+            if (!guard_within(t->guard, gd))
+                gd = NULL;   /* it computes something needed outside the branch */
         }
+        set_guards(m, k, gd);
         ir_vec_push(&m->kernels, k, 1 << 20, "kernels");
     }
     /* constants no kernel reads (a conv's weights once the layout pass packed a blocked
@@ -1979,6 +1976,5 @@ Model *ir_lower_model(Schedule *s, const char *name)
     free(l2);
     free(first);
     free(last);
-    resolve_guards(m);
     return m;
 }
