@@ -542,6 +542,10 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     if (m->weights_in_file)
         return ir_fail("--weights=file is not supported for the %s target yet (the weights are uploaded "
                        "from NAME_weights.c)", m->target->name);
+    if (mod->nloops)
+        return ir_fail("%s runs as a loop at run time, which the %s host does not do yet (the C, JS and WASM "
+                       "targets do; or fix its trip count and condition with --bind so that it unrolls)",
+                       mod->loops[0].name, m->target->name);
     GProg g;
     if (gprog_init(&g, m->name, m->source, m->target))
         return -1;

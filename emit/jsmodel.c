@@ -301,11 +301,31 @@ static int js_model_files(OutSet *o, const EmModel *m)
     for (int i = 0; i < m->noutputs; i++)
         sb_printf(s, "%s%s", i || m->ninputs ? ", " : "", pout[i]);
     sb_puts(s, ") {\n    if (!ready)\n        throw new Error(`${name}: call init() first: the weights are not loaded`);\n");
+    const char *ind = "    ";
     for (int q = 0; q < mod->kernels.n; q++) {
         const Kernel *kk = mod->kernels.items[q];
+        /* a run-time loop: its start kernel, then the iterations (int64 elements are
+         * BigInts) */
+        for (int j = 0; j < mod->nloops; j++) {
+            const ModelLoop *ml = &mod->loops[j];
+            if (q != ml->begin + 1)
+                continue;
+            const char *it = js_arg(m, ml->iter, wname, aname, pin, pout),
+                       *cd = js_arg(m, ml->cond, wname, aname, pin, pout),
+                       *tr = ml->trip ? js_arg(m, ml->trip, wname, aname, pin, pout) : "";
+            if (!it || !cd || !tr)
+                return ir_fail("js: %s tests a buffer the model does not hold", ml->name);
+            sb_printf(s, "    /* %s */\n    while (%s[0]", ml->name, it);
+            if (ml->trip)
+                sb_printf(s, " < %s[0]", tr);
+            else if (ml->trip_count >= 0)
+                sb_printf(s, " < %lldn", (long long)ml->trip_count);
+            sb_printf(s, " && %s[0] !== 0) {\n", cd);
+            ind = "        ";
+        }
         /* a run-time If's branch: only when taken */
         if (kk->nguards) {
-            sb_puts(s, "    if (");
+            sb_printf(s, "%sif (", ind);
             for (int g = 0; g < kk->nguards; g++) {
                 const char *arg = js_arg(m, kk->guard_buf[g], wname, aname, pin, pout);
                 if (!arg)
@@ -315,7 +335,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
             }
             sb_puts(s, ")\n    ");
         }
-        sb_printf(s, "    %s(", kfn[q]);
+        sb_printf(s, "%s%s(", ind, kfn[q]);
         for (int j = 0; j < kk->params.n; j++) {
             const Buffer *b = kk->params.items[j];
             const char *arg = js_arg(m, b, wname, aname, pin, pout);
@@ -324,6 +344,11 @@ static int js_model_files(OutSet *o, const EmModel *m)
             sb_printf(s, "%s%s", j ? ", " : "", arg);
         }
         sb_puts(s, ");\n");
+        for (int j = 0; j < mod->nloops; j++)
+            if (q == mod->loops[j].end - 1) {
+                sb_puts(s, "    }\n");
+                ind = "    ";
+            }
     }
     sb_puts(s, "}\n\n");
     sb_printf(s, "/* Run on an array of input typed arrays; returns new output arrays. */\n"

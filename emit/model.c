@@ -391,6 +391,14 @@ static int uses_ukernels(const Model *mod)
     return 0;
 }
 
+/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
+static const char *c_elem0(const Buffer *b)
+{
+    return b->scope == SCOPE_WORKSPACE
+               ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype), (long long)b->ws_offset)
+               : ir_fmt("%s[0]", b->name);
+}
+
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
     int in_file = weights_mode(m) == EM_WEIGHTS_FILE;
@@ -447,21 +455,34 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         if (!used)
             sb_printf(c, "    (void)%s;\n", m->inputs[i].buf->name);
     }
+    const char *ind = "    ";
     for (int k = 0; k < mod->kernels.n; k++) {
         const Kernel *kk = mod->kernels.items[k];
         char *fn = em_c_func_name(kk);
-        /* profiling hooks, empty unless built with -DKGEN_PROFILE (kgen_runtime.h) */
-        sb_printf(c, "    KGEN_PROFILE_BEGIN(%d);\n", k);
-        /* a run-time If's branch: only when taken */
-        for (int g = 0; g < kk->nguards; g++) {
-            const Buffer *b = kk->guard_buf[g];
-            const char *v = b->scope == SCOPE_WORKSPACE
-                                ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype),
-                                         (long long)b->ws_offset)
-                                : ir_fmt("%s[0]", b->name);
-            sb_printf(c, "%s%s %s 0", g ? " && " : "    if (", v, kk->guard_value[g] ? "!=" : "==");
+        /* a run-time loop: its start kernel, then the iterations */
+        for (int j = 0; j < mod->nloops; j++) {
+            const ModelLoop *ml = &mod->loops[j];
+            if (k == ml->begin + 1) {
+                sb_printf(c, "    /* %s: while %s", ml->name, ml->iter->name);
+                if (ml->trip || ml->trip_count >= 0)
+                    sb_printf(c, " < %s", ml->trip ? ml->trip->name : ir_fmt("%lld", (long long)ml->trip_count));
+                sb_printf(c, " and %s */\n    while (", ml->cond->name);
+                sb_puts(c, c_elem0(ml->iter));
+                if (ml->trip)
+                    sb_printf(c, " < %s", c_elem0(ml->trip));
+                else if (ml->trip_count >= 0)
+                    sb_printf(c, " < INT64_C(%lld)", (long long)ml->trip_count);
+                sb_printf(c, " && %s != 0) {\n", c_elem0(ml->cond));
+                ind = "        ";
+            }
         }
-        sb_printf(c, "%s    %s(", kk->nguards ? ")\n    " : "", fn);
+        /* profiling hooks, empty unless built with -DKGEN_PROFILE (kgen_runtime.h) */
+        sb_printf(c, "%sKGEN_PROFILE_BEGIN(%d);\n", ind, k);
+        /* a run-time If's branch: only when taken */
+        for (int g = 0; g < kk->nguards; g++)
+            sb_printf(c, "%s%s %s 0", g ? " && " : ir_fmt("%sif (", ind), c_elem0(kk->guard_buf[g]),
+                      kk->guard_value[g] ? "!=" : "==");
+        sb_printf(c, "%s%s%s(", kk->nguards ? ")\n    " : "", ind, fn);
         for (int q = 0; q < kk->params.n; q++) {
             const Buffer *b = kk->params.items[q];
             sb_puts(c, q ? ", " : "");
@@ -475,8 +496,13 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             else
                 sb_puts(c, b->name);
         }
-        sb_printf(c, ");\n    KGEN_PROFILE_END(%d, \"%s\");\n", k, fn);
+        sb_printf(c, ");\n%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
         free(fn);
+        for (int j = 0; j < mod->nloops; j++)
+            if (k == mod->loops[j].end - 1) {
+                sb_puts(c, "    }\n");
+                ind = "    ";
+            }
     }
     sb_puts(c, "    return KGEN_OK;\n}\n");
 

@@ -27,6 +27,7 @@ typedef struct {
     unsigned char *dep; /* by tensor id: 0 unknown, 1 constant, 2 depends on a graph input */
     int ndep;
     const IrGuard *guard; /* the run-time If branch being imported, or NULL */
+    const IrLoop *loop;   /* the run-time loop whose body is being imported, or NULL */
     const char *suffix; /* added to the names made in an unrolled iteration ("_it3"): each
                            iteration's are new, so making them unique probes once */
     int64_t budget;     /* nodes that may still be imported (unrolled loops count each time) */
@@ -192,6 +193,21 @@ static void closure(const Program *p, Tensor *t, PtrVec *seen)
         }
         ir_vec_push(seen, x, 1 << 24, "tensors");
         PtrVec reads = {0};
+        if (x->loop_state) {
+            /* a run-time loop's state depends on its whole loop */
+            const IrLoop *L = x->loop_state;
+            const Tensor *dep[3 * IR_LOOP_MAX_STATES + 1];
+            int n = 0;
+            dep[n++] = L->trip;
+            for (int i = 0; i < L->nstate; i++) {
+                dep[n++] = L->state[i];
+                dep[n++] = L->init[i];
+                dep[n++] = L->next[i];
+            }
+            for (int i = 0; i < n; i++)
+                if (dep[i] && dep[i] != x)
+                    ir_vec_push(&todo, (void *)dep[i], 1 << 24, "tensors");
+        }
         if (x->kind == T_COMPUTE)
             ir_expr_tensors(x->body, &reads);
         else if (x->kind == T_SCAN) {
@@ -442,7 +458,7 @@ static void prune(Program *p)
     int n = 0;
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
-        if (keep[i] || t->kind == T_PLACEHOLDER)
+        if (keep[i] || (t->kind == T_PLACEHOLDER && !t->loop_state))
             p->tensors.items[n++] = t;
     }
     p->tensors.n = n;
@@ -962,8 +978,123 @@ static int empty_scan(OpCtx *c, int out, const OnnxValueInfo *vi, const char *wh
     return c->out[out] ? 0 : -1;
 }
 
-/* Loop: unrolled, which needs the trip count and the condition known when compiling
- * (graph inputs they depend on may be bound with --bind, or --bind-inputs data). */
+/* The scalar state `what` of a run-time loop: a placeholder of its own, one element,
+ * shaped as the body declares it ([] or [1]). */
+static Tensor *loop_state(Import *I, IrLoop *L, const char *name, DType t, int ndim, const int64_t *shape)
+{
+    Tensor *x = ir_placeholder(unique(I->prog, name), t, ndim, shape);
+    if (!x || ir_program_add(I->prog, x))
+        return NULL;
+    x->loop_state = L;
+    return x;
+}
+
+/* Loop as a loop of the model function (ir_lower_model), for a trip count or condition
+ * known only at run time, or a count too large to unroll (why says which). The body is
+ * imported once; it reads the loop's states, which the model function sets before the
+ * first iteration and into which it copies the body's next values after each one. So the
+ * carried values must keep their type and shape, and scan outputs (whose length would be
+ * known only at run time) are refused. */
+static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip, int64_t trip_count,
+                        Tensor *cond, const char *why)
+{
+    for (int i = ncar; i < c->nout; i++)
+        if (c->out_names[i])
+            return ir_fail("Loop: %s, and scan output %d is used: its length would be known only at run time "
+                           "(fix the inputs the count depends on with --bind)", why, i - ncar);
+    if (I->guard)
+        return ir_fail("Loop: %s, inside the branch of an If decided at run time; kgen runs such a loop only "
+                       "outside run-time branches (fix the condition's inputs with --bind)", why);
+    if (I->loop)
+        return ir_fail("Loop: %s, inside the body of %s, which runs at run time too; kgen does not nest such "
+                       "loops", why, I->loop->name);
+    if (trip && (trip->dtype != DT_I64 || ir_tensor_numel(trip) != 1))
+        return ir_fail("Loop: the trip count M is %s%s, not one int64", ir_dtype_name(trip->dtype),
+                       shape_str(trip->ndim, trip->shape));
+    if (cond && ir_tensor_numel(cond) != 1)
+        return ir_fail("Loop: the condition has %lld elements, not one", (long long)ir_tensor_numel(cond));
+    if (ncar + 2 > IR_LOOP_MAX_STATES)
+        return ir_fail("Loop: %d loop-carried values (limit %d)", ncar, IR_LOOP_MAX_STATES - 2);
+    IrLoop *L = ir_alloc(sizeof *L);
+    L->name = node_label(c->node);
+    L->trip = trip;
+    L->trip_count = trip ? -1 : trip_count;
+    L->nstate = ncar + 2;
+    L->state = ir_alloc(sizeof *L->state * (size_t)L->nstate);
+    L->init = ir_alloc(sizeof *L->init * (size_t)L->nstate);
+    L->next = ir_alloc(sizeof *L->next * (size_t)L->nstate);
+    int64_t one = 1;
+    L->state[0] = loop_state(I, L, ir_fmt("%s_iter", c->base), DT_I64, g->inputs[0].has_shape && g->inputs[0].ndim == 1,
+                             &one);
+    L->state[1] = loop_state(I, L, ir_fmt("%s_cond", c->base), DT_BOOL, g->inputs[1].has_shape && g->inputs[1].ndim == 1,
+                             &one);
+    L->init[1] = cond;
+    for (int k = 0; k < ncar; k++) {
+        Tensor *v = c->in[2 + k];
+        L->state[2 + k] = loop_state(I, L, ir_fmt("%s_%s", c->base, gen_c_name(g->inputs[2 + k].name)), v->dtype,
+                                     v->ndim, v->shape);
+        L->init[2 + k] = v;
+    }
+    for (int i = 0; i < L->nstate; i++)
+        if (!L->state[i])
+            return -1;
+    Tensor *outs[OP_MAX_IO + 2];
+    int first = I->prog->tensors.n;
+    I->loop = L;
+    int rc = import_subgraph(I, g, "body", L->state, L->nstate, outs);
+    I->loop = NULL;
+    if (rc)
+        return -1;
+    if (cond && (outs[0]->dtype != DT_BOOL || ir_tensor_numel(outs[0]) != 1))
+        return ir_fail("Loop: the body's condition is %s%s, not one bool", ir_dtype_name(outs[0]->dtype),
+                       shape_str(outs[0]->ndim, outs[0]->shape));
+    for (int k = 0; k < ncar; k++) {
+        const Tensor *a = L->state[2 + k], *b = outs[1 + k];
+        if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
+            return ir_fail("Loop: loop-carried value %d ('%s') is %s%s before the loop and %s%s after an iteration; "
+                           "%s, so it runs as a loop, whose carried values must keep their type and shape", k,
+                           g->inputs[2 + k].name, ir_dtype_name(a->dtype), shape_str(a->ndim, a->shape),
+                           ir_dtype_name(b->dtype), shape_str(b->ndim, b->shape), why);
+    }
+    /* the next values: tensors of the body, each in a buffer of its own (a value from
+     * outside the body, or another state, gets a copy: the states are overwritten one
+     * after another) */
+    for (int i = 1; i < L->nstate; i++) {
+        Tensor *o = outs[i - 1];
+        if (i == 1 && !cond)
+            continue;   /* no condition: the body's is ignored */
+        if (o == L->state[i])
+            continue;   /* unchanged */
+        int in_body = 0;
+        for (int j = first; j < I->prog->tensors.n && !in_body; j++)
+            in_body = I->prog->tensors.items[j] == o && !ir_tensor_is_leaf(o);
+        if (!in_body) {
+            IterVar **ax = op_axes(o->ndim, o->shape);
+            Expr *idx[KG_MAX_DIMS];
+            op_axis_exprs(ax, o->ndim, idx);
+            o = op_emit(c, unique(I->prog, ir_fmt("%s_next", L->state[i]->name)), o->ndim, ax, op_read(o, idx));
+            if (!o)
+                return -1;
+        }
+        L->next[i] = o;
+    }
+    for (int j = first; j < I->prog->tensors.n; j++) {
+        Tensor *t = I->prog->tensors.items[j];
+        if (!ir_tensor_is_leaf(t))
+            t->loop = L;
+    }
+    /* the loop's results: the carried values after the last iteration */
+    for (int k = 0; k < ncar && k < c->nout; k++)
+        if (!op_copy(c, k, L->state[2 + k]))
+            return -1;
+    ir_vec_push(&I->out->notes, ir_fmt("%s: %s; it runs as a loop of the model function (C, JS, WASM)", L->name, why),
+                1 << 20, "notes");
+    return 0;
+}
+
+/* Loop: unrolled when the trip count and the condition are known when compiling (graph
+ * inputs they depend on may be bound with --bind, or --bind-inputs data) and the unrolled
+ * body stays small; otherwise a loop at run time (runtime_loop). */
 static int import_loop(Import *I, OpCtx *c)
 {
     const OnnxGraph *g = graph_attr(c, "body");
@@ -982,35 +1113,55 @@ static int import_loop(Import *I, OpCtx *c)
     for (int i = 0; i < ncar; i++)
         if (!op_input(c, 2 + i, "loop-carried value"))
             return -1;
-    const char *run_time = "kgen unrolls a Loop whose trip count and condition are known when compiling (fix "
-                           "the graph inputs they depend on with --bind)";
     int64_t M = -1;
-    int has_cond = op_has_input(c, 1), cond = 1;
-    if (op_has_input(c, 0)) {
+    int has_trip = op_has_input(c, 0), has_cond = op_has_input(c, 1), cond = 1;
+    Tensor *trip_rt = NULL, *cond_rt = NULL;   /* known only at run time */
+    if (has_trip) {
         Tensor *k = value_now(I, c->in[0], 1);
-        if (!k)
-            return ir_fail("Loop: the trip count is known only at run time; %s", run_time);
-        M = scalar_of(k);
+        if (k)
+            M = scalar_of(k);
+        else
+            trip_rt = c->in[0];
     }
     if (has_cond) {
         Tensor *k = value_now(I, c->in[1], 1);
-        if (!k)
-            return ir_fail("Loop: the condition is known only at run time; %s", run_time);
-        cond = scalar_of(k) != 0;
+        if (k)
+            cond = scalar_of(k) != 0;
+        else
+            cond_rt = c->in[1];
     }
-    if (M < 0 && !has_cond)
+    if (!has_trip && !has_cond)
         return ir_fail("Loop: neither a trip count nor a condition: the loop never ends");
+    if (trip_rt || cond_rt)
+        return runtime_loop(I, c, g, ncar, trip_rt, M, has_cond ? c->in[1] : NULL,
+                            trip_rt ? "the trip count is known only at run time"
+                                    : "the condition is known only at run time");
+    int scans_used = 0;
+    for (int i = ncar; i < c->nout; i++)
+        scans_used |= c->out_names[i] != NULL;
+    if (cond && M > 0 && (M > GEN_MAX_UNROLL || M * g->nnodes > GEN_MAX_UNROLLED_NODES) && !scans_used)
+        return runtime_loop(I, c, g, ncar, NULL, M, has_cond ? c->in[1] : NULL,
+                            M > GEN_MAX_UNROLL
+                                ? ir_fmt("its trip count, %lld, is more than kgen unrolls (%d)", (long long)M,
+                                         GEN_MAX_UNROLL)
+                                : ir_fmt("%lld iterations of a body of %d nodes are more than kgen unrolls (%d nodes)",
+                                         (long long)M, g->nnodes, GEN_MAX_UNROLLED_NODES));
     Tensor *carried[OP_MAX_IO], *outs[OP_MAX_IO];
     for (int i = 0; i < ncar; i++)
         carried[i] = c->in[2 + i];
     Tensor **scans = ir_alloc(sizeof *scans * (size_t)(nscan ? nscan : 1) * GEN_MAX_UNROLL);
-    int64_t it = 0, first = I->out->nnodes;
+    /* what to take back when an iteration's condition turns out to be known only at run time */
+    int ntensors = I->prog->tensors.n, nnotes = I->out->notes.n;
+    int64_t first = I->out->nnodes, budget = I->budget;
+    int64_t it = 0;
     for (; cond && (M < 0 || it < M); it++) {
         if (it == GEN_MAX_UNROLL)
-            return ir_fail("Loop: runs more than %d times, too many to unroll", GEN_MAX_UNROLL);
+            return ir_fail("Loop: runs more than %d times, too many to unroll%s", GEN_MAX_UNROLL,
+                           scans_used ? ", and its scan outputs are used" : "");
         if (I->out->nnodes - first > GEN_MAX_UNROLLED_NODES || (M > 0 && M * g->nnodes > GEN_MAX_UNROLLED_NODES))
-            return ir_fail("Loop: %lld iterations of a body of %d nodes, more than kgen unrolls (%d nodes in all)",
-                           (long long)(M > 0 ? M : it), g->nnodes, GEN_MAX_UNROLLED_NODES);
+            return ir_fail("Loop: %lld iterations of a body of %d nodes, more than kgen unrolls (%d nodes in all), "
+                           "and its scan outputs are used", (long long)(M > 0 ? M : it), g->nnodes,
+                           GEN_MAX_UNROLLED_NODES);
         Tensor *args[OP_MAX_IO + 2];
         args[0] = scalar_const(I, ir_fmt("%s_iter%lld", c->base, (long long)it), DT_I64, it, &g->inputs[0]);
         args[1] = scalar_const(I, ir_fmt("%s_cond%lld", c->base, (long long)it), DT_BOOL, 1, &g->inputs[1]);
@@ -1025,9 +1176,19 @@ static int import_loop(Import *I, OpCtx *c)
             return -1;
         if (has_cond) {
             Tensor *k = value_now(I, outs[0], 1);
-            if (!k)
-                return ir_fail("Loop: in iteration %lld the body's condition is known only at run time; %s",
-                               (long long)it, run_time);
+            if (!k) {
+                /* take the unrolled iterations back: the whole loop runs at run time */
+                I->prog->tensors.n = ntensors;
+                ir_program_renumber(I->prog);
+                if (I->ndep)
+                    memset(I->dep, 0, (size_t)I->ndep);
+                I->out->notes.n = nnotes;
+                I->out->nnodes = first;
+                I->budget = budget;
+                return runtime_loop(I, c, g, ncar, NULL, M, c->in[1],
+                                    ir_fmt("the body's condition is known only at run time (in iteration %lld)",
+                                           (long long)it));
+            }
             cond = scalar_of(k) != 0;
         }
         memcpy(carried, outs + 1, sizeof *carried * (size_t)ncar);

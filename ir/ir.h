@@ -361,6 +361,27 @@ struct IrGuard {
     const IrGuard *up;
 };
 
+/* A run-time loop (the ONNX importer: a Loop whose trip count or condition is known only
+ * at run time). Its state is placeholders in the arena (Tensor.loop_state == the loop),
+ * which the model function sets before the first iteration and copies the body's next
+ * values into after each one: state[0] is the iteration number (int64, counts up from 0),
+ * state[1] the condition (bool), state[2..) the carried values. Iterations run while
+ * state[0] < the trip count and state[1] is nonzero. The tensors it names may be rebuilt
+ * by later passes (the layout pass): the lowering finds them by name. */
+#define IR_LOOP_MAX_STATES 34   /* a counter, a condition and 32 carried values */
+typedef struct IrLoop IrLoop;
+struct IrLoop {
+    const char *name;         /* the node, for messages */
+    const Tensor *trip;       /* int64, one element: the most iterations; NULL: trip_count */
+    int64_t trip_count;       /* trip == NULL: the most iterations, or -1: no bound */
+    int nstate;
+    Tensor **state;           /* placeholders */
+    const Tensor **init;      /* the states' values before the first iteration; init[0] is
+                                 NULL (0), init[1] NULL when the loop has no condition (1) */
+    const Tensor **next;      /* their values for the next iteration, tensors of the body;
+                                 NULL: unchanged (next[0] is always NULL: counted up) */
+};
+
 struct Tensor {
     const char *name;
     TensorKind kind;
@@ -380,6 +401,8 @@ struct Tensor {
                                      operator needs its value at compile time */
     int frozen;                   /* a placeholder turned into a constant from its data */
     const IrGuard *guard;         /* NULL: needed whatever the input */
+    const IrLoop *loop;           /* computed in every iteration of this run-time loop */
+    const IrLoop *loop_state;     /* a placeholder: one of this loop's states */
 };
 
 Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *shape);

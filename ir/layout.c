@@ -53,6 +53,10 @@ typedef struct {
     int B;
     Info *info;          /* per tensor of old, by id */
     PtrVec zeroed;       /* new tensors whose padded channels are known to hold zeros */
+    const Tensor *src;   /* the old tensor being rewritten: what add() makes inherits its
+                            run-time If branch and loop */
+    unsigned char *kept; /* per tensor of old: an output, or read by the model function (a
+                            run-time loop's values): it keeps its name and NCHW layout */
 } Layout;
 
 enum { CONV_NONE, CONV_NCHW_IN, CONV_BLOCKED, CONV_DEPTHWISE };
@@ -74,8 +78,22 @@ static Tensor *add(Layout *L, Tensor *t)
         ir_die("layout: cannot build a tensor: %s", ir_errmsg());
     if (ir_program_find(L->np, t->name))
         ir_die("layout: tensor '%s' defined twice", t->name);
+    if (L->src && !ir_tensor_is_leaf(t)) {
+        t->guard = L->src->guard;
+        t->loop = L->src->loop;
+    }
     ir_vec_push(&L->np->tensors, t, 1 << 24, "tensors");
     return t;
+}
+
+static int kept(Layout *L, const Tensor *t) { return t->is_output || L->kept[t->id]; }
+
+/* Marks the tensors of old named as t. */
+static void keep_named(Layout *L, const Tensor *t)
+{
+    for (int i = 0; t && i < L->old->tensors.n; i++)
+        if (!strcmp(((Tensor *)L->old->tensors.items[i])->name, t->name))
+            L->kept[i] = 1;
 }
 
 /* A name used by neither the old program nor the new one. */
@@ -614,7 +632,7 @@ static Tensor *block_conv(Layout *L, Tensor *t, const Conv *m, int mode)
         nred = 2;
     }
     Expr *body = ir_reduce(RED_SUM, ir_bin(OP_MUL, xr, wr), red, nred);
-    const char *name = t->is_output ? fresh(L, ir_fmt("%s_nchwc", t->name)) : t->name;
+    const char *name = kept(L, t) ? fresh(L, ir_fmt("%s_nchwc", t->name)) : t->name;
     Tensor *yb = add(L, ir_compute(name, 5, ax, body));
     yb->comment = t->comment;
     yb->pos = t->pos;
@@ -629,7 +647,7 @@ static int elem_ok(Layout *L, const Tensor *t)
 {
     /* injective, or a per-channel reduction over a window (pooling): the reduction at the
      * top, each read at t's own channel index (checked below) */
-    if (t->kind != T_COMPUTE || t->ndim != 4 || t->is_output ||
+    if (t->kind != T_COMPUTE || t->ndim != 4 || kept(L, t) ||
         ir_expr_has_reduce(t->body->kind == E_REDUCE ? t->body->u.reduce.body : t->body))
         return 0;
     PtrVec r = {0};
@@ -751,18 +769,30 @@ int ir_layout_nchwc(Program *p, int block)
     L.np = ir_program_new(p->name);
     L.B = block;
     L.info = ir_alloc(sizeof *L.info * (size_t)(p->tensors.n + 1));
+    L.kept = ir_alloc((size_t)p->tensors.n + 1);
+    for (int i = 0; i < p->tensors.n; i++) {
+        const IrLoop *lp = ((Tensor *)p->tensors.items[i])->loop_state;
+        if (lp && lp->state[0] == p->tensors.items[i]) {
+            keep_named(&L, lp->trip);
+            for (int k = 0; k < lp->nstate; k++) {
+                keep_named(&L, lp->init[k]);
+                keep_named(&L, lp->next[k]);
+            }
+        }
+    }
     int nconv = 0;
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
         Info *in = &L.info[i];
+        L.src = t;
         Conv m;
         int mode;
         if (match_conv(t, &m) && (mode = conv_mode(&L, &m)) != CONV_NONE) {
             in->nt = block_conv(&L, t, &m, mode);
             in->blocked = 1;
             in->C = m.M;
-            if (t->is_output)
-                to_nchw(&L, t, t->name)->is_output = 1;
+            if (kept(&L, t))
+                to_nchw(&L, t, t->name)->is_output = t->is_output;
             nconv++;
         } else if (elem_ok(&L, t)) {
             in->nt = block_elem(&L, t);

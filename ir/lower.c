@@ -1419,7 +1419,7 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < p->tensors.n; i++) {
             Tensor *t = p->tensors.items[i];
-            if (pass == 0 ? t->kind != T_PLACEHOLDER || t->is_output
+            if (pass == 0 ? t->kind != T_PLACEHOLDER || t->is_output || t->loop_state
                           : pass == 1 ? t->kind != T_CONSTANT || t->is_output : !t->is_output)
                 continue;   /* (an empty output may be a leaf: nothing computes it) */
             Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
@@ -1431,9 +1431,9 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         Tensor *t = st->t;
-        if (ir_tensor_is_leaf(t) || t->is_output || st->attach != ATTACH_ROOT)
-            continue;
-        Scope sc = st->scope == SCOPE_LOCAL ? SCOPE_LOCAL : SCOPE_WORKSPACE;
+        if ((ir_tensor_is_leaf(t) && !t->loop_state) || t->is_output || st->attach != ATTACH_ROOT)
+            continue;   /* (a run-time loop's state is an intermediate the model function sets) */
+        Scope sc = st->scope == SCOPE_LOCAL && !t->loop_state ? SCOPE_LOCAL : SCOPE_WORKSPACE;
         Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
         L->info[i].buf = b;
         ir_vec_push(roots, b, 1 << 20, "buffers");
@@ -1489,6 +1489,14 @@ Kernel *ir_lower(Schedule *s, const char *name)
     L.k = ir_alloc(sizeof *L.k);
     L.k->name = ir_strdup(name);
     PtrVec roots = {0};
+    for (int i = 0; i < s->prog->tensors.n; i++) {
+        const Tensor *t = s->prog->tensors.items[i];
+        if (t->loop || t->loop_state) {
+            ir_fail("%s: %s runs at run time, as a loop of a model function; one kernel cannot hold it", t->name,
+                    (t->loop ? t->loop : t->loop_state)->name);
+            return NULL;
+        }
+    }
     if (setup(&L, s, &roots))
         return NULL;
     int64_t off = 0;
@@ -1810,6 +1818,201 @@ static void set_guards(const Model *m, Kernel *k, const IrGuard *g)
                     1 << 20, "notes");
 }
 
+/* k's parameters in model order: inputs, constants, intermediates, outputs (buffers
+ * allocated inside the kernel are in none of the lists and are left out) */
+static void sort_params(const Model *m, Kernel *k)
+{
+    int n = 0;
+    const PtrVec *order[4] = {&m->params, &m->constants, &m->arena, &m->params};
+    Buffer **sorted = ir_alloc(sizeof *sorted * (size_t)(k->params.n + 1));
+    for (int g = 0; g < 4; g++)
+        for (int j = 0; j < order[g]->n; j++) {
+            Buffer *b = order[g]->items[j];
+            if ((g == 0 && !b->is_input) || (g == 3 && b->is_input))
+                continue;
+            for (int q = 0; q < k->params.n; q++)
+                if (k->params.items[q] == b)
+                    sorted[n++] = b;
+        }
+    memcpy(k->params.items, sorted, sizeof *sorted * (size_t)n);
+    k->params.n = n;
+}
+
+/* ---------------------------------------------------------------- run-time loops */
+
+/* dst = src, element by element (the same shape, maybe other strides) */
+static Stmt *copy_stmt(Buffer *dst, Buffer *src)
+{
+    Var *v[KG_MAX_DIMS];
+    Expr *di = ir_idx(0), *si = ir_idx(0);
+    for (int d = 0; d < dst->ndim; d++) {
+        v[d] = ir_var_new(ir_fmt("i%d", d), DT_INDEX);
+        di = ir_add(di, ir_mul(ir_varref(v[d]), ir_idx(dst->strides[d])));
+        si = ir_add(si, ir_mul(ir_varref(v[d]), ir_idx(src->strides[d])));
+    }
+    Stmt *st = ir_store(dst, di, ir_load(src, si));
+    for (int d = dst->ndim - 1; d >= 0; d--)
+        st = ir_for(v[d], ir_idx(0), ir_idx(dst->shape[d]), FOR_SERIAL, st);
+    return st;
+}
+
+/* The model's buffer of tensor t of loop L (found by name: passes may have rebuilt t) */
+static Buffer *loop_buffer(const Model *m, const IrLoop *L, const Tensor *t)
+{
+    Buffer *b = (Buffer *)model_buffer(m, t->name);
+    if (!b)
+        ir_fail("%s: %s, which the model function copies, has no buffer of its own (the schedule inlined it)",
+                L->name, t->name);
+    return b;
+}
+
+/* The kernel that sets L's states before its first iteration (next: 0), or the one that
+ * copies the body's next values into them after each iteration (next: 1). */
+static Kernel *loop_kernel(const Model *m, const IrLoop *L, int next)
+{
+    Stmt *items[IR_LOOP_MAX_STATES];
+    int n = 0;
+    Buffer *iter = loop_buffer(m, L, L->state[0]);
+    if (!iter || L->nstate > IR_LOOP_MAX_STATES)
+        return NULL;
+    items[n++] = ir_store(iter, ir_idx(0), next ? ir_bin(OP_ADD, ir_load(iter, ir_idx(0)), ir_int(1, DT_I64))
+                                                : ir_int(0, DT_I64));
+    for (int i = 1; i < L->nstate; i++) {
+        const Tensor *from = next ? L->next[i] : L->init[i];
+        Buffer *dst = loop_buffer(m, L, L->state[i]), *src = from ? loop_buffer(m, L, from) : NULL;
+        if (!dst || (from && !src))
+            return NULL;
+        if (src)
+            items[n++] = copy_stmt(dst, src);
+        else if (i == 1 && !next)
+            items[n++] = ir_store(dst, ir_idx(0), ir_bool(1));   /* no condition: run */
+    }
+    Kernel *k = ir_alloc(sizeof *k);
+    k->name = ir_fmt("%s_%s_%s", m->name, L->state[0]->name, next ? "next" : "start");
+    k->internal = 1;
+    k->body = ir_simplify_stmt(ir_seq(items, n));
+    stmt_buffers(k->body, &k->params);
+    sort_params(m, k);
+    ir_vec_push(&k->notes, ir_fmt(next ? "%s: the next iteration's states (after each iteration)"
+                                       : "%s: the states before the first iteration", L->name), 1 << 20, "notes");
+    return k;
+}
+
+/* Does s store into b? */
+static int stmt_stores(const Stmt *s, const Buffer *b)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return stmt_stores(s->u.loop.body, b);
+    case S_LET: return stmt_stores(s->u.let.body, b);
+    case S_IF: return stmt_stores(s->u.cond.then, b) || stmt_stores(s->u.cond.els, b);
+    case S_STORE: return s->u.store.buf == b;
+    case S_ALLOC: return stmt_stores(s->u.alloc.body, b);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (stmt_stores(s->u.seq.items[i], b))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* Places the run-time loops (IrLoop) in m's kernel sequence; kloop[k] is the loop kernel k
+ * computes a tensor of (NULL: none). Each loop's body kernels are contiguous; its start
+ * kernel goes before them and its next kernel after them. A loop whose body computes
+ * nothing leaves its states at their initial values: only its start kernel runs. */
+static int place_loops(Model *m, const Schedule *s, const PtrVec *kloop)
+{
+    PtrVec loops = {0};
+    for (int i = 0; i < s->stages.n; i++) {
+        const Tensor *t = ((Stage *)s->stages.items[i])->t;
+        if (t->loop_state && t->loop_state->state[0] == t)
+            ir_vec_push(&loops, (void *)t->loop_state, 1 << 16, "loops");
+    }
+    if (!loops.n)
+        return 0;
+    int nk = m->kernels.n, nl = loops.n;
+    int *b = ir_alloc(sizeof *b * (size_t)nl), *e = ir_alloc(sizeof *e * (size_t)nl);
+    for (int j = 0; j < nl; j++) {
+        b[j] = e[j] = -1;
+        for (int k = 0; k < nk; k++)
+            if (kloop->items[k] == loops.items[j]) {
+                if (b[j] < 0)
+                    b[j] = k;
+                e[j] = k;
+            }
+        const IrLoop *L = loops.items[j];
+        if (b[j] >= 0)
+            continue;
+        /* no body kernel: before the first kernel that reads a state */
+        b[j] = nk;
+        for (int k = nk - 1; k >= 0; k--)
+            for (int i = 0; i < L->nstate; i++) {
+                const Buffer *sb = model_buffer(m, L->state[i]->name);
+                Kernel *kk = m->kernels.items[k];
+                for (int q = 0; q < kk->params.n; q++)
+                    if (kk->params.items[q] == sb)
+                        b[j] = k;
+            }
+        e[j] = b[j] - 1;
+    }
+    for (int j = 0; j < nl; j++)
+        for (int i = 0; i < nl; i++)
+            if (i != j && b[i] <= e[j] && b[i] >= b[j])
+                return ir_fail("%s and %s: the kernels of two run-time loops interleave", ((IrLoop *)loops.items[j])->name,
+                               ((IrLoop *)loops.items[i])->name);
+    /* nothing after a loop reads what its body computes (only its states) */
+    for (int j = 0; j < nl; j++)
+        for (int k = e[j] + 1; k < nk; k++) {
+            Kernel *kk = m->kernels.items[k];
+            for (int q = 0; q < kk->params.n; q++)
+                for (int r = b[j]; r <= e[j]; r++)
+                    if (stmt_stores(((Kernel *)m->kernels.items[r])->body, kk->params.items[q]))
+                        return ir_fail("%s: kernel %s, after the loop, reads %s, which the loop's body computes",
+                                       ((IrLoop *)loops.items[j])->name, kk->name,
+                                       ((Buffer *)kk->params.items[q])->name);
+        }
+    PtrVec out = {0};
+    m->loops = ir_alloc(sizeof *m->loops * (size_t)nl);
+    for (int k = 0; k <= nk; k++) {
+        for (int j = 0; j < nl; j++) {
+            const IrLoop *L = loops.items[j];
+            if (b[j] == k) {
+                Kernel *start = loop_kernel(m, L, 0);
+                if (!start)
+                    return -1;
+                ir_vec_push(&out, start, 1 << 20, "kernels");
+                if (e[j] < b[j])
+                    continue;   /* no body */
+                ModelLoop *ml = &m->loops[m->nloops++];
+                ml->name = L->name;
+                ml->begin = out.n - 1;
+                ml->iter = model_buffer(m, L->state[0]->name);
+                ml->cond = model_buffer(m, L->state[1]->name);
+                ml->trip = L->trip ? loop_buffer(m, L, L->trip) : NULL;
+                ml->trip_count = L->trip_count;
+                if (L->trip && !ml->trip)
+                    return -1;
+            }
+        }
+        if (k < nk)
+            ir_vec_push(&out, m->kernels.items[k], 1 << 20, "kernels");
+        for (int j = 0; j < nl; j++)
+            if (e[j] == k && e[j] >= b[j]) {
+                Kernel *next = loop_kernel(m, loops.items[j], 1);
+                if (!next)
+                    return -1;
+                ir_vec_push(&out, next, 1 << 20, "kernels");
+                for (int q = 0; q < m->nloops; q++)
+                    if (!strcmp(m->loops[q].name, ((IrLoop *)loops.items[j])->name) && !m->loops[q].end)
+                        m->loops[q].end = out.n;
+            }
+    }
+    m->kernels = out;
+    return 0;
+}
+
 Model *ir_lower_model(Schedule *s, const char *name)
 {
     Lower L = {0};
@@ -1828,6 +2031,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
     for (int i = 0; i < roots.n; i++)
         ir_vec_push(&m->arena, roots.items[i], 1 << 20, "buffers");
 
+    PtrVec kloop = {0};   /* per kernel: the run-time loop it runs in, or NULL */
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
         if (ir_tensor_is_leaf(st->t) || st->attach != ATTACH_ROOT)
@@ -1843,22 +2047,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
         k->internal = 1;
         k->body = nest;
         stmt_buffers(nest, &k->params);
-        /* parameters in model order: inputs, constants, intermediates, outputs */
-        int n = 0;
-        PtrVec *order[4] = {&m->params, &m->constants, &m->arena, &m->params};
-        Buffer **sorted = ir_alloc(sizeof *sorted * (size_t)(k->params.n + 1));
-        for (int g = 0; g < 4; g++)
-            for (int j = 0; j < order[g]->n; j++) {
-                Buffer *b = order[g]->items[j];
-                if ((g == 0 && !b->is_input) || (g == 3 && b->is_input))
-                    continue;
-                for (int q = 0; q < k->params.n; q++)
-                    if (k->params.items[q] == b)
-                        sorted[n++] = b;
-            }
-        /* (buffers allocated inside the kernel were left out: they are in none of the lists) */
-        memcpy(k->params.items, sorted, sizeof *sorted * (size_t)n);
-        k->params.n = n;
+        sort_params(m, k);
         /* the header comment: what this kernel computes and fuses */
         ir_vec_push(&k->notes, ir_fmt("computes %s%s%s", st->t->name, st->t->comment ? ": " : "",
                                       st->t->comment ? st->t->comment : ""), 1 << 20, "notes");
@@ -1871,8 +2060,13 @@ Model *ir_lower_model(Schedule *s, const char *name)
                 gd = NULL;   /* it computes something needed outside the branch */
         }
         set_guards(m, k, gd);
+        if (st->t->loop)
+            ir_vec_push(&k->notes, ir_fmt("runs in every iteration of %s", st->t->loop->name), 1 << 20, "notes");
         ir_vec_push(&m->kernels, k, 1 << 20, "kernels");
+        ir_vec_push(&kloop, (void *)st->t->loop, 1 << 20, "kernels");
     }
+    if (place_loops(m, s, &kloop))
+        return NULL;
     /* constants no kernel reads (a conv's weights once the layout pass packed a blocked
      * copy, a shape input that was folded) are not emitted: the binary carries each
      * weight once */
@@ -1909,6 +2103,27 @@ Model *ir_lower_model(Schedule *s, const char *name)
         if (last[i] < 0)
             first[i] = last[i] = 0;
     }
+    /* a run-time loop's states live through the whole loop, and so does whatever the loop
+     * reads from before it (each iteration reads it again) */
+    unsigned char *state = calloc((size_t)(na ? na : 1), 1);
+    if (!state)
+        ir_die("out of memory");
+    for (int j = 0; j < m->nloops; j++) {
+        const ModelLoop *ml = &m->loops[j];
+        for (int i = 0; i < na; i++) {
+            int is_state = 0;
+            for (int k = ml->begin; k < ml->end && !is_state; k++) {
+                Kernel *kk = m->kernels.items[k];
+                is_state = (k == ml->begin || k == ml->end - 1) && stmt_stores(kk->body, m->arena.items[i]);
+            }
+            state[i] |= is_state;
+            if (is_state && first[i] > ml->begin)
+                first[i] = ml->begin;
+            if ((is_state || m->arena.items[i] == ml->trip || (first[i] < ml->begin && last[i] >= ml->begin)) &&
+                last[i] < ml->end - 1)
+                last[i] = ml->end - 1;
+        }
+    }
     /* in place: a kernel's output takes the place of an input of the same size that dies
      * there, when each element is read only to compute the same element */
     int *alias = malloc(sizeof *alias * (size_t)(na ? na : 1));
@@ -1921,7 +2136,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
         Buffer *ob = m->arena.items[o];
         for (int i = 0; i < na && alias[o] < 0; i++) {
             Buffer *ib = m->arena.items[i];
-            if (i == o || taken[i] || alias[i] >= 0 || last[i] != first[o] || ib->size != ob->size ||
+            if (i == o || taken[i] || alias[i] >= 0 || state[o] || last[i] != first[o] || ib->size != ob->size ||
                 ir_dtype_bytes(ib->dtype) != ir_dtype_bytes(ob->dtype) || ib->strides[0] != ob->strides[0])
                 continue;
             Kernel *kk = m->kernels.items[first[o]];
@@ -1972,6 +2187,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
         m->ninplace += alias[o] >= 0;
     free(alias);
     free(taken);
+    free(state);
     free(f2);
     free(l2);
     free(first);

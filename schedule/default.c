@@ -463,19 +463,38 @@ int sch_reorder_innermost(Stage *st, IterVar *c, IterVar *a, IterVar *b)
  * would pass it is materialized instead. Half of ir/lower.c's MAX_INLINED_DEPTH. */
 #define MAX_INLINED_DEPTH 1000
 
+/* mark[k] for the stage named as t (passes such as the layout pass rebuild tensors under
+ * their names) */
+static void mark_named(const Schedule *s, unsigned char *mark, const Tensor *t)
+{
+    for (int k = 0; t && k < s->stages.n; k++)
+        if (!strcmp(((Stage *)s->stages.items[k])->t->name, t->name))
+            mark[k] = 1;
+}
+
 int sch_default_fuse(Schedule *s)
 {
     /* above[i]: the depth at which stage i's body ends in its root's expression, counting
      * the bodies it is inlined through (an upper bound) */
     int *above = ir_alloc(sizeof *above * (size_t)(s->stages.n + 1));
     unsigned char *memo = ir_alloc((size_t)s->stages.n + 1);   /* in_reduce_context's */
-    /* the condition of a run-time If stays a buffer of its own, which the model function
-     * reads to skip the branch not taken (ir_lower_model) */
+    /* what the model function reads stays a buffer of its own (ir_lower_model): the
+     * condition of a run-time If, to skip the branch not taken; a run-time loop's trip
+     * count, and its states' initial and next values, which it copies */
     unsigned char *cond = ir_alloc((size_t)s->stages.n + 1);
-    for (int i = 0; i < s->stages.n; i++)
-        for (const IrGuard *g = ((Stage *)s->stages.items[i])->t->guard; g; g = g->up)
-            for (int k = 0; k < s->stages.n; k++)
-                cond[k] |= ((Stage *)s->stages.items[k])->t == g->cond;
+    for (int i = 0; i < s->stages.n; i++) {
+        const Tensor *t = ((Stage *)s->stages.items[i])->t;
+        for (const IrGuard *g = t->guard; g; g = g->up)
+            mark_named(s, cond, g->cond);
+        const IrLoop *L = t->loop_state;
+        if (L && L->state[0] == t) {
+            mark_named(s, cond, L->trip);
+            for (int k = 0; k < L->nstate; k++) {
+                mark_named(s, cond, L->init[k]);
+                mark_named(s, cond, L->next[k]);
+            }
+        }
+    }
     /* inline: from the last stage back, so chains collapse into their root */
     for (int i = s->stages.n - 1; i >= 0; i--) {
         Stage *st = s->stages.items[i];

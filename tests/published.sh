@@ -5,7 +5,8 @@
 # Keras-style NHWC graph, streaming state, unused opset domains. For each model NAME:
 #   1. kgen NAME/model.onnx with the options in NAME/args, for the targets c, js,
 #      "wasm -simd", opencl, cuda and metal in one kgen run (if it fails, one run per
-#      target, to say which fail);
+#      target, to say which fail); a target named in NAME/refused ("TARGET TEXT" lines)
+#      must refuse the model with a message containing TEXT;
 #   2. c, js, wasm-simd and opencl: build the runner (c with strict flags and
 #      KGEN_GEN_CFLAGS, wasm by the generated Makefile with emcc, the opencl host at -O0
 #      with warnings as errors, its kernels run by pocl), run it on every data set
@@ -98,8 +99,9 @@ for model in $SRC/*/model.onnx; do
   args=()
   [ -f "$dir/args" ] && read -r -a args < "$dir/args"
   out=$work/$name
-  # one run for all the targets but plain wasm (its folder would be "wasm" too)
-  if timeout 120 "$KGEN" "$model" --target "$list" -o "$out" --name "$name" --main "${args[@]}" \
+  # one run for all the targets but plain wasm (its folder would be "wasm" too); a model
+  # that some targets refuse (NAME/refused) goes one target at a time
+  if [ ! -f "$dir/refused" ] && timeout 120 "$KGEN" "$model" --target "$list" -o "$out" --name "$name" --main "${args[@]}" \
        > "$out.kgen.log" 2>&1 &&
      { [[ " $first " != *" wasm-simd "* ]] || mv "$out/wasm" "$out/wasm-simd"; } &&
      { [[ " $WASM_VARIANTS " != *" wasm "* ]] ||
@@ -110,10 +112,20 @@ for model in $SRC/*/model.onnx; do
     rm -rf "$out"
     mkdir -p "$out"
     for t in $all_targets; do
+      # NAME/refused: lines "TARGET TEXT": that target refuses the model with a message
+      # containing TEXT (a run-time loop on a GPU target)
+      expect=$(awk -v t=$t '$1 == t { $1 = ""; sub(/^ +/, ""); print; exit }' "$dir/refused" 2> /dev/null)
       if ! timeout 120 "$KGEN" "$model" --target "$(kgen_target $t)" -o "$out/$t" --name "$name" --main "${args[@]}" \
            > "$out/$t.kgen.log" 2>&1; then
         rm -rf "$out/$t"
-        echo "FAIL $name ($t): kgen${args[*]:+ ${args[*]}} failed: $(grep -m1 . "$out/$t.kgen.log")" > $work/res/$name.$t.res
+        if [ -n "$expect" ] && grep -qF -- "$expect" "$out/$t.kgen.log" && ! grep -qiE 'internal|assert' "$out/$t.kgen.log"; then
+          echo "ok $name ($t): refused as expected: $(grep -m1 . "$out/$t.kgen.log" | cut -c1-100)" > $work/res/$name.$t.res
+        else
+          echo "FAIL $name ($t): kgen${args[*]:+ ${args[*]}} failed: $(grep -m1 . "$out/$t.kgen.log")" > $work/res/$name.$t.res
+        fi
+      elif [ -n "$expect" ]; then
+        rm -rf "$out/$t"
+        echo "FAIL $name ($t): kgen compiled it; expected a refusal saying '$expect'" > $work/res/$name.$t.res
       fi
     done
   fi
@@ -222,6 +234,18 @@ if [ -d $work/if_runtime/c ]; then
     else bad "if_runtime ($t): the model function does not skip the branch not taken (${f:-no source})"; fi
   done
 fi
+
+# a Loop decided at run time (the models that GPU targets refuse for it) is one loop in
+# the model function of C (and so WASM) and JS, not unrolled
+for name in "${names[@]}"; do
+  grep -qs 'runs as a loop at run time' $SRC/$name/refused || continue
+  for t in c js; do
+    f=$(ls $work/$name/$t/$name.c $work/$name/$t/$name.mjs 2> /dev/null | head -1)
+    [ -n "$f" ] || continue
+    if [ "$(grep -cE '^    while \(.*\) \{$' $f)" = 1 ]; then ok
+    else bad "$name ($t): the model function does not hold one run-time loop (${f})"; fi
+  done
+done
 
 # ---------------------------------------------------------------- results, in a fixed order
 

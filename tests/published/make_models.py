@@ -123,9 +123,9 @@ def write(name, model, args, inputs, outputs, extra_sets=()):
     for sd, ins, outs in sets:
         os.makedirs(sd, exist_ok=True)
         for k, a in enumerate(ins):
-            np.save(os.path.join(sd, "input_%d.npy" % k), np.ascontiguousarray(a))
+            np.save(os.path.join(sd, "input_%d.npy" % k), np.ascontiguousarray(a) if a.ndim else a)
         for k, a in enumerate(outs):
-            np.save(os.path.join(sd, "output_%d.npy" % k), np.ascontiguousarray(a))
+            np.save(os.path.join(sd, "output_%d.npy" % k), np.ascontiguousarray(a) if a.ndim else a)
     nw = sum(numpy_helper.to_array(t).nbytes for t in model.graph.initializer)
     print("%-18s %7d bytes of initializers  args: %s" % (name, nw, args))
 
@@ -269,6 +269,192 @@ def loop_steps():
     with torch.no_grad():
         y = m(x)
     write("loop_steps", model, "--dim batch=1 --dim steps=6", [x.numpy()], numpy_outputs(y))
+
+
+# ---------------------------------------------------------------- d2. Loops decided at run time
+
+def write_refused(name, what):
+    """The targets that refuse the model (published.sh checks the message)."""
+    with open(os.path.join(HERE, name, "refused"), "w") as f:
+        for t in ("opencl", "cuda", "metal"):
+            f.write("%s %s\n" % (t, what))
+
+
+class NewtonSqrt(nn.Module):
+    """A while loop on the data: Newton's method until the square is within 1e-4 (a Loop
+    with an unbounded count and a condition known only at run time)."""
+    def forward(self, x):
+        y = x
+        i = torch.zeros(1, dtype=torch.long)
+        d = (y * y - x).abs().max()
+        while bool(d > 1e-4):
+            y = 0.5 * (y + x / y)
+            d = (y * y - x).abs().max()
+            i = i + 1
+        return y, i
+
+
+def loop_while():
+    seed(21)
+    m = torch.jit.script(NewtonSqrt())
+    model = export(m, (torch.rand(1, 16) + 0.5,), ["x"], ["root", "steps"], {"x": {1: "n"}})
+    assert any(n.op_type == "Loop" for n in model.graph.node)
+    sets = []
+    for scale in (3.0, 0.01, 400.0):
+        x = torch.rand(1, 16) * scale + 0.5 * scale
+        with torch.no_grad():
+            sets.append(([x.numpy()], numpy_outputs(m(x))))
+    assert len({int(s[1][1][0]) for s in sets}) > 1     # the data sets take different counts
+    write("loop_while", model, "--dim n=16", *sets[0], sets[1:])
+    write_refused("loop_while", "runs as a loop at run time")
+
+
+class FixedPoint(nn.Module):
+    """At most 40 steps of a contraction, stopping early once it has converged: a Loop
+    with a known count whose condition the body computes (torch's `break`)."""
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(12, 12)
+        self.inp = nn.Linear(12, 12)
+
+    def forward(self, x):
+        u = self.inp(x)
+        h = torch.zeros_like(u)
+        for _ in range(40):
+            h_new = 0.5 * torch.tanh(self.lin(h) + u)
+            done = bool((h_new - h).abs().max() < 1e-3)
+            h = h_new
+            if done:
+                break
+        return h
+
+
+def loop_break():
+    seed(22)
+    m = FixedPoint().eval()
+    s = torch.jit.script(m)
+    model = export(s, (torch.randn(2, 12),), ["x"], ["h"], {"x": {0: "batch"}})
+    assert any(n.op_type == "Loop" for n in model.graph.node)
+    xs = [torch.randn(2, 12), 4 * torch.randn(2, 12)]
+    with torch.no_grad():
+        outs = [numpy_outputs(m(x)) for x in xs]
+    write("loop_break", model, "--dim batch=2", [xs[0].numpy()], outs[0], [([xs[1].numpy()], outs[1])])
+    write_refused("loop_break", "runs as a loop at run time")
+
+
+class ConvSteps(nn.Module):
+    """n refinement steps of a conv block, n a graph input (a Loop whose trip count is
+    known only at run time; the conv is blocked by the layout pass inside the loop)."""
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.step = nn.Conv2d(16, 16, 3, padding=1)
+        self.head = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x, n: int):
+        u = torch.relu(self.stem(x))
+        h = u
+        for _ in range(n):
+            h = torch.relu(self.step(h) * 0.5 + u)
+        return self.head(h)
+
+
+def loop_count():
+    seed(23)
+    m = ConvSteps().eval()
+    s = torch.jit.script(m)
+    model = export(s, (torch.randn(1, 3, 10, 10), torch.tensor(2)), ["x", "n"], ["y"])
+    assert any(n.op_type == "Loop" for n in model.graph.node)
+    sets = []
+    for n in (3, 0, 6):
+        x = torch.randn(1, 3, 10, 10)
+        with torch.no_grad():
+            y = m(x, n)
+        sets.append(([x.numpy(), np.array(n, dtype=np.int64)], numpy_outputs(y)))
+    write("loop_count", model, "", *sets[0], sets[1:])
+    write_refused("loop_count", "runs as a loop at run time")
+
+
+def loop_long():
+    """10000 steps of a leaky integrator, a constant count with no condition: too many to
+    unroll, so a counted loop (built with onnx.helper; numpy is the reference)."""
+    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["s_in", "decay"], ["s_decayed"]),
+         helper.make_node("Add", ["s_decayed", "x"], ["s_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("iter", i64, []), helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_in", f32, [1, 8])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_out", f32, [1, 8])],
+        [numpy_helper.from_array(np.full((1, 8), 0.999, np.float32), "decay")])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body)],
+        "loop_long",
+        [helper.make_tensor_value_info("x", f32, [1, 8]), helper.make_tensor_value_info("s0", f32, [1, 8])],
+        [helper.make_tensor_value_info("s", f32, [1, 8])],
+        [numpy_helper.from_array(np.array(10000, np.int64), "M")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    g = np.random.RandomState(124)
+    sets = []
+    for _ in range(2):
+        x = (g.randn(1, 8) * 0.01).astype(np.float32)
+        s0 = g.randn(1, 8).astype(np.float32)
+        s = s0.copy()
+        decay = np.float32(0.999)
+        for _ in range(10000):
+            s = (s * decay + x).astype(np.float32)
+        sets.append(([x, s0], [s]))
+    write("loop_long", model, "", *sets[0], sets[1:])
+    write_refused("loop_long", "runs as a loop at run time")
+
+
+def loop_converge():
+    """At most 50 steps of s = 0.5 s + x, stopping once a step changes s by less than 1e-3:
+    a constant count and a condition the body computes from the data (onnx.helper; numpy
+    is the reference)."""
+    f32, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["s_in", "half"], ["s_half"]),
+         helper.make_node("Add", ["s_half", "x"], ["s_out"]),
+         helper.make_node("Sub", ["s_out", "s_in"], ["delta"]),
+         helper.make_node("Abs", ["delta"], ["adelta"]),
+         helper.make_node("ReduceMax", ["adelta"], ["change"], keepdims=0),
+         helper.make_node("Greater", ["change", "tol"], ["cond_out"]),
+         helper.make_node("Add", ["n_in", "one"], ["n_out"])],
+        "body",
+        [helper.make_tensor_value_info("iter", i64, []), helper.make_tensor_value_info("cond_in", b, []),
+         helper.make_tensor_value_info("s_in", f32, [1, 8]), helper.make_tensor_value_info("n_in", i64, [])],
+        [helper.make_tensor_value_info("cond_out", b, []), helper.make_tensor_value_info("s_out", f32, [1, 8]),
+         helper.make_tensor_value_info("n_out", i64, [])],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+         numpy_helper.from_array(np.array(1e-3, np.float32), "tol"),
+         numpy_helper.from_array(np.array(1, np.int64), "one")])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "go", "s0", "n0"], ["s", "steps"], body=body)],
+        "loop_converge",
+        [helper.make_tensor_value_info("x", f32, [1, 8]), helper.make_tensor_value_info("s0", f32, [1, 8])],
+        [helper.make_tensor_value_info("s", f32, [1, 8]), helper.make_tensor_value_info("steps", i64, [])],
+        [numpy_helper.from_array(np.array(50, np.int64), "M"), numpy_helper.from_array(np.array(True), "go"),
+         numpy_helper.from_array(np.array(0, np.int64), "n0")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    g = np.random.RandomState(125)
+    sets = []
+    for scale in (1.0, 1e-4, 1e3):
+        x = (g.randn(1, 8) * scale).astype(np.float32)
+        s0 = np.zeros((1, 8), np.float32)
+        s, n = s0, 0
+        for _ in range(50):
+            s_new = (s * np.float32(0.5) + x).astype(np.float32)
+            go = np.abs(s_new - s).max() > np.float32(1e-3)
+            s, n = s_new, n + 1
+            if not go:
+                break
+        sets.append(([x, s0], [s, np.array(n, np.int64)]))
+    assert len({int(o[1]) for _, o in sets}) == 3        # converges early, at once, never
+    write("loop_converge", model, "", *sets[0], sets[1:])
+    write_refused("loop_converge", "runs as a loop at run time")
 
 
 # ---------------------------------------------------------------- e. If on a sample rate, nested Ifs on shapes
@@ -499,8 +685,8 @@ def extra_domains():
     write("extra_domains", model, "--input-shape features=1,40", [x.numpy()], numpy_outputs(y))
 
 
-MODELS = [cnn_dynamic, seq_dynamic, if_runtime, loop_steps, sr_nested_if, if_const_cond,
-          keras_nhwc, lstm_stream, gru_stream, extra_domains]
+MODELS = [cnn_dynamic, seq_dynamic, if_runtime, loop_steps, loop_while, loop_break, loop_count, loop_long,
+          loop_converge, sr_nested_if, if_const_cond, keras_nhwc, lstm_stream, gru_stream, extra_domains]
 
 
 def main():

@@ -231,23 +231,45 @@ save("if_no_else", model([helper.make_node("If", ["c"], ["y"], then_branch=branc
 body = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]), helper.make_node("Add", ["v", "v"], ["v2"])], "body",
                          [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
                          [vi("cout", [], TensorProto.BOOL), vi("v2", [2])])
-save("loop_runtime_count", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
-                                 [vi("x", [2]), vi("n", [], i64)], [vi("y", [2])]),
-     "node 0 'lp' (Loop): Loop: the trip count is known only at run time; kgen unrolls a Loop whose trip count and condition are known when compiling")
-save("loop_too_long", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
-                            [vi("x", [2])], [vi("y", [2])], inits=[helper.make_tensor("n", i64, [], [100000])]),
-     "Loop: 100000 iterations of a body of 2 nodes, more than kgen unrolls (8192 nodes in all)")
-body1 = helper.make_graph([helper.make_node("Add", ["v", "v"], ["v2"])], "body",
+# a Loop decided at run time runs as a loop (C, JS, WASM); what it cannot do is refused
+bodys = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]), helper.make_node("Add", ["v", "v"], ["v2"]),
+                           helper.make_node("Relu", ["v"], ["sc"])], "body",
                           [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
-                          [vi("cin", [], TensorProto.BOOL), vi("v2", [2])])
-save("loop_too_many", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body1, name="lp")],
-                            [vi("x", [2])], [vi("y", [2])], inits=[helper.make_tensor("n", i64, [], [5000])]),
-     "Loop: runs more than 4096 times, too many to unroll")
-body2 = helper.make_graph([helper.make_node("ReduceSum", ["v"], ["s"], keepdims=0), helper.make_node("Less", ["s", "lim"], ["cout"]),
-                           helper.make_node("Add", ["v", "v"], ["v2"])], "body",
+                          [vi("cout", [], TensorProto.BOOL), vi("v2", [2]), vi("sc", [2])])
+save("loop_runtime_scan", model([helper.make_node("Loop", ["n", "", "x"], ["y", "scan"], body=bodys, name="lp")],
+                                [vi("x", [2]), vi("n", [], i64)], [vi("y", [2]), vi("scan", [None, 2])]),
+     "node 0 'lp' (Loop): Loop: the trip count is known only at run time, and scan output 0 is used: its length would be known only at run time")
+save("loop_too_long", model([helper.make_node("Loop", ["n", "", "x"], ["y", "scan"], body=bodys, name="lp")],
+                            [vi("x", [2])], [vi("y", [2]), vi("scan", [None, 2])], inits=[helper.make_tensor("n", i64, [], [100000])]),
+     "Loop: 100000 iterations of a body of 3 nodes, more than kgen unrolls (8192 nodes in all), and its scan outputs are used")
+body1 = helper.make_graph([helper.make_node("Relu", ["v"], ["sc"])], "body",
+                          [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
+                          [vi("cin", [], TensorProto.BOOL), vi("v", [2]), vi("sc", [2])])
+save("loop_too_many", model([helper.make_node("Loop", ["n", "", "x"], ["y", "scan"], body=body1, name="lp")],
+                            [vi("x", [2])], [vi("y", [2]), vi("scan", [None, 2])], inits=[helper.make_tensor("n", i64, [], [5000])]),
+     "Loop: runs more than 4096 times, too many to unroll, and its scan outputs are used")
+bodyg = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]), helper.make_node("Concat", ["v", "v"], ["v2"], axis=0)],
+                          "body", [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [None])],
+                          [vi("cout", [], TensorProto.BOOL), vi("v2", [None])])
+save("loop_grows", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=bodyg, name="lp")],
+                         [vi("x", [2]), vi("n", [], i64)], [vi("y", [None])]),
+     "Loop: loop-carried value 0 ('v') is f32[2] before the loop and f32[4] after an iteration; the trip count is known only at run time, so it runs as a loop")
+bodyl = helper.make_graph([helper.make_node("Loop", ["n", "", "x"], ["t"], body=body, name="inner")], "t", [],
+                          [helper.make_tensor_value_info("t", f32, None)])
+save("loop_in_runtime_if", model(
+         [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0, name="rs"), helper.make_node("Greater", ["s", "zero"], ["c"], name="g"),
+          helper.make_node("If", ["c"], ["y"], then_branch=bodyl, else_branch=branch("e", [helper.make_node("Relu", ["x"], ["e"])], "e"),
+                           name="branch")],
+         [vi("x", [2]), vi("n", [], i64)], [vi("y", None)], inits=[helper.make_tensor("zero", f32, [], [0])]),
+     "Loop: the trip count is known only at run time, inside the branch of an If decided at run time")
+bodyo = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]),
+                           helper.make_node("Loop", ["n", "", "v"], ["v2"], body=body, name="inner")], "body",
                           [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [2])],
                           [vi("cout", [], TensorProto.BOOL), vi("v2", [2])])
-save("loop_runtime_cond", model([helper.make_node("Loop", ["", "t", "x"], ["y"], body=body2, name="lp")],
-                                [vi("x", [2])], [vi("y", [2])],
-                                inits=[helper.make_tensor("t", TensorProto.BOOL, [], [1]), helper.make_tensor("lim", f32, [], [100])]),
-     "Loop: in iteration 0 the body's condition is known only at run time")
+save("loop_nested_runtime", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=bodyo, name="outer")],
+                                  [vi("x", [2]), vi("n", [], i64)], [vi("y", [2])]),
+     "Loop: the trip count is known only at run time, inside the body of Loop 'outer', which runs at run time too")
+save("loop_runtime_gpu", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
+                               [vi("x", [2]), vi("n", [], i64)], [vi("y", [2])]),
+     "Loop 'lp' runs as a loop at run time, which the opencl host does not do yet")
+save_args("loop_runtime_gpu", "--target opencl")
