@@ -35,6 +35,14 @@ typedef struct {
     const char *name;
 } GBuf;
 
+/* A run-time If's branch or loop over launches [first, last] (kgen_gpu.h). */
+#define GPU_MAX_CONTROLS 64   /* KGEN_GPU_MAX_CONTROLS */
+typedef struct {
+    int loop;                  /* KGEN_GPU_WHILE, else KGEN_GPU_IF */
+    int first, last, cond, cond_bytes, value, trip;
+    int64_t trip_count;
+} GControl;
+
 /* One launch: which kernel it belongs to and the printer's launch data. */
 typedef struct {
     const Kernel *k;
@@ -54,6 +62,8 @@ typedef struct {
     int64_t arena_bytes;
     int ninputs, noutputs, nweights;
     StrBuf device;             /* the device source */
+    GControl controls[GPU_MAX_CONTROLS];   /* run-time If and loops (kgen_gpu_control) */
+    int ncontrols;
 } GProg;
 
 enum { GPU_INPUT, GPU_OUTPUT, GPU_WEIGHT, GPU_ARENA };
@@ -222,9 +232,84 @@ static int host_tables(StrBuf *o, const GProg *g, const char *weights_array)
     if (!g->nlaunches)
         sb_puts(o, "    {\"\", NULL, {1, 1, 1}, {1, 1, 1}, 0, NULL},\n");
     sb_puts(o, "};\n");
-    sb_printf(o, "\nstatic const kgen_gpu_program %s_program = {\n    \"%s\", %d, %s_buffers, %d, %s_launches, %lld, %d, %d, %d, %s\n};\n",
+    if (g->ncontrols) {
+        sb_printf(o, "\n/* run-time branches and loops: launches to skip or repeat */\n"
+                     "static const kgen_gpu_control %s_controls[%d] = {\n", g->name, g->ncontrols);
+        for (int i = 0; i < g->ncontrols; i++) {
+            const GControl *c = &g->controls[i];
+            sb_printf(o, "    {%s, %d, %d, %d, %d, %d, %d, %lld},\n", c->loop ? "KGEN_GPU_WHILE" : "KGEN_GPU_IF", c->first,
+                      c->last, c->cond, c->cond_bytes, c->value, c->trip, (long long)c->trip_count);
+        }
+        sb_puts(o, "};\n");
+    }
+    sb_printf(o, "\nstatic const kgen_gpu_program %s_program = {\n    \"%s\", %d, %s_buffers, %d, %s_launches, %lld, %d, %d, %d, %s",
               g->name, g->name, g->nbufs, g->name, g->nlaunches, g->name, (long long)g->arena_bytes, g->ninputs,
               g->noutputs, g->nweights, weights_array);
+    if (g->ncontrols)
+        sb_printf(o, ",\n    %d, %s_controls\n};\n", g->ncontrols, g->name);
+    else
+        sb_puts(o, ", 0, NULL\n};\n");
+    return 0;
+}
+
+/* The launches of kernels [kb, ke) of the model: *first..*last, or 0 if none */
+static int launch_range(const GProg *g, const Model *mod, int kb, int ke, int *first, int *last)
+{
+    *first = *last = -1;
+    for (int i = 0; i < g->nlaunches; i++)
+        for (int k = kb; k < ke; k++)
+            if (g->launches[i].k == mod->kernels.items[k]) {
+                if (*first < 0)
+                    *first = i;
+                *last = i;
+            }
+    return *first >= 0;
+}
+
+static GControl *add_control(GProg *g)
+{
+    return g->ncontrols < GPU_MAX_CONTROLS ? &g->controls[g->ncontrols++] : NULL;
+}
+
+/* The controls of a model: each run-time loop, and each run-time If's branch (a run of
+ * launches under the same condition at one nesting depth). Past GPU_MAX_CONTROLS a branch
+ * is left out (it runs whether taken or not, which is what its results allow). */
+static int model_controls(GProg *g, const Model *mod)
+{
+    for (int j = 0; j < mod->nloops; j++) {
+        const ModelLoop *ml = &mod->loops[j];
+        GControl *c = add_control(g);
+        int first, last;
+        if (!c)
+            return ir_fail("%s: more than %d run-time loops for the %s host", ml->name, GPU_MAX_CONTROLS, g->t->name);
+        if (!launch_range(g, mod, ml->begin + 1, ml->end, &first, &last))
+            return ir_fail("%s: the loop's kernels have no launches", ml->name);
+        *c = (GControl){1, first, last, buf_index(g, ml->cond), (int)ir_dtype_bytes(ml->cond->dtype), 1,
+                        ml->trip ? buf_index(g, ml->trip) : -1, ml->trip ? -1 : ml->trip_count};
+        if (c->cond < 0 || (ml->trip && c->trip < 0))
+            return ir_fail("%s: its condition or trip count is not a model buffer", ml->name);
+    }
+    for (int d = 0; d < IR_MAX_GUARDS; d++)
+        for (int k = 0; k < mod->kernels.n;) {
+            const Kernel *kk = mod->kernels.items[k];
+            if (kk->nguards <= d) {
+                k++;
+                continue;
+            }
+            int e = k + 1;   /* the kernels after it under the same condition */
+            while (e < mod->kernels.n) {
+                const Kernel *ke = mod->kernels.items[e];
+                if (ke->nguards <= d || ke->guard_buf[d] != kk->guard_buf[d] || ke->guard_value[d] != kk->guard_value[d])
+                    break;
+                e++;
+            }
+            int first, last, cond = buf_index(g, kk->guard_buf[d]);
+            GControl *c;
+            if (cond >= 0 && launch_range(g, mod, k, e, &first, &last) && (c = add_control(g)))
+                *c = (GControl){0, first, last, cond, (int)ir_dtype_bytes(kk->guard_buf[d]->dtype), kk->guard_value[d],
+                                -1, -1};
+            k = e;
+        }
     return 0;
 }
 
@@ -542,10 +627,10 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     if (m->weights_in_file)
         return ir_fail("--weights=file is not supported for the %s target yet (the weights are uploaded "
                        "from NAME_weights.c)", m->target->name);
-    if (mod->nloops)
-        return ir_fail("%s runs as a loop at run time, which the %s host does not do yet (the C, JS and WASM "
-                       "targets do; or fix its trip count and condition with --bind so that it unrolls)",
-                       mod->loops[0].name, m->target->name);
+    if (mod->nloops && m->target->kind == TARGET_METAL)
+        return ir_fail("%s runs as a loop at run time, which the %s host does not do yet (the C, JS, WASM, "
+                       "OpenCL and CUDA targets do; or fix its trip count and condition with --bind so that it "
+                       "unrolls)", mod->loops[0].name, m->target->name);
     GProg g;
     if (gprog_init(&g, m->name, m->source, m->target))
         return -1;
@@ -567,6 +652,9 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     g.nweights = mod->constants.n;
     g.arena_bytes = mod->arena_bytes;
     if (device_head(&g) || device_kernels(&g, (const Kernel *const *)mod->kernels.items, mod->kernels.n))
+        goto done;
+    /* (the Metal host runs every launch: it reads no condition back) */
+    if (m->target->kind != TARGET_METAL && model_controls(&g, mod))
         goto done;
     const Buffer **params = ir_alloc(sizeof *params * (size_t)(m->ninputs + m->noutputs + 1));
     for (int i = 0; i < m->ninputs; i++)

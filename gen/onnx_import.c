@@ -899,8 +899,9 @@ static int import_if(Import *I, OpCtx *c)
             return -1;
     }
     ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is known only at run time; both branches are compiled, "
-                                       "the model function runs the kernels of the branch taken (C, JS, WASM; GPU "
-                                       "targets run both), and each output is picked by the condition",
+                                       "the model function runs the kernels of the branch taken (C, JS, WASM; the "
+                                       "OpenCL and CUDA hosts read the condition back; Metal runs both), and each "
+                                       "output is picked by the condition",
                                        node_label(c->node)), 1 << 20, "notes");
     return 0;
 }
@@ -1087,7 +1088,8 @@ static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tenso
     for (int k = 0; k < ncar && k < c->nout; k++)
         if (!op_copy(c, k, L->state[2 + k]))
             return -1;
-    ir_vec_push(&I->out->notes, ir_fmt("%s: %s; it runs as a loop of the model function (C, JS, WASM)", L->name, why),
+    ir_vec_push(&I->out->notes, ir_fmt("%s: %s; it runs as a loop of the model function (C, JS, WASM; the OpenCL "
+                                                   "and CUDA hosts read its condition back; not Metal)", L->name, why),
                 1 << 20, "notes");
     return 0;
 }

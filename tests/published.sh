@@ -235,15 +235,29 @@ if [ -d $work/if_runtime/c ]; then
   done
 fi
 
-# a Loop decided at run time (the models that GPU targets refuse for it) is one loop in
-# the model function of C (and so WASM) and JS, not unrolled
+# ... and the OpenCL and CUDA hosts read its condition back: a control for each branch
+for t in opencl cuda; do
+  f=$work/if_runtime/$t/if_runtime.c
+  [ $t = cuda ] && f=$work/if_runtime/$t/if_runtime.cu
+  [ -f $f ] || continue
+  if [ "$(grep -c '^    {KGEN_GPU_IF, ' $f)" = 2 ]; then ok
+  else bad "if_runtime ($t): the host tables do not hold a control for each branch ($f)"; fi
+done
+
+# a Loop decided at run time (the models that Metal refuses for it) is one loop in the
+# model function of C (and so WASM) and JS, not unrolled, and one loop control in the
+# OpenCL and CUDA host tables
 for name in "${names[@]}"; do
   grep -qs 'runs as a loop at run time' $SRC/$name/refused || continue
-  for t in c js; do
-    f=$(ls $work/$name/$t/$name.c $work/$name/$t/$name.mjs 2> /dev/null | head -1)
+  for t in c js opencl cuda; do
+    f=$(ls $work/$name/$t/$name.c $work/$name/$t/$name.mjs $work/$name/$t/$name.cu 2> /dev/null | head -1)
     [ -n "$f" ] || continue
-    if [ "$(grep -cE '^    while \(.*\) \{$' $f)" = 1 ]; then ok
-    else bad "$name ($t): the model function does not hold one run-time loop (${f})"; fi
+    case $t in
+      c|js) n=$(grep -cE '^    while \(.*\) \{$' $f) ;;
+      *) n=$(grep -c '^    {KGEN_GPU_WHILE, ' $f) ;;
+    esac
+    if [ "$n" = 1 ]; then ok
+    else bad "$name ($t): the model does not hold one run-time loop (${f})"; fi
   done
 done
 

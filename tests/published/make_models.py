@@ -276,7 +276,7 @@ def loop_steps():
 def write_refused(name, what):
     """The targets that refuse the model (published.sh checks the message)."""
     with open(os.path.join(HERE, name, "refused"), "w") as f:
-        for t in ("opencl", "cuda", "metal"):
+        for t in ("metal",):
             f.write("%s %s\n" % (t, what))
 
 

@@ -92,7 +92,7 @@ static const kgen_gpu_launch avgpool2d_launches[3] = {
 };
 
 static const kgen_gpu_program avgpool2d_program = {
-    "avgpool2d", 3, avgpool2d_buffers, 3, avgpool2d_launches, 3328, 1, 1, 0, NULL
+    "avgpool2d", 3, avgpool2d_buffers, 3, avgpool2d_launches, 3328, 1, 1, 0, NULL, 0, NULL
 };
 
 extern "C" {

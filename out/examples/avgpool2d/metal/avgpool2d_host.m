@@ -33,7 +33,7 @@ static const kgen_gpu_launch avgpool2d_launches[3] = {
 };
 
 static const kgen_gpu_program avgpool2d_program = {
-    "avgpool2d", 3, avgpool2d_buffers, 3, avgpool2d_launches, 3328, 1, 1, 0, avgpool2d_weights
+    "avgpool2d", 3, avgpool2d_buffers, 3, avgpool2d_launches, 3328, 1, 1, 0, avgpool2d_weights, 0, NULL
 };
 
 static id<MTLDevice> avgpool2d_dev;

@@ -59,7 +59,7 @@ static const kgen_gpu_launch batch_matmul_launches[1] = {
 };
 
 static const kgen_gpu_program batch_matmul_program = {
-    "batch_matmul", 4, batch_matmul_buffers, 1, batch_matmul_launches, 0, 2, 1, 0, NULL
+    "batch_matmul", 4, batch_matmul_buffers, 1, batch_matmul_launches, 0, 2, 1, 0, NULL, 0, NULL
 };
 
 extern "C" {

@@ -30,7 +30,7 @@ static const kgen_gpu_launch batch_matmul_launches[1] = {
 };
 
 static const kgen_gpu_program batch_matmul_program = {
-    "batch_matmul", 4, batch_matmul_buffers, 1, batch_matmul_launches, 0, 2, 1, 0, batch_matmul_weights
+    "batch_matmul", 4, batch_matmul_buffers, 1, batch_matmul_launches, 0, 2, 1, 0, batch_matmul_weights, 0, NULL
 };
 
 static id<MTLDevice> batch_matmul_dev;

@@ -230,13 +230,22 @@ KGEN_INLINE int kgen_cl_init(kgen_cl_state *st, const kgen_gpu_program *p, const
     return KGEN_OK;
 }
 
-/* One run on host arrays: inputs written, launches enqueued in order, outputs read. */
+/* kgen_gpu_read_fn: a blocking read (the queue is in order: it waits for the launches) */
+KGEN_INLINE int kgen_cl_read(void *ctx, int buffer, void *dst, size_t bytes)
+{
+    kgen_cl_state *st = (kgen_cl_state *)ctx;
+    return clEnqueueReadBuffer(st->q, st->mems[buffer], CL_TRUE, 0, bytes, dst, 0, NULL, NULL) != CL_SUCCESS;
+}
+
+/* One run on host arrays: inputs written, launches enqueued in order (a run-time If or
+ * loop reads its condition back: kgen_gpu_next), outputs read. */
 KGEN_INLINE int kgen_cl_run(kgen_cl_state *st, const kgen_gpu_program *p, const char *source_path,
                             const void *const *inputs, void *const *outputs)
 {
     cl_event first = NULL, last = NULL;
     cl_int err;
     int i, status;
+    kgen_gpu_cursor cur;
     if (!st->ready && (status = kgen_cl_init(st, p, source_path)) != KGEN_OK) {
         kgen_cl_release(st, p);
         return status;
@@ -249,18 +258,25 @@ KGEN_INLINE int kgen_cl_run(kgen_cl_state *st, const kgen_gpu_program *p, const 
                 return kgen_cl_fail("clEnqueueWriteBuffer", err, p->name);
         }
     }
-    for (i = 0; i < p->nlaunches; i++) {
-        const kgen_gpu_launch *l = &p->launches[i];
+    cur.ran = -1;
+    while ((i = kgen_gpu_next(p, &cur, kgen_cl_read, st)) < p->nlaunches) {
+        const kgen_gpu_launch *l;
         size_t local[3], global[3];
         int d;
+        if (i < 0)
+            return kgen_cl_fail("clEnqueueReadBuffer (a run-time condition)", CL_INVALID_VALUE, p->name);
+        l = &p->launches[i];
         for (d = 0; d < 3; d++) {
             local[d] = l->block[d];
             global[d] = (size_t)l->grid[d] * l->block[d];
         }
+        if (first && i == p->nlaunches - 1 && last)
+            clReleaseEvent(last);   /* (the last launch again, in a loop) */
         err = clEnqueueNDRangeKernel(st->q, st->kernels[i], 3, NULL, global, local, 0, NULL,
-                                     i == 0 ? &first : i == p->nlaunches - 1 ? &last : NULL);
+                                     !first ? &first : i == p->nlaunches - 1 ? &last : NULL);
         if (err != CL_SUCCESS)
             return kgen_cl_fail(l->name, err, p->name);
+        cur.ran = i;
     }
     for (i = 0; i < p->nbuffers; i++) {
         const kgen_gpu_buffer *b = &p->buffers[i];

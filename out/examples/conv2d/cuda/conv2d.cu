@@ -71,7 +71,7 @@ static const kgen_gpu_launch conv2d_launches[2] = {
 };
 
 static const kgen_gpu_program conv2d_program = {
-    "conv2d", 4, conv2d_buffers, 2, conv2d_launches, 57600, 2, 1, 0, NULL
+    "conv2d", 4, conv2d_buffers, 2, conv2d_launches, 57600, 2, 1, 0, NULL, 0, NULL
 };
 
 extern "C" {

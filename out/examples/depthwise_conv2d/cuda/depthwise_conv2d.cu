@@ -47,7 +47,7 @@ static const kgen_gpu_launch depthwise_conv2d_launches[1] = {
 };
 
 static const kgen_gpu_program depthwise_conv2d_program = {
-    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 1, depthwise_conv2d_launches, 0, 2, 1, 0, NULL
+    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 1, depthwise_conv2d_launches, 0, 2, 1, 0, NULL, 0, NULL
 };
 
 extern "C" {

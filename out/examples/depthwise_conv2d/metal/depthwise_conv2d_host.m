@@ -30,7 +30,7 @@ static const kgen_gpu_launch depthwise_conv2d_launches[1] = {
 };
 
 static const kgen_gpu_program depthwise_conv2d_program = {
-    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 1, depthwise_conv2d_launches, 0, 2, 1, 0, depthwise_conv2d_weights
+    "depthwise_conv2d", 4, depthwise_conv2d_buffers, 1, depthwise_conv2d_launches, 0, 2, 1, 0, depthwise_conv2d_weights, 0, NULL
 };
 
 static id<MTLDevice> depthwise_conv2d_dev;

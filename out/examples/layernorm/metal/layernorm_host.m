@@ -35,7 +35,7 @@ static const kgen_gpu_launch layernorm_launches[3] = {
 };
 
 static const kgen_gpu_program layernorm_program = {
-    "layernorm", 5, layernorm_buffers, 3, layernorm_launches, 1024, 3, 1, 0, layernorm_weights
+    "layernorm", 5, layernorm_buffers, 3, layernorm_launches, 1024, 3, 1, 0, layernorm_weights, 0, NULL
 };
 
 static id<MTLDevice> layernorm_dev;

@@ -28,7 +28,7 @@ static const kgen_gpu_launch layernorm_launches[3] = {
 };
 
 static const kgen_gpu_program layernorm_program = {
-    "layernorm", 5, layernorm_buffers, 3, layernorm_launches, 1024, 3, 1, 0, NULL
+    "layernorm", 5, layernorm_buffers, 3, layernorm_launches, 1024, 3, 1, 0, NULL, 0, NULL
 };
 
 static kgen_cl_state layernorm_state;

@@ -65,7 +65,7 @@ static const kgen_gpu_launch matmul_launches[2] = {
 };
 
 static const kgen_gpu_program matmul_program = {
-    "matmul", 4, matmul_buffers, 2, matmul_launches, 4194304, 2, 1, 0, NULL
+    "matmul", 4, matmul_buffers, 2, matmul_launches, 4194304, 2, 1, 0, NULL, 0, NULL
 };
 
 extern "C" {

@@ -32,7 +32,7 @@ static const kgen_gpu_launch matmul_launches[2] = {
 };
 
 static const kgen_gpu_program matmul_program = {
-    "matmul", 4, matmul_buffers, 2, matmul_launches, 4194304, 2, 1, 0, matmul_weights
+    "matmul", 4, matmul_buffers, 2, matmul_launches, 4194304, 2, 1, 0, matmul_weights, 0, NULL
 };
 
 static id<MTLDevice> matmul_dev;

@@ -29,7 +29,7 @@ static const kgen_gpu_launch maxpool2d_launches[1] = {
 };
 
 static const kgen_gpu_program maxpool2d_program = {
-    "maxpool2d", 3, maxpool2d_buffers, 1, maxpool2d_launches, 0, 1, 1, 0, maxpool2d_weights
+    "maxpool2d", 3, maxpool2d_buffers, 1, maxpool2d_launches, 0, 1, 1, 0, maxpool2d_weights, 0, NULL
 };
 
 static id<MTLDevice> maxpool2d_dev;

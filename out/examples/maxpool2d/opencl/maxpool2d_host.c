@@ -22,7 +22,7 @@ static const kgen_gpu_launch maxpool2d_launches[1] = {
 };
 
 static const kgen_gpu_program maxpool2d_program = {
-    "maxpool2d", 3, maxpool2d_buffers, 1, maxpool2d_launches, 0, 1, 1, 0, NULL
+    "maxpool2d", 3, maxpool2d_buffers, 1, maxpool2d_launches, 0, 1, 1, 0, NULL, 0, NULL
 };
 
 static kgen_cl_state maxpool2d_state;

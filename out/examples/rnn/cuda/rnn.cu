@@ -137,7 +137,7 @@ static const kgen_gpu_launch rnn_launches[4] = {
 };
 
 static const kgen_gpu_program rnn_program = {
-    "rnn", 7, rnn_buffers, 4, rnn_launches, 8448, 5, 1, 0, NULL
+    "rnn", 7, rnn_buffers, 4, rnn_launches, 8448, 5, 1, 0, NULL, 0, NULL
 };
 
 extern "C" {

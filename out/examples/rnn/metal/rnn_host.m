@@ -39,7 +39,7 @@ static const kgen_gpu_launch rnn_launches[4] = {
 };
 
 static const kgen_gpu_program rnn_program = {
-    "rnn", 7, rnn_buffers, 4, rnn_launches, 8448, 5, 1, 0, rnn_weights
+    "rnn", 7, rnn_buffers, 4, rnn_launches, 8448, 5, 1, 0, rnn_weights, 0, NULL
 };
 
 static id<MTLDevice> rnn_dev;

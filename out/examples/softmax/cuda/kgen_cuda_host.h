@@ -85,13 +85,27 @@ static inline int kgen_cuda_init(kgen_cuda_state *st, const kgen_gpu_program *p)
     return KGEN_OK;
 }
 
-/* The launches alone, on device buffers that are already in place. */
+/* kgen_gpu_read_fn: a copy to the host on the stream, waited for */
+static inline int kgen_cuda_read(void *ctx, int buffer, void *dst, size_t bytes)
+{
+    kgen_cuda_state *st = (kgen_cuda_state *)ctx;
+    return cudaMemcpyAsync(dst, st->mems[buffer], bytes, cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
+           cudaStreamSynchronize(st->stream) != cudaSuccess;
+}
+
+/* The launches alone, on device buffers that are already in place (a run-time If or loop
+ * reads its condition back: kgen_gpu_next). */
 static inline int kgen_cuda_launch_all(kgen_cuda_state *st, const kgen_gpu_program *p)
 {
     void *args[64];
     int i, a;
-    for (i = 0; i < p->nlaunches; i++) {
+    kgen_gpu_cursor cur;
+    cur.ran = -1;
+    while ((i = kgen_gpu_next(p, &cur, kgen_cuda_read, st)) < p->nlaunches) {
+        if (i < 0)
+            return kgen_cuda_fail("reading a run-time condition back", cudaErrorUnknown, p->name);
         const kgen_gpu_launch *l = &p->launches[i];
+        cur.ran = i;
         if (l->nargs > 64)
             return kgen_cuda_fail("too many kernel arguments", cudaErrorInvalidValue, p->name);
         for (a = 0; a < l->nargs; a++)

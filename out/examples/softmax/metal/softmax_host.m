@@ -35,7 +35,7 @@ static const kgen_gpu_launch softmax_launches[4] = {
 };
 
 static const kgen_gpu_program softmax_program = {
-    "softmax", 3, softmax_buffers, 4, softmax_launches, 513024, 1, 1, 0, softmax_weights
+    "softmax", 3, softmax_buffers, 4, softmax_launches, 513024, 1, 1, 0, softmax_weights, 0, NULL
 };
 
 static id<MTLDevice> softmax_dev;

@@ -28,7 +28,7 @@ static const kgen_gpu_launch softmax_launches[4] = {
 };
 
 static const kgen_gpu_program softmax_program = {
-    "softmax", 3, softmax_buffers, 4, softmax_launches, 513024, 1, 1, 0, NULL
+    "softmax", 3, softmax_buffers, 4, softmax_launches, 513024, 1, 1, 0, NULL, 0, NULL
 };
 
 static kgen_cl_state softmax_state;
