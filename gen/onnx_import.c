@@ -31,6 +31,8 @@ typedef struct {
     const char *suffix; /* added to the names made in an unrolled iteration ("_it3"): each
                            iteration's are new, so making them unique probes once */
     int64_t budget;     /* nodes that may still be imported (unrolled loops count each time) */
+    const OnnxModel *model;
+    int has_data;       /* some graph input has --bind-inputs data (op_is_const may freeze it) */
     GenImport *out;
 } Import;
 
@@ -691,6 +693,7 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const GenImportOpts *o
         if (x && data && data->dtype == vi->dtype && data->ndim == ndim &&
             !memcmp(data->dims, shape, sizeof(int64_t) * (size_t)ndim))
             x->data = data->data;
+        I->has_data |= x->data != NULL;
     }
     if (!x || ir_program_add(I->prog, x))
         return -1;
@@ -1368,6 +1371,9 @@ static int import_scan(Import *I, OpCtx *c)
     return 0;
 }
 
+/* OpCtx.known: a value computed from graph inputs bound with --bind-inputs data */
+static Tensor *known_now(void *importer, Tensor *t) { return value_now(importer, t, 1); }
+
 /* Imports node ni of g (folded_into: BatchNormalization nodes folded into an earlier node). */
 static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
 {
@@ -1384,10 +1390,14 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
         out->nfolded++;
         return 0;
     }
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
+    /* another domain's operators are registered as "DOMAIN:OP" (ir/ops/ops.h) */
+    int other = n->domain[0] && strcmp(n->domain, "ai.onnx");
+    const OpDef *def = other ? op_find(ir_fmt("%s:%s", n->domain, n->op_type)) : NULL;
+    if (other && !def)
         return ir_fail("node %d '%s' (%s): unsupported operator domain '%s'", ni, n->name, n->op_type, n->domain);
-    int control = !strcmp(n->op_type, "If") || !strcmp(n->op_type, "Loop") || !strcmp(n->op_type, "Scan");
-    const OpDef *def = control ? NULL : op_find(n->op_type);
+    int control = !other && (!strcmp(n->op_type, "If") || !strcmp(n->op_type, "Loop") || !strcmp(n->op_type, "Scan"));
+    if (!other && !control)
+        def = op_find(n->op_type);
     if (!def && !control) {
         ir_fail("unsupported operator");
         return node_fail(n, ni);
@@ -1400,6 +1410,11 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     c.node = n;
     c.op = n->op_type;
     c.opset = out->opset;
+    if (I->has_data) {
+        c.known = known_now;
+        c.importer = I;
+    }
+    c.domain_opset = other ? onnx_opset(I->model, n->domain) : out->opset;
     c.prog = I->prog;
     c.nin = n->ninputs;
     for (int i = 0; i < n->ninputs; i++) {
@@ -1490,6 +1505,7 @@ int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out
     I.budget = GEN_MAX_IMPORTED_NODES;
     I.suffix = "";
     I.out = out;
+    I.model = m;
     memset(out, 0, sizeof *out);
     I.prog = ir_program_new(g->name[0] ? gen_c_name(g->name) : "model");
     out->prog = I.prog;

@@ -342,6 +342,7 @@ static int non_zero(OpCtx *c)
     if (!op_is_const(c, 0))
         return ir_fail("%s: the input must be known when compiling (the output shape depends on its values)",
                        c->op);
+    x = c->in[0];   /* (maybe folded just now) */
     int64_t numel = ir_tensor_numel(x);
     if (numel > MAX_ELEMS)
         return ir_fail("%s: the input is too large", c->op);

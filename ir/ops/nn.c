@@ -738,6 +738,7 @@ static int gemm(OpCtx *c)
     if (tb && op_is_const(c, 1)) {
         /* constant B^T (a classifier's weights): transposed once here, so the output
          * columns a schedule vectorizes read consecutive weights */
+        b = c->in[1];   /* (maybe folded just now) */
         size_t es = (size_t)ir_dtype_bytes(b->dtype);
         unsigned char *t = ir_alloc(es * (size_t)(K * N));
         const unsigned char *src = b->data;

@@ -22,6 +22,7 @@ struct OpCtx {
     const OnnxNode *node;
     const char *op;                /* op_type */
     int64_t opset;                 /* of the default domain */
+    int64_t domain_opset;          /* of the node's domain (the default domain's: opset) */
     Program *prog;                 /* add every new tensor here (op_emit does) */
     int nin;
     Tensor *in[OP_MAX_IO];         /* NULL where an optional input is omitted ("") */
@@ -31,12 +32,17 @@ struct OpCtx {
     const char *out_names[OP_MAX_IO]; /* C-safe unique names for the outputs */
     const char *base;              /* C-safe base name for new tensors (node output 0) */
     int ntmp;                      /* counter for op_name() */
+    /* optional: t's value if the importer can compute it now (a compute over graph inputs
+     * bound with --bind-inputs data), else NULL; op_is_const asks it */
+    Tensor *(*known)(void *importer, Tensor *t);
+    void *importer;
 };
 
 typedef int (*OpBuild)(OpCtx *c);
 
 typedef struct {
-    const char *name;              /* ONNX op_type, default domain */
+    const char *name;              /* ONNX op_type of the default domain, or "DOMAIN:OP"
+                                      for another ("ai.onnx.ml:Binarizer") */
     OpBuild build;
 } OpDef;
 

@@ -68,7 +68,12 @@ int op_is_const(OpCtx *c, int i)
     if (!op_has_input(c, i))
         return 0;
     Tensor *t = c->in[i];
-    return t->kind == T_CONSTANT || (t->kind == T_PLACEHOLDER && t->data);
+    if (t->kind == T_CONSTANT || (t->kind == T_PLACEHOLDER && t->data))
+        return 1;
+    Tensor *k = c->known && t->kind != T_PLACEHOLDER ? c->known(c->importer, t) : NULL;
+    if (k)
+        c->in[i] = k;   /* the same value, as a constant */
+    return k != NULL;
 }
 
 /* element k of a constant as double or int64 */
@@ -116,6 +121,7 @@ static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
                 c->op, i, what);
         return NULL;
     }
+    t = c->in[i];   /* (op_is_const may have put the folded value there) */
     if (ir_dtype_is_storage(t->dtype)) {
         ir_fail("%s: input %d (%s) has type %s, not supported as a constant here", c->op, i, what,
                 ir_dtype_name(t->dtype));
