@@ -271,5 +271,5 @@ save("loop_nested_runtime", model([helper.make_node("Loop", ["n", "", "x"], ["y"
      "Loop: the trip count is known only at run time, inside the body of Loop 'outer', which runs at run time too")
 save("loop_runtime_gpu", model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="lp")],
                                [vi("x", [2]), vi("n", [], i64)], [vi("y", [2])]),
-     "Loop 'lp' runs as a loop at run time, which the opencl host does not do yet")
-save_args("loop_runtime_gpu", "--target opencl")
+     "Loop 'lp' runs as a loop at run time, which the metal host does not do yet")
+save_args("loop_runtime_gpu", "--target metal")
