@@ -295,7 +295,7 @@ static Tensor *fold(Import *I, Tensor *t)
     Tensor *r = NULL;
     if (k) {
         void **params = calloc((size_t)k->params.n + 1, sizeof *params);
-        size_t bytes = (size_t)ir_tensor_numel(t) * (size_t)ir_dtype_bytes(t->dtype);
+        size_t bytes = (size_t)ir_dtype_size(t->dtype, ir_tensor_numel(t));
         void *out = calloc(bytes ? bytes : 1, 1), *ws = calloc((size_t)k->workspace_bytes + 1, 1);
         if (!params || !out || !ws)
             ir_die("out of memory");

@@ -26,7 +26,48 @@ int ir_dtype_is_float8(DType t)
     return t == DT_F8E4M3FN || t == DT_F8E4M3FNUZ || t == DT_F8E5M2 || t == DT_F8E5M2FNUZ;
 }
 
-int ir_dtype_is_storage(DType t) { return t == DT_F16 || t == DT_BF16 || ir_dtype_is_float8(t); }
+int ir_dtype_is_storage(DType t)
+{
+    return t == DT_F16 || t == DT_BF16 || ir_dtype_is_float8(t) || t == DT_F4E2M1 || t == DT_F8E8M0;
+}
+
+int ir_dtype_is_packed(DType t) { return t == DT_I4 || t == DT_U4 || t == DT_I2 || t == DT_U2 || t == DT_F4E2M1; }
+
+int ir_dtype_bits(DType t)
+{
+    switch (t) {
+    case DT_I4:
+    case DT_U4:
+    case DT_F4E2M1: return 4;
+    case DT_I2:
+    case DT_U2: return 2;
+    default: return 8 * dtypes[t].bytes;
+    }
+}
+
+int64_t ir_dtype_size(DType t, int64_t n)
+{
+    int bits = ir_dtype_bits(t);
+    return bits < 8 ? (n * bits + 7) / 8 : n * (bits / 8);
+}
+
+int64_t ir_packed_get(DType t, const void *base, int64_t i)
+{
+    int bits = ir_dtype_bits(t), per = 8 / bits;
+    unsigned mask = (1u << bits) - 1u;
+    unsigned v = ((const unsigned char *)base)[i / per] >> (i % per * bits) & mask;
+    if (t == DT_I4 || t == DT_I2)
+        return (int64_t)(v ^ (1u << (bits - 1))) - (1 << (bits - 1));
+    return v;
+}
+
+void ir_packed_set(DType t, void *base, int64_t i, int64_t code)
+{
+    int bits = ir_dtype_bits(t), per = 8 / bits, sh = (int)(i % per) * bits;
+    unsigned mask = (1u << bits) - 1u;
+    unsigned char *p = (unsigned char *)base + i / per;
+    *p = (unsigned char)((*p & ~(mask << sh)) | (((unsigned)code & mask) << sh));
+}
 
 double ir_dtype_float_max(DType t)
 {
@@ -37,6 +78,8 @@ double ir_dtype_float_max(DType t)
     case DT_F8E4M3FNUZ: return 240.0;
     case DT_F8E5M2:
     case DT_F8E5M2FNUZ: return 57344.0;
+    case DT_F4E2M1: return 6.0;
+    case DT_F8E8M0: return 1.7014118346046923e38;   /* 2^127 */
     case DT_F32: return 3.4028234663852886e38;
     default: return 1.7976931348623157e308;
     }
@@ -125,6 +168,10 @@ int64_t ir_wrap_int(int64_t v, DType t)
     case DT_U16: return (uint16_t)v;
     case DT_I32: return (int32_t)v;
     case DT_U32: return (uint32_t)v;
+    case DT_I4: return (int64_t)(((uint64_t)v & 15u) ^ 8u) - 8;
+    case DT_U4: return (int64_t)((uint64_t)v & 15u);
+    case DT_I2: return (int64_t)(((uint64_t)v & 3u) ^ 2u) - 2;
+    case DT_U2: return (int64_t)((uint64_t)v & 3u);
     default: return v;
     }
 }

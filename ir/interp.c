@@ -178,6 +178,45 @@ static uint8_t f32_to_f8(float f, uint32_t m, uint32_t bias, int kind, uint32_t 
     return (uint8_t)(h > maxcode ? over : h ? sign | h : zero);
 }
 
+/* f4e2m1: sign, 2 exponent bits (bias 1), 1 mantissa bit; codes 0..7 are 0, 0.5, 1, 1.5,
+ * 2, 3, 4, 6 */
+static float f4_to_f32(unsigned c)
+{
+    unsigned m = c & 7u;
+    return bits_f32(((c & 8u) << 28) | (m < 2u ? m * 0x3f000000u : (m + 252u) << 22));
+}
+
+/* round to nearest even, saturating at 6; NaN gives code 8, as ONNX's reference does */
+static uint8_t f32_to_f4(float f)
+{
+    if (f != f)
+        return 8;
+    float a = fabsf(f);
+    uint8_t m = a <= 0.25f ? 0 : a < 0.75f ? 1 : a <= 1.25f ? 2 : a < 1.75f ? 3 : a <= 2.5f ? 4 : a < 3.5f ? 5
+              : a <= 5.0f ? 6 : 7;
+    return (uint8_t)(m | (signbit(f) ? 8u : 0u));
+}
+
+/* f8e8m0: 2^(e-127), 255 is NaN */
+static float e8m0_to_f32(uint8_t e)
+{
+    return e == 255 ? bits_f32(0x7fc00000u) : e ? bits_f32((uint32_t)e << 23) : bits_f32(0x400000u);
+}
+
+/* the exponent of |f| rounded up to the next power of two, saturating at 2^127 (inf too) */
+static uint8_t f32_to_e8m0(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+    if (e == 255)
+        return m ? 255 : 254;
+    if (e == 0)   /* zero and subnormals: code 0 is 2^-127, the subnormal 0x400000 */
+        return m > 0x400000u;
+    e += m != 0;
+    return (uint8_t)(e > 254 ? 254 : e);
+}
+
 float ir_storage_to_f32(DType t, const void *p)
 {
     uint16_t x = 0;
@@ -191,6 +230,8 @@ float ir_storage_to_f32(DType t, const void *p)
     case DT_F8E4M3FNUZ: return f8_to_f32(b, 3, 8, 2);
     case DT_F8E5M2: return f8_to_f32(b, 2, 15, 0);
     case DT_F8E5M2FNUZ: return f8_to_f32(b, 2, 16, 2);
+    case DT_F4E2M1: return f4_to_f32(b & 15u);   /* p: the code, unpacked */
+    case DT_F8E8M0: return e8m0_to_f32(b);
     default: ir_die("ir_storage_to_f32: %s is not a storage type", ir_dtype_name(t));
     }
     return 0;
@@ -214,6 +255,8 @@ void ir_f32_to_storage(DType t, float v, void *p)
     case DT_F8E4M3FNUZ: *b = f32_to_f8(v, 3, 8, 2, 0x7f); return;
     case DT_F8E5M2: *b = f32_to_f8(v, 2, 15, 0, 0x7b); return;
     case DT_F8E5M2FNUZ: *b = f32_to_f8(v, 2, 16, 2, 0x7f); return;
+    case DT_F4E2M1: *b = f32_to_f4(v); return;
+    case DT_F8E8M0: *b = f32_to_e8m0(v); return;
     default: ir_die("ir_f32_to_storage: %s is not a storage type", ir_dtype_name(t));
     }
 }
@@ -262,6 +305,26 @@ static void store_elem(unsigned char *p, DType t, Val v)
             ir_f32_to_storage(t, (float)v.f, p);
         break;
     }
+}
+
+/* element i of a packed array (ir.h) */
+static Val load_packed(const unsigned char *base, int64_t i, DType t)
+{
+    Val v = {0};
+    v.i = ir_packed_get(t, base, i);
+    if (t == DT_F4E2M1) {
+        unsigned char code[2] = {(unsigned char)v.i, 0};
+        v.f = ir_storage_to_f32(t, code);
+    }
+    return v;
+}
+
+static void store_packed(unsigned char *base, int64_t i, DType t, Val v)
+{
+    unsigned char code[2] = {0, 0};
+    if (t == DT_F4E2M1)
+        ir_f32_to_storage(t, (float)v.f, code);
+    ir_packed_set(t, base, i, t == DT_F4E2M1 ? code[0] : v.i);
 }
 
 static Val eval(Interp *I, const Expr *e);
@@ -468,6 +531,8 @@ static Val eval(Interp *I, const Expr *e)
         int64_t i = index_of(I, b, e->u.load.index);
         if (i < 0)
             return r;
+        if (ir_dtype_is_packed(b->dtype))
+            return load_packed(mem_of(I, b), i, b->dtype);
         return load_elem(mem_of(I, b) + i * ir_dtype_bytes(b->dtype), b->dtype);
     }
     case E_ACCESS:
@@ -505,7 +570,9 @@ static void exec(Interp *I, const Stmt *s)
         const Buffer *b = s->u.store.buf;
         int64_t i = index_of(I, b, s->u.store.index);
         Val v = eval(I, s->u.store.value);
-        if (i >= 0)
+        if (i >= 0 && ir_dtype_is_packed(b->dtype))
+            store_packed(mem_of(I, b), i, b->dtype, v);
+        else if (i >= 0)
             store_elem(mem_of(I, b) + i * ir_dtype_bytes(b->dtype), b->dtype, v);
         return;
     }
@@ -515,7 +582,7 @@ static void exec(Interp *I, const Stmt *s)
             exec(I, s->u.alloc.body);   /* mapped up front */
             return;
         }
-        unsigned char *mem = calloc((size_t)b->size, (size_t)ir_dtype_bytes(b->dtype));
+        unsigned char *mem = calloc((size_t)ir_dtype_size(b->dtype, b->size), 1);
         if (!mem)
             ir_die("out of memory");
         map_mem(I, b, mem);

@@ -75,7 +75,13 @@ void ir_vec_push(PtrVec *v, void *item, int limit, const char *what);
     X(DT_F8E4M3FN, "f8e4m3fn", "uint8_t", 1, 1, 1)  \
     X(DT_F8E4M3FNUZ, "f8e4m3fnuz", "uint8_t", 1, 1, 1) \
     X(DT_F8E5M2, "f8e5m2", "uint8_t", 1, 1, 1)      \
-    X(DT_F8E5M2FNUZ, "f8e5m2fnuz", "uint8_t", 1, 1, 1)
+    X(DT_F8E5M2FNUZ, "f8e5m2fnuz", "uint8_t", 1, 1, 1) \
+    X(DT_I4, "i4", "uint8_t", 1, 0, 1)              \
+    X(DT_U4, "u4", "uint8_t", 1, 0, 0)              \
+    X(DT_I2, "i2", "uint8_t", 1, 0, 1)              \
+    X(DT_U2, "u2", "uint8_t", 1, 0, 0)              \
+    X(DT_F4E2M1, "f4e2m1", "uint8_t", 1, 1, 1)      \
+    X(DT_F8E8M0, "f8e8m0", "uint8_t", 1, 1, 0)
 
 typedef enum {
 #define X(e, n, c, b, f, s) e,
@@ -94,9 +100,28 @@ int ir_dtype_parse(const char *name, DType *out);   /* 0 on success */
  * (ir_dtype_ctype), computed in float; a load converts with kgen_<name>_to_f32 and a
  * store with kgen_f32_to_<name> (round to nearest even; float8 overflow gives NaN, or
  * inf for f8e5m2: ONNX's saturate=0; the default saturate=1 is a clamp that Cast and
- * QuantizeLinear compute before the store). */
+ * QuantizeLinear compute before the store). f4e2m1 (packed) and f8e8m0 (an exponent
+ * only: 2^(e-127), 255 is NaN) are storage types too: f4e2m1's conversion rounds to
+ * nearest even and saturates to +-6 (NaN gives 7, its largest code, with the sign);
+ * f8e8m0's rounds up to the next power of two and saturates (Cast's defaults; Cast
+ * computes its other modes before the store). */
 int ir_dtype_is_storage(DType t);
 int ir_dtype_is_float8(DType t);
+/* The packed types (i4, u4, i2, u2, f4e2m1) keep 8 / ir_dtype_bits elements in a byte, as
+ * ONNX stores them: element i is bits (i % per) * bits.. of byte i / per, the first
+ * element in the low bits; i4 and i2 are sign-extended when loaded. Their C type
+ * (ir_dtype_ctype) is the byte, uint8_t, and ir_dtype_bytes says 1: the size of a buffer
+ * of n elements is ir_dtype_size(t, n) bytes (an odd number of i4 elements takes a whole
+ * last byte). Integer ones compute as small integers of their range, f4e2m1 in float as
+ * the other storage floats (E2M1: no inf or NaN, largest 6). A store into a packed
+ * buffer changes its bits of the byte only (a read-modify-write), so the lowering keeps
+ * every loop nest that stores one serial: no thread or vector lane shares its byte. */
+int ir_dtype_is_packed(DType t);
+int ir_dtype_bits(DType t);                    /* 4 for i4, 8 for u8, 32 for f32 */
+int64_t ir_dtype_size(DType t, int64_t n);     /* bytes of n elements */
+/* element i of a packed array as its bit code (i4, i2: sign-extended), and its store */
+int64_t ir_packed_get(DType t, const void *base, int64_t i);
+void ir_packed_set(DType t, void *base, int64_t i, int64_t code);
 double ir_dtype_float_max(DType t);  /* the largest finite value of a float type */
 /* interp.c: the conversions of the storage types, as the runtime does them */
 float ir_storage_to_f32(DType t, const void *p);

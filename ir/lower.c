@@ -1442,8 +1442,64 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
     return 0;
 }
 
-/* The loop nest of one root stage (a compute, or both halves of a scan). */
+/* Does s store into a packed buffer (i4, u4, i2, u2, f4e2m1)? */
+static int stores_packed(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return stores_packed(s->u.loop.body);
+    case S_LET: return stores_packed(s->u.let.body);
+    case S_IF: return stores_packed(s->u.cond.then) || stores_packed(s->u.cond.els);
+    case S_ALLOC: return stores_packed(s->u.alloc.body);
+    case S_STORE: return ir_dtype_is_packed(s->u.store.buf->dtype);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (stores_packed(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* s with every loop serial (unrolled ones stay unrolled) */
+static Stmt *serialize(Stmt *s)
+{
+    if (!s)
+        return NULL;
+    switch (s->kind) {
+    case S_FOR:
+        return ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent,
+                      s->u.loop.kind == FOR_UNROLLED ? FOR_UNROLLED : FOR_SERIAL, serialize(s->u.loop.body));
+    case S_LET: return ir_let(s->u.let.var, s->u.let.value, serialize(s->u.let.body));
+    case S_IF: return ir_if_like(s, s->u.cond.cond, serialize(s->u.cond.then), serialize(s->u.cond.els));
+    case S_ALLOC: return ir_allocate(s->u.alloc.buf, serialize(s->u.alloc.body));
+    case S_SEQ: {
+        Stmt **items = ir_alloc(sizeof *items * (size_t)(s->u.seq.n ? s->u.seq.n : 1));
+        for (int i = 0; i < s->u.seq.n; i++)
+            items[i] = serialize(s->u.seq.items[i]);
+        return ir_seq(items, s->u.seq.n);
+    }
+    default: return s;
+    }
+}
+
+/* The loop nest of one root stage (a compute, or both halves of a scan).
+ *
+ * A store into a packed buffer is a read-modify-write of the byte its element shares
+ * with its neighbours, so two threads (or vector lanes) storing neighbours would lose
+ * one of the two. A nest that stores into one therefore runs serially: its parallel,
+ * vectorized and GPU-bound loops become serial loops (on a GPU the nest then runs as a
+ * launch of one thread). Packed tensors are small (they come from Cast and
+ * QuantizeLinear), and their readers keep their schedules. */
+static Stmt *lower_root_nest(Lower *L, Stage *st);
 static Stmt *lower_root(Lower *L, Stage *st)
+{
+    Stmt *nest = lower_root_nest(L, st);
+    return nest && stores_packed(nest) ? serialize(nest) : nest;
+}
+
+static Stmt *lower_root_nest(Lower *L, Stage *st)
 {
     Tensor *t = st->t;
     Expr *rmin[KG_MAX_DIMS] = {0};
@@ -1505,7 +1561,7 @@ Kernel *ir_lower(Schedule *s, const char *name)
         if (b->scope != SCOPE_WORKSPACE)
             continue;
         b->ws_offset = off;
-        off += (b->size * ir_dtype_bytes(b->dtype) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+        off += (ir_dtype_size(b->dtype, b->size) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
     }
     L.k->workspace_bytes = off;
 
@@ -1607,7 +1663,7 @@ static void stmt_buffers(const Stmt *s, PtrVec *out)
 static int64_t aligned_bytes(const Model *m, const Buffer *b)
 {
     int64_t a = m->arena_align;
-    return (b->size * ir_dtype_bytes(b->dtype) + a - 1) / a * a;
+    return (ir_dtype_size(b->dtype, b->size) + a - 1) / a * a;
 }
 
 /* Place arena buffers by liveness: largest first, each at the lowest offset that does
@@ -2137,7 +2193,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
         for (int i = 0; i < na && alias[o] < 0; i++) {
             Buffer *ib = m->arena.items[i];
             if (i == o || taken[i] || alias[i] >= 0 || state[o] || last[i] != first[o] || ib->size != ob->size ||
-                ir_dtype_bytes(ib->dtype) != ir_dtype_bytes(ob->dtype) || ib->strides[0] != ob->strides[0])
+                ir_dtype_bits(ib->dtype) != ir_dtype_bits(ob->dtype) || ib->strides[0] != ob->strides[0])
                 continue;
             Kernel *kk = m->kernels.items[first[o]];
             if (inplace_ok(kk->body, ib, ob)) {

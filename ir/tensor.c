@@ -48,7 +48,7 @@ Tensor *ir_constant(const char *name, DType dtype, int ndim, const int64_t *shap
     if (!t)
         return NULL;
     t->kind = T_CONSTANT;
-    size_t bytes = (size_t)ir_tensor_numel(t) * (size_t)ir_dtype_bytes(dtype);
+    size_t bytes = (size_t)ir_dtype_size(dtype, ir_tensor_numel(t));
     void *copy = ir_alloc(bytes ? bytes : 1);
     if (bytes)
         memcpy(copy, data, bytes);

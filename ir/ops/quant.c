@@ -16,7 +16,14 @@ Tensor *op_nn_matmul(OpCtx *c, Tensor *a, Tensor *b, int out);
 
 /* ---------------------------------------------------------------- helpers */
 
-static int is_quant_int(DType t) { return t == DT_I8 || t == DT_U8 || t == DT_I16 || t == DT_U16 || t == DT_I32; }
+static int is_quant_int(DType t)
+{
+    return t == DT_I8 || t == DT_U8 || t == DT_I16 || t == DT_U16 || t == DT_I32 || t == DT_I4 || t == DT_U4 ||
+           t == DT_I2 || t == DT_U2;
+}
+
+/* the float types quantized to: the float8 types and f4e2m1 (their conversions round) */
+static int is_quant_float(DType t) { return ir_dtype_is_float8(t) || t == DT_F4E2M1; }
 
 static void qrange(DType t, double *lo, double *hi)
 {
@@ -25,6 +32,10 @@ static void qrange(DType t, double *lo, double *hi)
     case DT_U8: *lo = 0, *hi = 255; return;
     case DT_I16: *lo = -32768, *hi = 32767; return;
     case DT_U16: *lo = 0, *hi = 65535; return;
+    case DT_I4: *lo = -8, *hi = 7; return;
+    case DT_U4: *lo = 0, *hi = 15; return;
+    case DT_I2: *lo = -2, *hi = 1; return;
+    case DT_U2: *lo = 0, *hi = 3; return;
     default: *lo = -2147483648.0, *hi = 2147483647.0; return;
     }
 }
@@ -107,7 +118,7 @@ static int check_scale(OpCtx *c, const Tensor *s, const char *what)
 static int check_quant_type(OpCtx *c, DType t, const char *what)
 {
     if (!is_quant_int(t))
-        return ir_fail("%s: %s has type %s; supported: i8, u8, i16, u16, i32", c->op, what, ir_dtype_name(t));
+        return ir_fail("%s: %s has type %s; supported: i8, u8, i16, u16, i32, i4, u4, i2, u2", c->op, what, ir_dtype_name(t));
     return 0;
 }
 
@@ -133,7 +144,7 @@ static int quantize_linear(OpCtx *c)
     else if (op_attr(c, "output_dtype") && op_attr_int(c, "output_dtype", 0) != 0 &&
              op_dtype_from_onnx((int)op_attr_int(c, "output_dtype", 0), &out))
         return ir_fail("%s: output_dtype: %s", c->op, ir_errmsg());
-    int f8 = ir_dtype_is_float8(out);
+    int f8 = is_quant_float(out);
     if (!f8 && check_quant_type(c, out, "the output"))
         return -1;
     if (x->dtype == DT_BOOL || ir_dtype_is_storage(x->dtype))
@@ -158,7 +169,7 @@ static int quantize_linear(OpCtx *c)
             return -1;
         v = ir_bin(OP_ADD, v, ir_cast(ct, z));
     }
-    if (f8)     /* float8: rounded to nearest even by the conversion, 'saturate' (default 1) */
+    if (f8)     /* float8, f4e2m1: rounded to nearest even by the conversion, 'saturate' (default 1) */
         return op_emit_out(c, 0, x->ndim, ax, ir_cast(out, op_f8_saturate(v, out, op_attr_int(c, "saturate", 1) != 0)))
                    ? 0 : -1;
     return op_emit_out(c, 0, x->ndim, ax, saturate_round(v, out)) ? 0 : -1;
@@ -169,7 +180,7 @@ static int dequantize_linear(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "x"), *s = op_input(c, 1, "x_scale");
     if (!x || !s || check_scale(c, s, "x_scale") ||
-        (!ir_dtype_is_float8(x->dtype) && check_quant_type(c, x->dtype, "x")))
+        (!is_quant_float(x->dtype) && check_quant_type(c, x->dtype, "x")))
         return -1;
     Tensor *zp = op_has_input(c, 2) ? c->in[2] : NULL;
     if (zp && zp->dtype != x->dtype)

@@ -79,6 +79,8 @@ int op_is_const(OpCtx *c, int i)
 /* element k of a constant as double or int64 */
 static double elem_f(const Tensor *t, int64_t k)
 {
+    if (ir_dtype_is_packed(t->dtype) && !ir_dtype_is_float(t->dtype))
+        return (double)ir_packed_get(t->dtype, t->data, k);
     const unsigned char *p = (const unsigned char *)t->data + k * ir_dtype_bytes(t->dtype);
     switch (t->dtype) {
     case DT_BOOL:
@@ -313,6 +315,12 @@ int op_dtype_from_onnx(int onnx_dtype, DType *out)
     case ONNX_INT64: *out = DT_I64; return 0;
     case ONNX_UINT64: *out = DT_U64; return 0;
     case ONNX_BOOL: *out = DT_BOOL; return 0;
+    case ONNX_INT4: *out = DT_I4; return 0;
+    case ONNX_UINT4: *out = DT_U4; return 0;
+    case ONNX_INT2: *out = DT_I2; return 0;
+    case ONNX_UINT2: *out = DT_U2; return 0;
+    case ONNX_FLOAT4E2M1: *out = DT_F4E2M1; return 0;
+    case ONNX_FLOAT8E8M0: *out = DT_F8E8M0; return 0;
     default: break;
     }
     return ir_fail("unsupported element type %s", onnx_dtype_name(onnx_dtype));
@@ -338,6 +346,12 @@ int op_dtype_to_onnx(DType t)
     case DT_I64: return ONNX_INT64;
     case DT_U64: return ONNX_UINT64;
     case DT_BOOL: return ONNX_BOOL;
+    case DT_I4: return ONNX_INT4;
+    case DT_U4: return ONNX_UINT4;
+    case DT_I2: return ONNX_INT2;
+    case DT_U2: return ONNX_UINT2;
+    case DT_F4E2M1: return ONNX_FLOAT4E2M1;
+    case DT_F8E8M0: return ONNX_FLOAT8E8M0;
     default: return 0;
     }
 }
