@@ -307,6 +307,8 @@ char *em_c_func_name(const Kernel *k)
  * bf16 and float8 (computed in float). */
 static const char *value_type(DType t)
 {
+    if (t == DT_I4 || t == DT_I2)
+        return "int8_t";     /* (stored packed, in bytes: ir_dtype_ctype) */
     return ir_dtype_is_storage(t) ? "float" : ir_dtype_ctype(t);
 }
 
@@ -641,7 +643,20 @@ static const struct {
 static void expr(Printer *P, const Expr *e, int prec);
 
 /* A one-element local buffer (an accumulator, a selected value) prints as a scalar. */
-static int is_scalar(const Buffer *b) { return b->scope == SCOPE_LOCAL && b->size == 1; }
+static int is_scalar(const Buffer *b)
+{
+    return b->scope == SCOPE_LOCAL && b->size == 1 && !ir_dtype_is_packed(b->dtype);
+}
+
+/* A packed element's code (kgen_lowbit.h): KGEN_U4(buf, index), sign-extended for i4, i2 */
+static void packed_code(Printer *P, const Buffer *b, const Expr *index, int raw)
+{
+    int bits = ir_dtype_bits(b->dtype);
+    sb_printf(P->out, "KGEN_%c%d(%s, ", !raw && ir_dtype_is_signed(b->dtype) && !ir_dtype_is_float(b->dtype) ? 'I' : 'U',
+              bits, buf_name(P, b));
+    expr(P, index, P_NONE);
+    sb_puts(P->out, ")");
+}
 
 /* buf[index], or the bare name of a scalar */
 static void element(Printer *P, const Buffer *b, const Expr *index)
@@ -958,6 +973,16 @@ static void print_cast(Printer *P, const Expr *e)
             expr_nominus(P, a, P_UNARY);
         }
         sb_puts(P->out, "))");
+    } else if (ir_dtype_is_packed(to)) {
+        /* wrapped into the type's range, as a store would (Cast computes its saturation) */
+        sb_printf(P->out, "KGEN_WRAP_%s(", to == DT_I4 ? "I4" : to == DT_U4 ? "U4" : to == DT_I2 ? "I2" : "U2");
+        if (ir_dtype_is_float(from)) {
+            sb_puts(P->out, "(int32_t)");
+            expr_nominus(P, a, P_UNARY);
+        } else {
+            expr(P, a, P_NONE);
+        }
+        sb_puts(P->out, ")");
     } else {
         sb_printf(P->out, "(%s)", value_type(to));
         expr_nominus(P, a, P_UNARY);
@@ -1006,7 +1031,10 @@ static void expr(Printer *P, const Expr *e, int prec)
     case E_LOAD:
         if (ir_dtype_is_storage(e->u.load.buf->dtype))
             sb_printf(o, "kgen_%s_to_f32(", ir_dtype_name(e->u.load.buf->dtype));
-        element(P, e->u.load.buf, e->u.load.index);
+        if (ir_dtype_is_packed(e->u.load.buf->dtype))
+            packed_code(P, e->u.load.buf, e->u.load.index, 0);
+        else
+            element(P, e->u.load.buf, e->u.load.index);
         if (ir_dtype_is_storage(e->u.load.buf->dtype))
             sb_puts(o, ")");
         break;
@@ -1022,6 +1050,36 @@ static void expr(Printer *P, const Expr *e, int prec)
 static void line(Printer *P)
 {
     sb_indent(P->out, P->depth);
+}
+
+/* KGEN_SET4(buf, index, code): a read-modify-write of the element's byte (kgen_lowbit.h;
+ * the lowering keeps the loops around it serial). The macro keeps the code's low bits,
+ * so a wrap to the type right before the store is left out; a copy moves the code. */
+static void print_packed_store(Printer *P, const Buffer *b, const Expr *index, const Expr *v)
+{
+    StrBuf *o = P->out;
+    sb_printf(o, "KGEN_SET%d(%s, ", ir_dtype_bits(b->dtype), buf_name(P, b));
+    expr(P, index, P_NONE);
+    sb_puts(o, ", ");
+    if (v->kind == E_LOAD && v->u.load.buf->dtype == b->dtype) {
+        packed_code(P, v->u.load.buf, v->u.load.index, 1);
+    } else if (b->dtype == DT_F4E2M1) {
+        if (v->kind == E_CAST && v->dtype == b->dtype)
+            v = v->u.cast.a;
+        sb_puts(o, "kgen_f32_to_f4e2m1(");
+        if (v->dtype != DT_F32 && !ir_dtype_is_storage(v->dtype)) {
+            sb_puts(o, "(float)");
+            expr_nominus(P, v, P_UNARY);
+        } else {
+            expr(P, v, P_NONE);
+        }
+        sb_puts(o, ")");
+    } else if (v->kind == E_CAST && v->dtype == b->dtype && !ir_dtype_is_float(v->u.cast.a->dtype)) {
+        expr(P, v->u.cast.a, P_NONE);
+    } else {
+        expr(P, v, P_NONE);
+    }
+    sb_puts(o, ");\n");
 }
 
 void em_c_comment(StrBuf *o, const char *s)
@@ -1364,6 +1422,10 @@ static void stmt(Printer *P, const Stmt *s)
     case S_STORE: {
         const Buffer *b = s->u.store.buf;
         line(P);
+        if (ir_dtype_is_packed(b->dtype)) {
+            print_packed_store(P, b, s->u.store.index, transparent(s->u.store.value));
+            break;
+        }
         element(P, b, s->u.store.index);
         sb_puts(o, " = ");
         const Expr *v = transparent(s->u.store.value);
@@ -1532,6 +1594,64 @@ void em_print_prototype(StrBuf *out, const Kernel *k, const Dialect *d)
     printer_free(&P);
 }
 
+/* ---------------------------------------------------------------- low-bit types */
+
+static int lowbit_type(DType t) { return ir_dtype_is_packed(t) || t == DT_F8E8M0; }
+
+static int expr_lowbit(const Expr *e)
+{
+    if (!e)
+        return 0;
+    if (lowbit_type(e->dtype))
+        return 1;
+    switch (e->kind) {
+    case E_BIN: return expr_lowbit(e->u.bin.a) || expr_lowbit(e->u.bin.b);
+    case E_UN: return expr_lowbit(e->u.un.a);
+    case E_CAST: return expr_lowbit(e->u.cast.a);
+    case E_SELECT: return expr_lowbit(e->u.sel.cond) || expr_lowbit(e->u.sel.t) || expr_lowbit(e->u.sel.f);
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            if (expr_lowbit(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case E_LOAD: return lowbit_type(e->u.load.buf->dtype) || expr_lowbit(e->u.load.index);
+    default: return 0;
+    }
+}
+
+static int stmt_lowbit(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return expr_lowbit(s->u.loop.min) || expr_lowbit(s->u.loop.extent) || stmt_lowbit(s->u.loop.body);
+    case S_LET: return expr_lowbit(s->u.let.value) || stmt_lowbit(s->u.let.body);
+    case S_IF: return expr_lowbit(s->u.cond.cond) || stmt_lowbit(s->u.cond.then) || stmt_lowbit(s->u.cond.els);
+    case S_STORE:
+        return lowbit_type(s->u.store.buf->dtype) || expr_lowbit(s->u.store.index) || expr_lowbit(s->u.store.value);
+    case S_ALLOC: return lowbit_type(s->u.alloc.buf->dtype) || stmt_lowbit(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (stmt_lowbit(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* templates/kgen_lowbit.h, once into the file out that a kernel using the packed types or
+ * f8e8m0 goes into, before it: a file without them stays as it was. */
+static void put_lowbit(StrBuf *out, const Kernel *k)
+{
+    if (!stmt_lowbit(k->body) || (out->data && strstr(out->data, "#define KGEN_LOWBIT_H")))
+        return;
+    const char *text = em_template("kgen_lowbit.h");
+    if (!text)
+        ir_die("the kgen_lowbit.h template is missing from this build");
+    sb_puts(out, text);
+    sb_puts(out, "\n");
+}
+
 void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
 {
     Printer P;
@@ -1569,6 +1689,7 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
     }
     sb_puts(&text, "}\n");
 
+    put_lowbit(out, k);
     if (text.len)
         sb_puts(out, text.data);
     sb_free(&text);
@@ -1877,6 +1998,8 @@ int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Ta
         if (li < n)
             sb_puts(&text, "\n");
     }
+    if (rc == 0)
+        put_lowbit(out, k);
     if (rc == 0 && text.len)
         sb_puts(out, text.data);
     sb_free(&text);

@@ -187,7 +187,7 @@ void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *
         em_c_put_shape(o, b);
         sb_puts(o, " */\n");
         sb_printf(o, "    status = kgen_check_tensor(args[%d], KGEN_DEVICE_CPU, %s, %d, %d, ", i,
-                  em_c_dlpack_code(b->dtype), ir_dtype_bytes(b->dtype) * 8, b->ndim);
+                  em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim);
         if (b->ndim)
             sb_printf(o, "shape%d, strides%d);\n", layout_of(k, i), layout_of(k, i));
         else

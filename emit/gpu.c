@@ -89,7 +89,7 @@ static int buf_index(const GProg *g, const Buffer *b)
     return -1;
 }
 
-static int64_t buf_bytes(const Buffer *b) { return b->size * ir_dtype_bytes(b->dtype); }
+static int64_t buf_bytes(const Buffer *b) { return ir_dtype_size(b->dtype, b->size); }
 
 static void gprog_free(GProg *g)
 {
@@ -514,7 +514,8 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
         for (int i = 0; i < mod->constants.n; i++) {
             const Buffer *b = mod->constants.items[i];
             sb_printf(&weights_decl, "extern%s const %s %s[%lld];\n", g->t->kind == TARGET_CUDA ? " \"C\"" : "",
-                      ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b), (long long)(b->size ? b->size : 1));
+                      ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
+                      (long long)(b->size ? ir_dtype_size(b->dtype, b->size) / ir_dtype_bytes(b->dtype) : 1));
         }
         sb_printf(&weights_decl, "static const void *const %s_weights[%d] = {", N, mod->constants.n ? mod->constants.n : 1);
         for (int i = 0; i < mod->constants.n; i++)

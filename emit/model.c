@@ -21,7 +21,7 @@ static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
         const Buffer *c = mod->constants.items[i];
         if (c == b)
             at = off;
-        off += (c->size * ir_dtype_bytes(c->dtype) + 63) / 64 * 64;
+        off += (ir_dtype_size(c->dtype, c->size) + 63) / 64 * 64;
     }
     if (total)
         *total = off;
@@ -127,10 +127,18 @@ static void put_weight_f64(StrBuf *o, double v)
     put_hexfloat(o, m, 52, e == 0 ? INT32_MIN : e - 1023, sign, "");
 }
 
+/* a constant's C array length: its elements, or bytes for a packed type */
+static int64_t array_len(const Buffer *b)
+{
+    return ir_dtype_is_packed(b->dtype) ? ir_dtype_size(b->dtype, b->size) : b->size;
+}
+
 /* the elements of a constant, a line of `per` at a time */
 static void put_elements(StrBuf *o, const Tensor *t)
 {
     int64_t n = ir_tensor_numel(t);
+    if (ir_dtype_is_packed(t->dtype))
+        n = ir_dtype_size(t->dtype, n);   /* the bytes, each holding 2 or 4 elements */
     int bytes = ir_dtype_bytes(t->dtype), per = ir_dtype_is_float(t->dtype) && !ir_dtype_is_storage(t->dtype) ? 8 : 16;
     const unsigned char *p = t->data;
     for (int64_t i = 0; i < n; i++) {
@@ -147,6 +155,12 @@ static void put_elements(StrBuf *o, const Tensor *t)
         case DT_F8E4M3FNUZ:
         case DT_F8E5M2:
         case DT_F8E5M2FNUZ:
+        case DT_F8E8M0:
+        case DT_I4:
+        case DT_U4:
+        case DT_I2:
+        case DT_U2:
+        case DT_F4E2M1:
         case DT_U8: sb_printf(o, "%u", (unsigned)*q); break;
         case DT_I8: sb_printf(o, "%d", (int)(int8_t)*q); break;
         case DT_I16: { int16_t v; memcpy(&v, q, 2); sb_printf(o, "%d", (int)v); break; }
@@ -190,7 +204,7 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
             else
                 sb_printf(o, "%c", *c);
         }
-        sb_printf(o, "\", {%s, %d, 1}, %d, {", em_c_dlpack_code(b->dtype), ir_dtype_bytes(b->dtype) * 8, b->ndim);
+        sb_printf(o, "\", {%s, %d, 1}, %d, {", em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim);
         for (int d = 0; d < b->ndim; d++) {
             sb_puts(o, d ? ", " : "");
             em_c_put_i64(o, b->shape[d]);
@@ -314,7 +328,7 @@ void em_c_weights_file(StrBuf *w, const EmModel *m)
         const Buffer *b = mod->constants.items[i];
         const Tensor *t = b->constant;
         sb_printf(w, "%sconst %s %s[%lld] = {\n", i ? "\n" : "", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
-                  (long long)(b->size ? b->size : 1));
+                  (long long)(b->size ? array_len(b) : 1));
         if (b->size)
             put_elements(w, t);
         else
@@ -331,7 +345,7 @@ static void weights_blob(StrBuf *w, const Model *mod)
     static const char pad[] = "                                                                ";   /* 64 */
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
-        size_t n = (size_t)(b->size * ir_dtype_bytes(b->dtype)), padded = (n + 63) / 64 * 64;
+        size_t n = (size_t)ir_dtype_size(b->dtype, b->size), padded = (n + 63) / 64 * 64;
         size_t at = w->len;
         for (size_t k = 0; k < padded; k += 64)
             sb_puts(w, pad);   /* grow; bytes are written below */
@@ -370,7 +384,7 @@ static void weights_asm(StrBuf *s, const EmModel *m)
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
         const char *sym = em_c_weight_symbol(m, b);
-        int64_t n = b->size * ir_dtype_bytes(b->dtype);
+        int64_t n = ir_dtype_size(b->dtype, b->size);
         sb_printf(s, "\n    .globl KGEN_SYM(%s)\n    .balign 64\nKGEN_SYM(%s):\n", sym, sym);
         if (n)
             sb_printf(s, "    .incbin \"%s_weights.bin\", %lld, %lld\n", m->name, (long long)blob_offset(mod, b, NULL),
@@ -422,7 +436,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     for (int i = 0; i < mod->constants.n && !in_file; i++) {
         const Buffer *b = mod->constants.items[i];
         sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
-                  (long long)(b->size ? b->size : 1));
+                  (long long)(b->size ? array_len(b) : 1));
     }
     for (int i = 0; i < mod->kernels.n; i++) {
         sb_puts(c, "\n");

@@ -458,7 +458,7 @@ static int write_harness(const Workload *w, const char *path)
             w->ninputs, w->nargs);
         for (int i = 0; i < w->nargs; i++) {
             const ArgInfo *a = &w->args[i];
-            PUT("    {\"%s\", {%s, %d, 1}, %d, {", a->name, em_c_dlpack_code(a->dtype), ir_dtype_bytes(a->dtype) * 8,
+            PUT("    {\"%s\", {%s, %d, 1}, %d, {", a->name, em_c_dlpack_code(a->dtype), ir_dtype_bits(a->dtype),
                 a->ndim);
             for (int d = 0; d < a->ndim; d++)
                 PUT("%s%lld", d ? ", " : "", (long long)a->shape[d]);

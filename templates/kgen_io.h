@@ -7,6 +7,15 @@
  * float_data, int32_data, int64_data, double_data, uint64_data; repeated fields packed or
  * not), into a malloc'd buffer with its dtype and shape. Writes a `.npy` file (v1.0).
  *
+ * The packed types int4, uint4, int2, uint2 and float4_e2m1 (DLPack: INT, UINT or FLOAT
+ * with 4 or 2 bits) are held as ONNX stores them, 8 / bits elements per byte, the first
+ * in the low bits; nbytes is then count * bits / 8 rounded up (kgen_io_packed_get reads
+ * one element). NumPy has no such types: a .npy input for an int4 or int2 model input
+ * is an int8 array, and for uint4 or uint2 a uint8 array, one element per value, which
+ * kgen_io_pack turns into the packed form (a value out of range is an error); such an
+ * output is written to .npy the same way, one int8 or uint8 per element. float4_e2m1 and
+ * float8_e8m0 (FLOAT, 8 bits) are read from .pb files only, as the float8 types are.
+ *
  *     kgen_io_tensor t;
  *     char err[256];
  *     if (kgen_io_read("x.npy", &t, err, sizeof err) != KGEN_IO_OK) {
@@ -98,7 +107,8 @@ typedef struct {
     int32_t ndim;
     int64_t shape[KGEN_IO_MAX_DIMS];
     size_t count;                    /* number of elements: the product of shape */
-    size_t nbytes;                   /* count * element size */
+    size_t nbytes;                   /* count * element size (packed types: rounded up
+                                        to whole bytes) */
     char name[64];                   /* a TensorProto's name (truncated), "" otherwise */
     void *alloc_;                    /* the block that data points into, for free() */
 } kgen_io_tensor;
@@ -160,17 +170,31 @@ KGEN_IO_API int kgen_io_mul_(size_t a, size_t b, size_t *out)
     return 0;
 }
 
-/* Bytes per element of the dtypes this header handles, 0 for anything else. */
+/* The bits of an element of a packed type (int4, uint4, int2, uint2: 4 or 2; float4_e2m1:
+ * 4), 0 for the others. */
+KGEN_IO_API int kgen_io_packed_bits(kgen_dtype dt)
+{
+    if (dt.lanes != 1)
+        return 0;
+    if (dt.code == KGEN_DTYPE_INT || dt.code == KGEN_DTYPE_UINT)
+        return dt.bits == 4 || dt.bits == 2 ? dt.bits : 0;
+    return dt.code == KGEN_DTYPE_FLOAT && dt.bits == 4 ? 4 : 0;
+}
+
+/* Bytes per element of the dtypes this header handles, 0 for anything else; 1 for the
+ * packed types (the byte that holds several). */
 KGEN_IO_API size_t kgen_io_dtype_size(kgen_dtype dt)
 {
     if (dt.lanes != 1)
         return 0;
+    if (kgen_io_packed_bits(dt))
+        return 1;
     switch (dt.code) {
     case KGEN_DTYPE_INT:
     case KGEN_DTYPE_UINT:
         return (dt.bits == 8 || dt.bits == 16 || dt.bits == 32 || dt.bits == 64) ? dt.bits / 8u : 0;
-    case KGEN_DTYPE_FLOAT:
-        return (dt.bits == 16 || dt.bits == 32 || dt.bits == 64) ? dt.bits / 8u : 0;
+    case KGEN_DTYPE_FLOAT:   /* (8 bits: float8_e8m0, an exponent only) */
+        return (dt.bits == 8 || dt.bits == 16 || dt.bits == 32 || dt.bits == 64) ? dt.bits / 8u : 0;
     case KGEN_DTYPE_BFLOAT:
         return dt.bits == 16 ? 2 : 0;
     case KGEN_DTYPE_FLOAT8_E4M3FN:
@@ -183,6 +207,46 @@ KGEN_IO_API size_t kgen_io_dtype_size(kgen_dtype dt)
     default:
         return 0;
     }
+}
+
+/* Bytes of count elements of dt (packed types: rounded up); -1 on overflow. */
+KGEN_IO_API int kgen_io_nbytes_(kgen_dtype dt, size_t count, size_t *out)
+{
+    int bits = kgen_io_packed_bits(dt);
+    if (!bits)
+        return kgen_io_mul_(count, kgen_io_dtype_size(dt), out);
+    *out = count / (8u / (size_t)bits) + (count % (8u / (size_t)bits) != 0);
+    return 0;
+}
+
+/* Element i of packed data (kgen_io_packed_bits(dt) != 0): its code, sign-extended for
+ * int4 and int2. */
+KGEN_IO_API long long kgen_io_packed_get(const void *data, size_t i, kgen_dtype dt)
+{
+    int bits = kgen_io_packed_bits(dt), per = bits ? 8 / bits : 1;
+    unsigned v = (unsigned)(((const unsigned char *)data)[i / (size_t)per] >> (int)(i % (size_t)per) * bits) &
+                 ((1u << bits) - 1u);
+    if (dt.code == KGEN_DTYPE_INT)
+        return (long long)(v ^ (1u << (bits - 1))) - (1 << (bits - 1));
+    return (long long)v;
+}
+
+KGEN_IO_API void kgen_io_packed_set_(void *data, size_t i, kgen_dtype dt, long long code)
+{
+    int bits = kgen_io_packed_bits(dt), per = 8 / bits, sh = (int)(i % (size_t)per) * bits;
+    unsigned mask = (1u << bits) - 1u;
+    unsigned char *p = (unsigned char *)data + i / (size_t)per;
+    *p = (unsigned char)((*p & ~(mask << sh)) | (((unsigned)code & mask) << sh));
+}
+
+/* The value of a float4_e2m1 code (FLOAT, 4 bits: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
+ * negatives) or a float8_e8m0 one (FLOAT, 8 bits: 2^(code - 127), 255 NaN). */
+KGEN_IO_API double kgen_io_lowbit_float(kgen_dtype dt, unsigned code)
+{
+    static const double f4[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    if (dt.bits == 4)
+        return (code & 8u ? -1 : 1) * f4[code & 7u];
+    return code == 255 ? (double)kgen_bits_f32(0x7fc00000u) : ldexp(1.0, (int)code - 127);
 }
 
 KGEN_IO_API kgen_dtype kgen_io_dtype(uint8_t code, uint8_t bits)
@@ -206,6 +270,11 @@ KGEN_IO_API const char *kgen_io_dtype_name(kgen_dtype dt)
     static const char *const uints[] = {"uint8", "uint16", "uint32", "uint64"};
     static const char *const floats[] = {"?", "float16", "float32", "float64"};
     int k = dt.bits == 8 ? 0 : dt.bits == 16 ? 1 : dt.bits == 32 ? 2 : dt.bits == 64 ? 3 : -1;
+    if (kgen_io_packed_bits(dt))
+        return dt.code == KGEN_DTYPE_FLOAT ? "float4_e2m1fn" : dt.code == KGEN_DTYPE_INT ? (dt.bits == 4 ? "int4" : "int2")
+                                                                                        : (dt.bits == 4 ? "uint4" : "uint2");
+    if (dt.lanes == 1 && dt.code == KGEN_DTYPE_FLOAT && dt.bits == 8)
+        return "float8_e8m0fnu";
     if (dt.lanes != 1 || k < 0)
         return "?";
     switch (dt.code) {
@@ -273,7 +342,7 @@ KGEN_IO_API int kgen_io_alloc(kgen_io_tensor *t, kgen_dtype dt, int32_t ndim, co
             return kgen_io_fail_(err, errlen, "shape too large or negative");
         t->shape[i] = shape[i];
     }
-    if (kgen_io_mul_(count, size, &nbytes) || nbytes > (size_t)-1 - 64)
+    if (kgen_io_nbytes_(dt, count, &nbytes) || nbytes > (size_t)-1 - 64)
         return kgen_io_fail_(err, errlen, "shape too large");
     t->alloc_ = calloc(nbytes + 64, 1);
     if (!t->alloc_)
@@ -581,11 +650,12 @@ KGEN_IO_API unsigned char *kgen_io_encode_npy(kgen_dtype dt, int32_t ndim, const
                                               const void *data, size_t *len, char *err, size_t errlen)
 {
     char hdr[1024], descr[8];
-    size_t size = kgen_io_dtype_size(dt), count = 1, nbytes, base, pad, hlen, used;
+    size_t size = kgen_io_dtype_size(dt), count = 1, nbytes, base, pad, hlen, used, k;
     unsigned char *out;
     int32_t i;
+    int packed = kgen_io_packed_bits(dt) && dt.code != KGEN_DTYPE_FLOAT;   /* one (u)int8 per element */
     if (size == 0 || (dt.code != KGEN_DTYPE_FLOAT && dt.code != KGEN_DTYPE_INT && dt.code != KGEN_DTYPE_UINT &&
-                      dt.code != KGEN_DTYPE_BOOL)) {
+                      dt.code != KGEN_DTYPE_BOOL) || (dt.code == KGEN_DTYPE_FLOAT && dt.bits < 16)) {
         kgen_io_fail_(err, errlen, ".npy cannot hold dtype %s (code %d, %d bits)", kgen_io_dtype_name(dt),
                       dt.code, dt.bits);
         return NULL;
@@ -629,12 +699,48 @@ KGEN_IO_API unsigned char *kgen_io_encode_npy(kgen_dtype dt, int32_t ndim, const
     memcpy(out + 10, hdr, base);
     memset(out + 10 + base, ' ', pad);
     out[10 + base + pad] = '\n';
-    if (nbytes)
+    if (packed)
+        for (k = 0; k < count; k++)
+            out[10 + hlen + k] = (unsigned char)kgen_io_packed_get(data, k, dt);
+    else if (nbytes)
         memcpy(out + 10 + hlen, data, nbytes);
     if (!kgen_io_host_is_le_())
         kgen_io_swap_(out + 10 + hlen, count, size);
     *len = 10 + hlen + nbytes;
     return out;
+}
+
+/* An input read from .npy for a model input of packed type want (int4, uint4, int2, uint2):
+ * t, an int8 (int4, int2) or uint8 (uint4, uint2) array with one element per value, is
+ * replaced by its packed form. Anything else is left as it is (the caller compares the
+ * dtypes). A value outside want's range is an error. */
+KGEN_IO_API int kgen_io_pack(kgen_io_tensor *t, kgen_dtype want, char *err, size_t errlen)
+{
+    kgen_io_tensor p;
+    int bits = kgen_io_packed_bits(want);
+    long long lo, hi, v;
+    size_t k;
+    if (!bits || want.code == KGEN_DTYPE_FLOAT || t->dtype.bits != 8 || t->dtype.lanes != 1 ||
+        t->dtype.code != want.code)
+        return KGEN_IO_OK;
+    lo = want.code == KGEN_DTYPE_INT ? -(1LL << (bits - 1)) : 0;
+    hi = want.code == KGEN_DTYPE_INT ? (1LL << (bits - 1)) - 1 : (1LL << bits) - 1;
+    if (kgen_io_alloc(&p, want, t->ndim, t->shape, err, errlen))
+        return KGEN_IO_ERR;
+    for (k = 0; k < t->count; k++) {
+        v = want.code == KGEN_DTYPE_INT ? (long long)((const int8_t *)t->data)[k]
+                                        : (long long)((const uint8_t *)t->data)[k];
+        if (v < lo || v > hi) {
+            kgen_io_free(&p);
+            return kgen_io_fail_(err, errlen, "element %lu is %lld, outside %s's range %lld..%lld", (unsigned long)k,
+                                 v, kgen_io_dtype_name(want), lo, hi);
+        }
+        kgen_io_packed_set_(p.data, k, want, v);
+    }
+    memcpy(p.name, t->name, sizeof p.name);
+    kgen_io_free(t);
+    *t = p;
+    return KGEN_IO_OK;
 }
 
 KGEN_IO_API int kgen_io_write_npy(const char *path, kgen_dtype dt, int32_t ndim, const int64_t *shape,
@@ -839,7 +945,7 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
     static const unsigned char nothing = 0;
     const unsigned char *b = buf ? (const unsigned char *)buf : &nothing, *p = b, *end = b + (buf ? len : 0);
     const unsigned char *raw = NULL, *data = NULL;
-    size_t rawlen = 0, dlen = 0, ndims = 0, count = 1, nbytes, nvals, i;
+    size_t rawlen = 0, dlen = 0, ndims = 0, count = 1, nbytes, nvals, nwant, i;
     uint64_t v = 0, dims[KGEN_IO_MAX_DIMS];   /* (v, field, wire: set by kgen_io_pb_field_) */
     int64_t data_type = 0;
     uint32_t field = 0, vfield = 0;
@@ -920,6 +1026,12 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
     case 18: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E4M3FNUZ, 8); break;
     case 19: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E5M2, 8); break;
     case 20: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT8_E5M2FNUZ, 8); break;
+    case 21: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_UINT, 4); break;
+    case 22: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_INT, 4); break;
+    case 23: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT, 4); break;
+    case 24: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_FLOAT, 8); break;
+    case 25: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_UINT, 2); break;
+    case 26: shaped.dtype = kgen_io_dtype(KGEN_DTYPE_INT, 2); break;
     case 0:
         return kgen_io_fail_(err, errlen, "TensorProto has no data_type");
     default:
@@ -930,8 +1042,11 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
         vfield = 5;
         vname = "int32_data";
     }
-    if (kgen_io_mul_(count, kgen_io_dtype_size(shaped.dtype), &nbytes))
+    if (kgen_io_nbytes_(shaped.dtype, count, &nbytes))
         return kgen_io_fail_(err, errlen, "TensorProto shape too large");
+    /* int32_data holds one value per element, but one packed byte per entry for the
+     * packed types */
+    nwant = kgen_io_packed_bits(shaped.dtype) ? nbytes : count;
     if (has_raw) {
         if (rawlen != nbytes) {
             char ty[160];
@@ -944,16 +1059,16 @@ KGEN_IO_API int kgen_io_parse_pb(const void *buf, size_t len, kgen_io_tensor *t,
     }
     if (kgen_io_pb_repeated_(b, end, vfield, vkind, vname, NULL, 0, 0, &nvals, err, errlen))
         return KGEN_IO_ERR;
-    if (nvals != count) {
+    if (nvals != nwant) {
         char ty[160];
         return kgen_io_fail_(err, errlen, "%s has %lu values, but %s needs %lu", vname, (unsigned long)nvals,
                              kgen_io_format_type(ty, sizeof ty, shaped.dtype, shaped.ndim, shaped.shape),
-                             (unsigned long)count);
+                             (unsigned long)nwant);
     }
     if (kgen_io_alloc(t, shaped.dtype, shaped.ndim, shaped.shape, err, errlen))
         return KGEN_IO_ERR;
     memcpy(t->name, shaped.name, sizeof t->name);
-    if (kgen_io_pb_repeated_(b, end, vfield, vkind, vname, t->data, kgen_io_dtype_size(t->dtype), count, &nvals,
+    if (kgen_io_pb_repeated_(b, end, vfield, vkind, vname, t->data, kgen_io_dtype_size(t->dtype), nwant, &nvals,
                              err, errlen)) {
         kgen_io_free(t);
         return KGEN_IO_ERR;

@@ -221,6 +221,13 @@ static void kgen_main_print_(int k, const kgen_io_tensor *t)
         int8_t i8; int16_t i16; int32_t i32; int64_t i64;
         uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
         float f32; double f64;
+        if (kgen_io_packed_bits(t->dtype)) {   /* (p is not used: several elements a byte) */
+            if (t->dtype.code == KGEN_DTYPE_FLOAT)
+                printf(" %.6g", kgen_io_lowbit_float(t->dtype, (unsigned)kgen_io_packed_get(t->data, i, t->dtype)));
+            else
+                printf(" %lld", kgen_io_packed_get(t->data, i, t->dtype));
+            continue;
+        }
         switch (t->dtype.code * 100 + t->dtype.bits) {
         case KGEN_DTYPE_INT * 100 + 8: memcpy(&i8, p, 1); printf(" %d", i8); break;
         case KGEN_DTYPE_INT * 100 + 16: memcpy(&i16, p, 2); printf(" %d", i16); break;
@@ -240,6 +247,7 @@ static void kgen_main_print_(int k, const kgen_io_tensor *t)
         case KGEN_DTYPE_FLOAT8_E4M3FNUZ * 100 + 8: printf(" %.6g", kgen_f8e4m3fnuz_to_f32(*p)); break;
         case KGEN_DTYPE_FLOAT8_E5M2 * 100 + 8: printf(" %.6g", kgen_f8e5m2_to_f32(*p)); break;
         case KGEN_DTYPE_FLOAT8_E5M2FNUZ * 100 + 8: printf(" %.6g", kgen_f8e5m2fnuz_to_f32(*p)); break;
+        case KGEN_DTYPE_FLOAT * 100 + 8: printf(" %.6g", kgen_io_lowbit_float(t->dtype, *p)); break;
         case KGEN_DTYPE_FLOAT * 100 + 32: memcpy(&f32, p, 4); printf(" %.7g", f32); break;
         case KGEN_DTYPE_FLOAT * 100 + 64: memcpy(&f64, p, 8); printf(" %.15g", f64); break;
         default: printf(" ?"); break;
@@ -334,7 +342,9 @@ int main(int argc, char **argv)
 
     for (i = 0; i < KGEN_MAIN_NIN_; i++) {
         v = kgen_main_input_(i);
-        if (kgen_io_read(paths[i], &ins[i], err, sizeof err) != KGEN_IO_OK) {
+        /* (kgen_io_pack: an int4, uint4, int2 or uint2 input comes from .npy as (u)int8) */
+        if (kgen_io_read(paths[i], &ins[i], err, sizeof err) != KGEN_IO_OK ||
+            kgen_io_pack(&ins[i], v->dtype, err, sizeof err) != KGEN_IO_OK) {
             fprintf(stderr, "%s: input %d '%s': %s\n", KGEN_MAIN_NAME, i, v->name, err);
             goto done;
         }

@@ -224,6 +224,10 @@ static double conf_float(const kgen_io_tensor *t, size_t i)
     uint16_t h;
     float f;
     double d;
+    if (kgen_io_packed_bits(t->dtype))
+        return kgen_io_lowbit_float(t->dtype, (unsigned)kgen_io_packed_get(t->data, i, t->dtype));
+    if (t->dtype.code == KGEN_DTYPE_FLOAT && t->dtype.bits == 8)
+        return kgen_io_lowbit_float(t->dtype, *p);
     switch (t->dtype.code) {
     case KGEN_DTYPE_BFLOAT: memcpy(&h, p, 2); return kgen_bf16_to_f32(h);
     case KGEN_DTYPE_FLOAT8_E4M3FN: return kgen_f8e4m3fn_to_f32(*p);
@@ -245,6 +249,8 @@ static long long conf_int(const kgen_io_tensor *t, size_t i)
     int sign = t->dtype.code == KGEN_DTYPE_INT;
     int8_t a; int16_t b; int32_t c; int64_t d;
     uint8_t ua; uint16_t ub; uint32_t uc; uint64_t ud;
+    if (kgen_io_packed_bits(t->dtype))
+        return kgen_io_packed_get(t->data, i, t->dtype);
     switch (t->dtype.bits) {
     case 8: if (sign) { memcpy(&a, p, 1); return a; } memcpy(&ua, p, 1); return ua;
     case 16: if (sign) { memcpy(&b, p, 2); return b; } memcpy(&ub, p, 2); return ub;
