@@ -1076,6 +1076,9 @@ static void print_packed_store(Printer *P, const Buffer *b, const Expr *index, c
         sb_puts(o, ")");
     } else if (v->kind == E_CAST && v->dtype == b->dtype && !ir_dtype_is_float(v->u.cast.a->dtype)) {
         expr(P, v->u.cast.a, P_NONE);
+    } else if (v->kind == E_CAST && v->dtype == b->dtype) {
+        sb_puts(o, "(int32_t)");
+        expr_nominus(P, v->u.cast.a, P_UNARY);
     } else {
         expr(P, v, P_NONE);
     }

@@ -95,6 +95,12 @@ static void runner_files(OutSet *o, const EmModel *m)
     sb_puts(em_outset_add(o, "kgen_io.mjs"), io);
 }
 
+/* A buffer's typed-array length: its elements, or its bytes for a packed type. */
+static int64_t view_len(const Buffer *b)
+{
+    return ir_dtype_is_packed(b->dtype) ? ir_dtype_size(b->dtype, b->size) : b->size;
+}
+
 /* --weights=file: each constant's byte offset in the blob (the C target's layout) */
 static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
 {
@@ -103,7 +109,7 @@ static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
         const Buffer *c = mod->constants.items[i];
         if (c == b)
             at = off;
-        off += (c->size * ir_dtype_bytes(c->dtype) + 63) / 64 * 64;
+        off += (ir_dtype_size(c->dtype, c->size) + 63) / 64 * 64;
     }
     if (total)
         *total = off;
@@ -114,7 +120,7 @@ static void blob_bytes(StrBuf *w, const Model *mod)
 {
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
-        size_t n = (size_t)(b->size * ir_dtype_bytes(b->dtype)), padded = (n + 63) / 64 * 64;
+        size_t n = (size_t)ir_dtype_size(b->dtype, b->size), padded = (n + 63) / 64 * 64;
         size_t at = w->len;
         for (size_t k = 0; k < padded; k++)
             sb_puts(w, " ");
@@ -249,7 +255,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
     for (int i = 0; i < mod->arena.n; i++) {
         const Buffer *b = mod->arena.items[i];
         sb_printf(s, "const %s = new %s(arena, %lld, %lld);\n", aname[i], em_js_array_type(b->dtype),
-                  (long long)b->ws_offset, (long long)b->size);
+                  (long long)b->ws_offset, (long long)view_len(b));
     }
     if (hoist.len)
         sb_printf(s, "\n/* the kernels' local arrays */\n%s", hoist.data);
@@ -271,7 +277,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
         sb_printf(s, "    %s = new %s(b, at + %lld, %lld);\n", wname[i], em_js_array_type(b->dtype),
-                  (long long)blob_offset(mod, b, NULL), (long long)b->size);
+                  (long long)blob_offset(mod, b, NULL), (long long)view_len(b));
     }
     sb_puts(s, "    ready = true;\n}\n\n");
     if (m->weights_in_file) {
@@ -502,7 +508,7 @@ static int wasm_kernel_files(OutSet *o, const Kernel *k, const char *name, const
     sb_puts(s, "const $at = [");
     for (int i = 0; i < np; i++) {
         const Buffer *b = k->params.items[i];
-        sb_printf(s, "%s$alloc(%lld)", i ? ", " : "", (long long)(b->size * ir_dtype_bytes(b->dtype)));
+        sb_printf(s, "%s$alloc(%lld)", i ? ", " : "", (long long)ir_dtype_size(b->dtype, b->size));
     }
     sb_puts(s, "];\n\n/* ");
     em_js_comment(s, k->name);

@@ -197,7 +197,10 @@ static void ex(J *P, const Expr *e, int top);
 #define OPEN() do { if (!top) sb_puts(o, "("); } while (0)
 #define CLOSE() do { if (!top) sb_puts(o, ")"); } while (0)
 
-static int is_scalar(const Buffer *b) { return b->scope == SCOPE_LOCAL && b->size == 1; }
+static int is_scalar(const Buffer *b)
+{
+    return b->scope == SCOPE_LOCAL && b->size == 1 && !ir_dtype_is_packed(b->dtype);
+}
 
 /* the shortest decimal that reads back as exactly v (a double) */
 static void put_double(StrBuf *o, double v)
@@ -297,6 +300,18 @@ static void print_cast(J *P, const Expr *e, int top)
         ex(P, a, 0);
         sb_puts(o, is_big(from) ? " != 0n" : " != 0");
         CLOSE();
+        return;
+    }
+    if (ir_dtype_is_packed(to) && !ir_dtype_is_float(to)) {
+        /* wrapped into the type's range, as a store would; from a float truncated first */
+        Expr wide = {.kind = E_CAST, .dtype = DT_I32};
+        wide.u.cast.a = (Expr *)a;
+        sb_printf(o, "k.wrap_%s(", ir_dtype_name(to));
+        if (cf == C_I32)
+            ex(P, a, 1);
+        else
+            ex(P, &wide, 1);
+        sb_puts(o, ")");
         return;
     }
     if (ir_dtype_is_storage(to)) {
@@ -648,6 +663,16 @@ static void load(J *P, const Buffer *b, const Expr *index)
     sb_puts(o, "]");
 }
 
+/* a packed element's code: k.u4(buf, index), sign-extended for i4 and i2 (k.i4) */
+static void packed_code(J *P, const Buffer *b, const Expr *index, int raw)
+{
+    StrBuf *o = P->out;
+    int bits = ir_dtype_bits(b->dtype);
+    sb_printf(o, "k.%c%d(%s, ", !raw && (b->dtype == DT_I4 || b->dtype == DT_I2) ? 'i' : 'u', bits, lookup(P, b));
+    ex(P, index, 1);
+    sb_puts(o, ")");
+}
+
 static void ex(J *P, const Expr *e, int top)
 {
     StrBuf *o = P->out;
@@ -712,7 +737,10 @@ static void ex(J *P, const Expr *e, int top)
         const Buffer *b = e->u.load.buf;
         if (ir_dtype_is_storage(b->dtype))
             sb_printf(o, "k.%s_to_f32(", ir_dtype_name(b->dtype));
-        load(P, b, e->u.load.index);
+        if (ir_dtype_is_packed(b->dtype))
+            packed_code(P, b, e->u.load.index, 0);
+        else
+            load(P, b, e->u.load.index);
         if (ir_dtype_is_storage(b->dtype))
             sb_puts(o, ")");
         break;
@@ -819,6 +847,30 @@ static void print_store(J *P, const Stmt *s)
     const Buffer *b = s->u.store.buf;
     const Expr *v = s->u.store.value;
     line(P);
+    if (ir_dtype_is_packed(b->dtype)) {
+        /* k.set4(buf, index, code): a read-modify-write of the byte, keeping the code's low
+         * bits (so a wrap to the type right before it is left out); a copy moves the code */
+        sb_printf(o, "k.set%d(%s, ", ir_dtype_bits(b->dtype), lookup(P, b));
+        ex(P, s->u.store.index, 1);
+        sb_puts(o, ", ");
+        if (v->kind == E_LOAD && v->u.load.buf->dtype == b->dtype)
+            packed_code(P, v->u.load.buf, v->u.load.index, 1);
+        else if (b->dtype == DT_F4E2M1) {
+            if (v->kind == E_CAST && v->dtype == b->dtype)
+                v = v->u.cast.a;
+            sb_puts(o, "k.f32_to_f4e2m1(");
+            Expr tmp = {.kind = E_CAST, .dtype = DT_F32};
+            tmp.u.cast.a = (Expr *)v;
+            ex(P, cls(v->dtype) == C_F32 ? v : &tmp, 1);
+            sb_puts(o, ")");
+        } else {
+            Expr wide = {.kind = E_CAST, .dtype = DT_I32};
+            wide.u.cast.a = v->kind == E_CAST && v->dtype == b->dtype ? v->u.cast.a : (Expr *)v;
+            ex(P, cls(wide.u.cast.a->dtype) == C_I32 ? wide.u.cast.a : &wide, 1);
+        }
+        sb_puts(o, ");\n");
+        return;
+    }
     load(P, b, s->u.store.index);
     sb_puts(o, " = ");
     if (ir_dtype_is_storage(b->dtype) && v->kind == E_LOAD && v->u.load.buf->dtype == b->dtype) {

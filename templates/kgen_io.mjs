@@ -1,7 +1,11 @@
 // kgen_io.mjs - tensors in files for the JavaScript runner and tests: .npy (read and write)
 // and ONNX TensorProto .pb (read). A tensor is {dtype, shape, data} with kgen's dtype names
 // ("f32", "i64", ...) and data a typed array (kgen_runtime.mjs arrayTypes).
-import { arrayTypes } from "./kgen_runtime.mjs";
+// The packed types (i4, u4, i2, u2, f4e2m1) hold their elements as ONNX does, 8 / bits a byte
+// in a Uint8Array (kgen_runtime.mjs storageLength). NumPy has none of them: an i4 or i2
+// input comes from .npy as int8, a u4 or u2 one as uint8, one element per value (packInput),
+// and writeNpy writes such a tensor the same way (f4e2m1: its codes as uint8).
+import { arrayTypes, element, packedBits, set2, set4, storageLength } from "./kgen_runtime.mjs";
 
 const npyNames = {
     "b1": "bool", "i1": "i8", "u1": "u8", "i2": "i16", "u2": "u16", "i4": "i32", "u4": "u32", "i8": "i64",
@@ -37,7 +41,26 @@ export function readNpy(bytes) {
     return { dtype, shape: dims, data };
 }
 
+// t read from .npy for a model input of packed dtype: its (u)int8 values packed (else t)
+export function packInput(t, dtype) {
+    const bits = packedBits[dtype];
+    if (!bits || dtype === "f4e2m1" || t.dtype !== (dtype[0] === "i" ? "i8" : "u8"))
+        return t;
+    const lo = dtype[0] === "i" ? -(1 << (bits - 1)) : 0, hi = dtype[0] === "i" ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    const data = new Uint8Array(storageLength({ dtype, shape: t.shape }));
+    t.data.forEach((x, i) => {
+        if (x < lo || x > hi)
+            throw new Error(`element ${i} is ${x}, outside ${dtype}'s range ${lo}..${hi}`);
+        (bits === 4 ? set4 : set2)(data, i, x);
+    });
+    return { dtype, shape: t.shape, data };
+}
+
 export function writeNpy(t) {
+    if (packedBits[t.dtype]) {
+        const n = t.shape.reduce((a, b) => a * b, 1), T = t.dtype[0] === "i" ? Int8Array : Uint8Array;
+        t = { dtype: t.dtype[0] === "i" ? "i8" : "u8", shape: t.shape, data: T.from({ length: n }, (_, i) => element(t.dtype, t.data, i)) };
+    }
     const code = Object.keys(npyNames).find((c) => npyNames[c] === t.dtype) ?? (t.dtype === "bf16" ? "u2" : "u1");
     const descr = (code.endsWith("1") ? "|" : "<") + code;
     const shape = t.shape.length === 1 ? `(${t.shape[0]},)` : `(${t.shape.join(", ")})`;
@@ -57,6 +80,7 @@ export function writeNpy(t) {
 const onnxTypes = {
     1: "f32", 2: "u8", 3: "i8", 4: "u16", 5: "i16", 6: "i32", 7: "i64", 9: "bool", 10: "f16", 11: "f64",
     12: "u32", 13: "u64", 16: "bf16", 17: "f8e4m3fn", 18: "f8e4m3fnuz", 19: "f8e5m2", 20: "f8e5m2fnuz",
+    21: "u4", 22: "i4", 23: "f4e2m1", 24: "f8e8m0", 25: "u2", 26: "i2",
 };
 
 export function readPb(bytes) {
@@ -111,7 +135,8 @@ export function readPb(bytes) {
     const dtype = onnxTypes[type];
     if (!dtype)
         throw new Error(`unsupported ONNX data type ${type}`);
-    const T = arrayTypes[dtype], n = dims.reduce((a, b) => a * b, 1);
+    // (packed types: n counts bytes, as int32_data does, one packed byte an entry)
+    const T = arrayTypes[dtype], n = storageLength({ dtype, shape: dims });
     let data;
     if (raw) {
         if (raw.byteLength !== n * T.BYTES_PER_ELEMENT)

@@ -10,8 +10,8 @@
 //
 // Exit status: 0 on success, 1 for a file that cannot be read or written, an input that does
 // not match or a model error, 2 for a usage error.
-import { readTensorFile, writeNpy } from "./kgen_io.mjs";
-import { numel } from "./kgen_runtime.mjs";
+import { packInput, readTensorFile, writeNpy } from "./kgen_io.mjs";
+import { element, numel } from "./kgen_runtime.mjs";
 
 const type = (v) => `${v.dtype}[${v.shape.join(", ")}]`;
 
@@ -58,7 +58,7 @@ export async function main(model, argv) {
         const v = model.inputInfo[i];
         let t;
         try {
-            t = await readTensorFile(paths[i]);
+            t = packInput(await readTensorFile(paths[i]), v.dtype);   // (i4, u4, i2, u2 from .npy)
         } catch (e) {
             console.error(`${name}: input ${i} '${v.name}': ${paths[i]}: ${e.message}`);
             return 1;
@@ -106,7 +106,8 @@ export async function main(model, argv) {
     }
     outputs.forEach((y, i) => {
         const v = model.outputInfo[i], n = Math.min(numel(v), 8);
-        console.log(`output ${i} '${v.name}': ${type(v)} = ${Array.from(y.subarray(0, n)).join(" ")}${numel(v) > n ? " ..." : ""}`);
+        const first = Array.from({ length: n }, (_, k) => element(v.dtype, y, k));
+        console.log(`output ${i} '${v.name}': ${type(v)} = ${first.join(" ")}${numel(v) > n ? " ..." : ""}`);
     });
     return 0;
 }

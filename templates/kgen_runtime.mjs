@@ -192,25 +192,73 @@ export const f32_to_f8e4m3fnuz = (f) => f32_to_f8(f, 3, 8, 2, 0x7f);
 export const f32_to_f8e5m2 = (f) => f32_to_f8(f, 2, 15, 0, 0x7b);
 export const f32_to_f8e5m2fnuz = (f) => f32_to_f8(f, 2, 16, 2, 0x7f);
 
+// f4e2m1 (a 4-bit code: sign, 2 exponent bits, 1 mantissa bit; 0, 0.5, 1, 1.5, 2, 3, 4, 6)
+// and f8e8m0 (an exponent only, 2^(e - 127); 255 is NaN), as templates/kgen_lowbit.h
+const f4values = [0, 0.5, 1, 1.5, 2, 3, 4, 6];
+export const f4e2m1_to_f32 = (c) => (c & 8 ? -f4values[c & 7] : f4values[c & 7]);
+export function f32_to_f4e2m1(f) {
+    if (f !== f)
+        return 8;        // as ONNX's reference does
+    const a = Math.abs(f);
+    const m = a <= 0.25 ? 0 : a < 0.75 ? 1 : a <= 1.25 ? 2 : a < 1.75 ? 3 : a <= 2.5 ? 4 : a < 3.5 ? 5 : a <= 5 ? 6 : 7;
+    return m | ((bits(f) >>> 28) & 8);
+}
+export const f8e8m0_to_f32 = (e) => (e === 255 ? NaN : fromBits(e ? e << 23 : 0x400000));
+export function f32_to_f8e8m0(f) {   // rounded up to a power of two, saturating (Cast's defaults)
+    const x = bits(f), e = (x >>> 23) & 0xff, m = x & 0x7fffff;
+    if (e === 255)
+        return m ? 255 : 254;
+    if (e === 0)
+        return m > 0x400000 ? 1 : 0;
+    return Math.min(e + (m ? 1 : 0), 254);
+}
+
+// packed arrays (i4, u4, i2, u2, f4e2m1): 8 / bits elements a byte, the first in the low
+// bits. A store is a read-modify-write of the byte (the loops around it stay serial).
+export const u4 = (p, i) => (p[i >> 1] >> ((i & 1) << 2)) & 15;
+export const u2 = (p, i) => (p[i >> 2] >> ((i & 3) << 1)) & 3;
+export const i4 = (p, i) => (u4(p, i) ^ 8) - 8;
+export const i2 = (p, i) => (u2(p, i) ^ 2) - 2;
+export const wrap_u4 = (v) => v & 15;
+export const wrap_u2 = (v) => v & 3;
+export const wrap_i4 = (v) => ((v & 15) ^ 8) - 8;
+export const wrap_i2 = (v) => ((v & 3) ^ 2) - 2;
+export function set4(p, i, v) {
+    const s = (i & 1) << 2;
+    p[i >> 1] = (p[i >> 1] & ~(15 << s)) | ((v & 15) << s);
+}
+export function set2(p, i, v) {
+    const s = (i & 3) << 1;
+    p[i >> 2] = (p[i >> 2] & ~(3 << s)) | ((v & 3) << s);
+}
+export const packedBits = { i4: 4, u4: 4, i2: 2, u2: 2, f4e2m1: 4 };
+// element i of a tensor of dtype (packed or not) as a number (floats of storage types as codes)
+export const element = (dtype, data, i) =>
+    !packedBits[dtype] ? data[i] : dtype === "i4" ? i4(data, i) : dtype === "i2" ? i2(data, i) : packedBits[dtype] === 4 ? u4(data, i) : u2(data, i);
+
 // ---------------------------------------------------------------- tensors and I/O
 
 export const arrayTypes = {
     bool: Uint8Array, i8: Int8Array, u8: Uint8Array, i16: Int16Array, u16: Uint16Array, i32: Int32Array,
     u32: Uint32Array, i64: BigInt64Array, u64: BigUint64Array, f16: Uint16Array, f32: Float32Array,
     f64: Float64Array, bf16: Uint16Array, f8e4m3fn: Uint8Array, f8e4m3fnuz: Uint8Array, f8e5m2: Uint8Array,
-    f8e5m2fnuz: Uint8Array,
+    f8e5m2fnuz: Uint8Array, i4: Uint8Array, u4: Uint8Array, i2: Uint8Array, u2: Uint8Array, f4e2m1: Uint8Array,
+    f8e8m0: Uint8Array,
 };
 export const numel = (info) => info.shape.reduce((a, b) => a * b, 1);
-export const newTensor = (info) => new arrayTypes[info.dtype](numel(info));
-export const tensorBytes = (info) => numel(info) * arrayTypes[info.dtype].BYTES_PER_ELEMENT;
+// the length of a tensor's typed array: numel, or its bytes for a packed type (rounded up)
+export const storageLength = (info) =>
+    packedBits[info.dtype] ? Math.ceil((numel(info) * packedBits[info.dtype]) / 8) : numel(info);
+export const newTensor = (info) => new arrayTypes[info.dtype](storageLength(info));
+export const tensorBytes = (info) => storageLength(info) * arrayTypes[info.dtype].BYTES_PER_ELEMENT;
 
 export function checkInputs(name, infos, inputs) {
     if (!Array.isArray(inputs) || inputs.length !== infos.length)
         throw new Error(`${name}: expected ${infos.length} inputs`);
     infos.forEach((v, i) => {
         const x = inputs[i], T = arrayTypes[v.dtype];
-        if (!(x instanceof T) || x.length !== numel(v))
-            throw new Error(`${name}: input ${i} '${v.name}' must be a ${T.name} of ${numel(v)} elements (${v.dtype}[${v.shape}])`);
+        if (!(x instanceof T) || x.length !== storageLength(v))
+            throw new Error(`${name}: input ${i} '${v.name}' must be a ${T.name} of ${storageLength(v)} elements (${v.dtype}[${v.shape}]${packedBits[v.dtype] ? ", packed" : ""})`);
     });
 }
 

@@ -13,10 +13,10 @@ import { pathToFileURL } from "node:url";
 const [list, ioPath, rtPath] = process.argv.slice(2);
 const { readPb } = await import(pathToFileURL(ioPath));
 const rt = await import(pathToFileURL(rtPath));
-const floatTypes = new Set(["f16", "f32", "f64", "bf16", "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz"]);
+const floatTypes = new Set(["f16", "f32", "f64", "bf16", "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f4e2m1", "f8e8m0"]);
 const toFloat = {
     f16: rt.f16_to_f32, bf16: rt.bf16_to_f32, f8e4m3fn: rt.f8e4m3fn_to_f32, f8e4m3fnuz: rt.f8e4m3fnuz_to_f32,
-    f8e5m2: rt.f8e5m2_to_f32, f8e5m2fnuz: rt.f8e5m2fnuz_to_f32,
+    f8e5m2: rt.f8e5m2_to_f32, f8e5m2fnuz: rt.f8e5m2fnuz_to_f32, f4e2m1: rt.f4e2m1_to_f32, f8e8m0: rt.f8e8m0_to_f32,
 };
 
 function compare(k, v, got, exp) {
@@ -24,8 +24,10 @@ function compare(k, v, got, exp) {
         return `output ${k}: model gives ${v.dtype}[${v.shape}], expected ${exp.dtype}[${exp.shape}]`;
     const conv = toFloat[v.dtype];
     let bad = 0, first = -1;
-    for (let i = 0; i < exp.data.length; i++) {
-        let a = got[i], b = exp.data[i], ok;
+    const n = v.shape.reduce((x, y) => x * y, 1);   // (packed types: data holds bytes)
+    const at = (d, i) => rt.element(v.dtype, d, i);
+    for (let i = 0; i < n; i++) {
+        let a = at(got, i), b = at(exp.data, i), ok;
         if (floatTypes.has(v.dtype)) {
             if (conv) { a = conv(a); b = conv(b); }
             ok = (a !== a && b !== b) || (!isFinite(b) && a === b) || (isFinite(b) && Math.abs(a - b) <= 1e-5 + 1e-3 * Math.abs(b));
@@ -36,7 +38,7 @@ function compare(k, v, got, exp) {
             first = i;
     }
     if (bad)
-        return `output ${k}: ${bad} of ${exp.data.length} elements differ, first at flat index ${first}: got ${got[first]}, expected ${exp.data[first]}`;
+        return `output ${k}: ${bad} of ${n} elements differ, first at flat index ${first}: got ${at(got, first)}, expected ${at(exp.data, first)}`;
     return null;
 }
 
