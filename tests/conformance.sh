@@ -21,7 +21,7 @@
 #     output_{graph_index}.pb: shape, dtype, floats |got-exp| <= 1e-5 + 1e-3*|exp| with NaN
 #     meeting NaN and infinities exact, integers and bools exact.
 #
-# Tests whose MANIFEST dtypes include FLOAT8E8M0, FLOAT4*, INT4, UINT4, INT2, UINT2 or STRING are
+# Tests whose MANIFEST dtypes include STRING are
 # skipped (KGEN_CONF_SKIP, a regex of dtypes). Prints FAIL and UNSUPPORTED lines, a per-op table and ends
 # with "conformance: N passed, N failed, N skipped" (unsupported counts as failed, except the
 # known gaps listed in tests/conformance_gaps.txt, which count as skipped).
@@ -123,7 +123,7 @@ limit() {
 # ---------------------------------------------------------------- the test list
 
 # list.tsv: name, C name, op, the skipped dtypes ("-" when it runs)
-awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
+awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" '
   NR == 1 { next }
   only != "" && $1 !~ only { next }
   {

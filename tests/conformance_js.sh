@@ -38,7 +38,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cp "$KGEN" "$work/kgen.bin"
 
-awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
+awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" '
   NR == 1 { next }
   only != "" && $1 !~ only { next }
   {

@@ -81,7 +81,7 @@ cp "$KGEN" "$work/kgen.bin"
 t_start=$SECONDS
 
 # list.tsv: name, C name, op, the skipped dtypes ("-" when it runs), 1 when SIMD runs it
-awk -F'\t' -v only="$ONLY" -v every="$SIMD_EVERY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING)$}" '
+awk -F'\t' -v only="$ONLY" -v every="$SIMD_EVERY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" '
   NR == 1 { next }
   only != "" && $1 !~ only { next }
   {
