@@ -409,7 +409,17 @@ static void test_helpers(void)
     CHECK_STR("uint6", kgen_io_format_type(ty, 6, kgen_io_dtype(KGEN_DTYPE_UINT, 64), 3, shape));
     CHECK_STR("?", kgen_io_dtype_name(kgen_io_dtype(KGEN_DTYPE_BOOL, 16)));
     CHECK_STR("?", kgen_io_dtype_name(kgen_io_dtype(9, 32)));
-    CHECK_EQ(0, kgen_io_dtype_size(kgen_io_dtype(KGEN_DTYPE_FLOAT, 8)));
+    CHECK_EQ(0, kgen_io_dtype_size(kgen_io_dtype(KGEN_DTYPE_FLOAT, 12)));
+    CHECK_EQ(1, kgen_io_dtype_size(kgen_io_dtype(KGEN_DTYPE_FLOAT, 8)));     /* float8_e8m0 */
+    CHECK_EQ(1, kgen_io_dtype_size(kgen_io_dtype(KGEN_DTYPE_INT, 4)));       /* a byte of two */
+    CHECK_EQ(0, kgen_io_packed_bits(kgen_io_dtype(KGEN_DTYPE_INT, 8)));
+    CHECK_EQ(2, kgen_io_packed_bits(kgen_io_dtype(KGEN_DTYPE_UINT, 2)));
+    CHECK_STR("int4", kgen_io_dtype_name(kgen_io_dtype(KGEN_DTYPE_INT, 4)));
+    CHECK_STR("uint2", kgen_io_dtype_name(kgen_io_dtype(KGEN_DTYPE_UINT, 2)));
+    CHECK_STR("float4_e2m1fn", kgen_io_dtype_name(kgen_io_dtype(KGEN_DTYPE_FLOAT, 4)));
+    CHECK_STR("float8_e8m0fnu", kgen_io_dtype_name(kgen_io_dtype(KGEN_DTYPE_FLOAT, 8)));
+    CHECK(kgen_io_lowbit_float(kgen_io_dtype(KGEN_DTYPE_FLOAT, 4), 15) == -6.0);
+    CHECK(kgen_io_lowbit_float(kgen_io_dtype(KGEN_DTYPE_FLOAT, 8), 127) == 1.0);
     CHECK_EQ(KGEN_IO_OK, kgen_io_alloc(&t, kgen_io_dtype(KGEN_DTYPE_INT, 32), 3, shape, err, sizeof err));
     CHECK(t.data != NULL && aligned64(t.data) && t.count == 0 && t.nbytes == 0);
     v = kgen_io_view(&t);
@@ -501,6 +511,56 @@ static void pb_fails(int line, Msg *m, const char *msg)
 }
 
 #define PB_FAILS(m, msg) pb_fails(__LINE__, m, msg)
+
+/* int4 / uint2 tensors: packed as ONNX stores them, from raw_data or int32_data (one packed
+ * byte an entry); .npy (u)int8 inputs packed by kgen_io_pack, outputs written unpacked */
+static void test_pb_packed(void)
+{
+    Msg m;
+    kgen_io_tensor t, u;
+    kgen_dtype i4 = kgen_io_dtype(KGEN_DTYPE_INT, 4), u2 = kgen_io_dtype(KGEN_DTYPE_UINT, 2);
+    int64_t codes[2] = {0x87, 0x0f}, shape[1] = {3};
+    unsigned char *npy;
+    size_t len;
+    m.n = 0;
+    put_int(&m, 1, 3);
+    put_int(&m, 2, 22);
+    put_bytes(&m, 9, "\x87\x0f", 2);
+    CHECK_EQ(KGEN_IO_OK, pb_parse(&m, &t));
+    CHECK(kgen_io_dtype_equal(t.dtype, i4) && t.count == 3 && t.nbytes == 2);
+    CHECK_EQ(7, kgen_io_packed_get(t.data, 0, t.dtype));
+    CHECK_EQ(-8, kgen_io_packed_get(t.data, 1, t.dtype));
+    CHECK_EQ(-1, kgen_io_packed_get(t.data, 2, t.dtype));
+    npy = kgen_io_encode_npy(t.dtype, t.ndim, t.shape, t.data, &len, err, sizeof err);
+    CHECK(npy != NULL);
+    if (npy) {
+        CHECK_EQ(KGEN_IO_OK, kgen_io_parse_npy(npy, len, &u, err, sizeof err));
+        CHECK(kgen_io_dtype_equal(u.dtype, kgen_io_dtype(KGEN_DTYPE_INT, 8)) && u.count == 3);
+        CHECK(u.count == 3 && ((int8_t *)u.data)[1] == -8 && ((int8_t *)u.data)[2] == -1);
+        CHECK_EQ(KGEN_IO_OK, kgen_io_pack(&u, i4, err, sizeof err));
+        CHECK(kgen_io_dtype_equal(u.dtype, i4) && u.nbytes == 2 && !memcmp(u.data, t.data, 2));
+        kgen_io_free(&u);
+        free(npy);
+    }
+    kgen_io_free(&t);
+    m.n = 0;
+    put_int(&m, 1, 5);
+    put_int(&m, 2, 25);
+    put_packed(&m, 5, codes, 2);
+    CHECK_EQ(KGEN_IO_OK, pb_parse(&m, &t));
+    CHECK(kgen_io_dtype_equal(t.dtype, u2) && t.count == 5 && t.nbytes == 2);
+    CHECK_EQ(3, kgen_io_packed_get(t.data, 0, t.dtype));
+    CHECK_EQ(2, kgen_io_packed_get(t.data, 3, t.dtype));
+    CHECK_EQ(3, kgen_io_packed_get(t.data, 4, t.dtype));
+    kgen_io_free(&t);
+    /* a value out of the range is refused */
+    CHECK_EQ(KGEN_IO_OK, kgen_io_alloc(&u, kgen_io_dtype(KGEN_DTYPE_INT, 8), 1, shape, err, sizeof err));
+    ((int8_t *)u.data)[2] = 8;
+    CHECK_EQ(KGEN_IO_ERR, kgen_io_pack(&u, i4, err, sizeof err));
+    CHECK_HAS(err, "element 2 is 8, outside int4's range -8..7");
+    kgen_io_free(&u);
+    CHECK(kgen_io_encode_npy(kgen_io_dtype(KGEN_DTYPE_FLOAT, 4), 1, shape, "\0\0", &len, err, sizeof err) == NULL);
+}
 
 static void test_pb_handmade(void)
 {
@@ -779,7 +839,13 @@ static void test_pb_handmade(void)
     m.n = 0;
     put_int(&m, 1, 1);
     put_int(&m, 2, 22);
-    PB_FAILS(&m, "data_type 22 (INT4) is not supported");
+    PB_FAILS(&m, "int32_data has 0 values, but int4 [1] needs 1");
+    m.n = 0;
+    put_int(&m, 1, 3);
+    put_int(&m, 2, 22);
+    put_bytes(&m, 9, "\x87\x0f\x00", 3);
+    PB_FAILS(&m, "raw_data is 3 bytes, but int4 [3] needs 2");
+    test_pb_packed();
     m.n = 0;
     put_int(&m, 2, 8);
     PB_FAILS(&m, "(STRING) is not supported");
@@ -877,12 +943,12 @@ static void test_pb_node_values(const char *dir)
     CHECK(t.data && int_at(&t, 0) == 0x3ef5 && int_at(&t, 1) == 0x3ef6 && int_at(&t, 11) == 0xff80);
     kgen_io_free(&t);
 
-    {
-        char *p = join(dir, "test_dequantizelinear_int4/test_data_set_0/input_0.pb");
-        CHECK_EQ(KGEN_IO_ERR, kgen_io_read(p, &t, err, sizeof err));
-        CHECK_HAS(err, "input_0.pb: TensorProto data_type 22 (INT4) is not supported");
-        free(p);
-    }
+    /* int4, packed: two to a byte, the first in the low bits */
+    CHECK_EQ(KGEN_IO_OK, read_node(dir, "test_cast_INT4_to_INT8/test_data_set_0/input_0.pb", &t));
+    CHECK_STR("int4 [5, 5]", kgen_io_format_type(ty, sizeof ty, t.dtype, t.ndim, t.shape));
+    CHECK(t.data && t.nbytes == 13 && kgen_io_packed_get(t.data, 0, t.dtype) == 7 && kgen_io_packed_get(t.data, 1, t.dtype) == -8 &&
+          kgen_io_packed_get(t.data, 24, t.dtype) == -1);
+    kgen_io_free(&t);
 
     /* truncations of a real file all fail; mutations never crash */
     {
@@ -912,7 +978,9 @@ static const char *numpy_name(const char *onnx)
         {"INT8", "int8"},     {"INT16", "int16"},    {"INT32", "int32"},     {"INT64", "int64"},
         {"UINT8", "uint8"},   {"UINT16", "uint16"},  {"UINT32", "uint32"},   {"UINT64", "uint64"},
         {"BOOL", "bool"},     {"FLOAT8E4M3FN", "float8_e4m3fn"}, {"FLOAT8E4M3FNUZ", "float8_e4m3fnuz"},
-        {"FLOAT8E5M2", "float8_e5m2"}, {"FLOAT8E5M2FNUZ", "float8_e5m2fnuz"}};
+        {"FLOAT8E5M2", "float8_e5m2"}, {"FLOAT8E5M2FNUZ", "float8_e5m2fnuz"}, {"INT4", "int4"},
+        {"UINT4", "uint4"}, {"INT2", "int2"}, {"UINT2", "uint2"}, {"FLOAT4E2M1", "float4_e2m1fn"},
+        {"FLOAT8E8M0", "float8_e8m0fnu"}};
     size_t i;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], onnx))
@@ -966,7 +1034,10 @@ static void test_pb_node_all(const char *dir)
                 files++;
                 if (kgen_io_read(p, &t, err, sizeof err) == KGEN_IO_OK) {
                     loaded++;
-                    if (!want || strcmp(want, kgen_io_dtype_name(t.dtype)) || t.nbytes != t.count * kgen_io_dtype_size(t.dtype)) {
+                    size_t nb = kgen_io_packed_bits(t.dtype)
+                                    ? (t.count * (size_t)kgen_io_packed_bits(t.dtype) + 7) / 8
+                                    : t.count * kgen_io_dtype_size(t.dtype);
+                    if (!want || strcmp(want, kgen_io_dtype_name(t.dtype)) || t.nbytes != nb) {
                         wrong++;
                         fprintf(stderr, "%s: read as %s, MANIFEST.tsv says %s\n", rel, kgen_io_dtype_name(t.dtype), tok);
                     }

@@ -49,6 +49,41 @@ int main(void)
     CHECK(ir_expr_find(sum, is_var_ref, x) == out_sel->u.sel.cond->u.bin.a);
     CHECK(ir_expr_find(c(4), is_select, NULL) == NULL);
 
+    /* packed types: sizes in bytes, elements low bits first, i4 and i2 sign-extended */
+    CHECK_EQ(3, ir_dtype_size(DT_I4, 5));
+    CHECK_EQ(2, ir_dtype_size(DT_U2, 5));
+    CHECK_EQ(20, ir_dtype_size(DT_F32, 5));
+    CHECK_EQ(4, ir_dtype_bits(DT_F4E2M1));
+    CHECK(ir_dtype_is_packed(DT_U4) && !ir_dtype_is_packed(DT_F8E8M0) && ir_dtype_is_storage(DT_F8E8M0));
+    {
+        unsigned char p4[3] = {0}, p2[2] = {0xff, 0xff};
+        ir_packed_set(DT_I4, p4, 0, -3);
+        ir_packed_set(DT_I4, p4, 1, 7);
+        ir_packed_set(DT_I4, p4, 4, -8);
+        CHECK_EQ(0x7d, p4[0]);
+        CHECK_EQ(0x08, p4[2]);
+        CHECK_EQ(-3, ir_packed_get(DT_I4, p4, 0));
+        CHECK_EQ(13, ir_packed_get(DT_U4, p4, 0));
+        CHECK_EQ(-8, ir_packed_get(DT_I4, p4, 4));
+        ir_packed_set(DT_U2, p2, 5, 0);
+        CHECK_EQ(0xf3, p2[1]);
+        CHECK_EQ(-1, ir_packed_get(DT_I2, p2, 4));
+        CHECK_EQ(0, ir_packed_get(DT_U2, p2, 5));
+    }
+    CHECK_EQ(-7, ir_wrap_int(9, DT_I4));
+    CHECK_EQ(1, ir_wrap_int(-3, DT_I2));
+    {
+        unsigned char b[2] = {0};
+        ir_f32_to_storage(DT_F4E2M1, -2.6f, b);
+        CHECK_EQ(0xd, b[0]);                        /* -3 */
+        ir_f32_to_storage(DT_F4E2M1, 100.0f, b);
+        CHECK_EQ(7, b[0]);                          /* saturates at 6 */
+        CHECK(ir_storage_to_f32(DT_F4E2M1, b) == 6.0f);
+        ir_f32_to_storage(DT_F8E8M0, 3.0f, b);
+        CHECK_EQ(129, b[0]);                        /* rounded up to 4 */
+        CHECK(ir_storage_to_f32(DT_F8E8M0, b) == 4.0f);
+    }
+
     /* constant folding */
     CHECK_STR("7", show(ir_simplify(B(OP_ADD, c(3), c(4)), NULL)));
     CHECK_STR("-2", show(ir_simplify(B(OP_FLOORDIV, c(-7), c(4)), NULL)));
