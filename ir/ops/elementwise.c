@@ -519,6 +519,10 @@ static int gelu(OpCtx *c) { return unary(c, f_gelu, K_FLOAT); }
  * conversion, which makes it NaN (inf for f8e5m2). Float conversions round to nearest even. */
 static int cast_to(OpCtx *c, Tensor *x, DType to)
 {
+    /* f8e8m0: the conversion rounds up to a power of two (ONNX's default round_mode) */
+    const char *rm = op_attr_str(c, "round_mode", "up");
+    if (to == DT_F8E8M0 && strcmp(rm, "up"))
+        return ir_fail("%s: round_mode '%s' to f8e8m0 is not supported (only 'up')", c->op, rm);
     IterVar **ax = op_axes(x->ndim, x->shape);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, x->ndim, idx);

@@ -146,6 +146,10 @@ static int constant_of_shape(OpCtx *c)
         case DT_U16: { uint16_t x; memcpy(&x, p, 2); v = ir_int(x, t); break; }
         case DT_I32: { int32_t x; memcpy(&x, p, 4); v = ir_int(x, t); break; }
         case DT_U32: { uint32_t x; memcpy(&x, p, 4); v = ir_int(x, t); break; }
+        case DT_I4:
+        case DT_U4:
+        case DT_I2:
+        case DT_U2: v = ir_int(ir_packed_get(t, p, 0), t); break;   /* (one byte holds it) */
         default: { int64_t x; memcpy(&x, p, 8); v = ir_int(x, t); break; }
         }
     }

@@ -285,6 +285,14 @@ int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out)
 
 Expr *op_f8_saturate(Expr *v, DType to, int saturate)
 {
+    if (to == DT_F8E8M0 && !saturate) {
+        /* the conversion saturates (inf too); without it what lies above 2^127 is NaN */
+        DType ct = v->dtype == DT_F64 ? DT_F64 : DT_F32;
+        if (v->dtype != ct)
+            v = ir_cast(ct, v);
+        Expr *a = ir_mathcall(FN_ABS, &v, 1);
+        return ir_select(ir_bin(OP_GT, a, ir_float(ir_dtype_float_max(to), ct)), ir_float(NAN, ct), v);
+    }
     if (!ir_dtype_is_float8(to) || !saturate)
         return v;
     DType ct = v->dtype == DT_F64 ? DT_F64 : DT_F32;
