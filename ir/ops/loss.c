@@ -160,7 +160,7 @@ static int emit_loss(OpCtx *c, const Loss *l)
             return ir_fail("%s: %s", c->op, ir_errmsg());
         return op_emit_out(c, 0, t->ndim, ax, v) ? 0 : -1;
     }
-    Tensor *sum = sum_all(c, l, "sum", elem_loss);
+    Tensor *sum = sum_all(c, l, "loss_sum", elem_loss);
     if (!sum)
         return -1;
     Expr *scalar[1] = {NULL};   /* a rank-0 tensor's (empty) index */
@@ -218,7 +218,7 @@ static Tensor *class_stat(OpCtx *c, Tensor *x, Tensor *mx)
         ir_fail("%s: %s", c->op, ir_errmsg());
         return NULL;
     }
-    return op_emit(c, op_name(c, mx ? "sum" : "max"), r, ax, ir_reduce(mx ? RED_SUM : RED_MAX, v, &rc, 1));
+    return op_emit(c, op_name(c, mx ? "exp_sum" : "max"), r, ax, ir_reduce(mx ? RED_SUM : RED_MAX, v, &rc, 1));
 }
 
 /* LogSoftmax of x over axis 1 in the stable form x - max - log(sum(exp(x - max))): output 1
