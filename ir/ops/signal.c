@@ -86,9 +86,11 @@ static int const_scalar_f(OpCtx *c, int i, const char *what, double *out)
 static int signal_type(OpCtx *c, const Tensor *x)
 {
     DType t = x->dtype;
-    if (t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16)
-        return 0;
-    return ir_fail("%s: input type %s is not supported (f32, f64, f16 or bf16)", c->op, ir_dtype_name(t));
+    if (t != DT_F32 && t != DT_F64 && t != DT_F16 && t != DT_BF16)
+        return ir_fail("%s: input type %s is not supported (f32, f64, f16 or bf16)", c->op, ir_dtype_name(t));
+    if (ir_tensor_numel(x) == 0)
+        return ir_fail("%s: the input is empty; empty tensors are not supported", c->op);
+    return 0;
 }
 
 /* The type a transform computes in: f16 and bf16 are storage only, so f32. */
@@ -133,12 +135,16 @@ typedef struct {
 static Tensor *twiddles(OpCtx *c, const Plan *p, DType t, const double *window)
 {
     int64_t shape[4] = {p->npts, p->cin, p->bins, p->cout};
-    int64_t numel = p->npts * p->cin * p->bins * p->cout;
+    int64_t numel = p->bins > MAX_TABLE ? MAX_TABLE + 1 : p->npts * p->cin * p->bins * p->cout;
     if (numel > MAX_TABLE) {
-        ir_fail("%s: a length-%lld transform to %lld bins needs a %lld-element twiddle table (limit %lld)", c->op,
-                (long long)p->len, (long long)p->bins, (long long)numel, (long long)MAX_TABLE);
+        ir_fail("%s: a length-%lld transform of %lld points to %lld bins needs a twiddle table of more than %lld "
+                "elements", c->op, (long long)p->len, (long long)p->npts, (long long)p->bins, (long long)MAX_TABLE);
         return NULL;
     }
+    /* the angles are multiples of one turn / L: L cosines and sines serve the whole table */
+    double *cs = ir_alloc(sizeof *cs * (size_t)p->len), *sn = ir_alloc(sizeof *sn * (size_t)p->len);
+    for (int64_t m = 0; m < p->len; m++)
+        turn(m, p->len, &cs[m], &sn[m]);
     void *data = ir_alloc((size_t)(numel * ir_dtype_bytes(t)));
     double scale = p->inverse ? 1.0 / (double)p->len : 1.0;
     for (int64_t n = 0; n < p->npts; n++) {
@@ -146,13 +152,11 @@ static Tensor *twiddles(OpCtx *c, const Plan *p, DType t, const double *window)
         /* a one-sided spectrum's bins past DC and below Nyquist stand for two */
         double herm = p->hermitian && n != 0 && 2 * n != p->len ? 2.0 : 1.0;
         for (int64_t k = 0; k < p->bins; k++) {
-            double cs, sn;
-            turn(k * n % p->len, p->len, &cs, &sn);
-            if (!p->inverse)
-                sn = -sn;   /* e^(-i a) forward, e^(+i a) inverse */
-            cs *= scale * wn * herm, sn *= scale * wn * herm;
-            /* (xr + i xi) (cs + i sn) = (xr cs - xi sn) + i (xr sn + xi cs) */
-            double w[2][2] = {{cs, sn}, {-sn, cs}};
+            int64_t m = k * n % p->len;
+            double f = scale * wn * herm, re = cs[m] * f, im = (p->inverse ? sn[m] : -sn[m]) * f;
+            /* e^(-i a) forward, e^(+i a) inverse; (xr + i xi) (re + i im) = (xr re - xi im) +
+             * i (xr im + xi re) */
+            double w[2][2] = {{re, im}, {-im, re}};
             for (int ci = 0; ci < p->cin; ci++)
                 for (int co = 0; co < p->cout; co++)
                     put(data, t, ((n * p->cin + ci) * p->bins + k) * p->cout + co, w[ci][co]);
@@ -213,9 +217,11 @@ static int dft(OpCtx *c)
     if (!x || signal_type(c, x))
         return -1;
     int r = x->ndim;
-    if (r < 2 || (x->shape[r - 1] != 1 && x->shape[r - 1] != 2))
-        return ir_fail("%s: the input's last dimension must be 1 (real) or 2 (complex); its shape has rank %d%s",
-                       c->op, r, r >= 2 ? " and a different last dimension" : "");
+    if (r < 2)
+        return ir_fail("%s: the input has rank %d; it must be [signal dims..., 1 or 2]", c->op, r);
+    if (x->shape[r - 1] != 1 && x->shape[r - 1] != 2)
+        return ir_fail("%s: the input's last dimension is %lld; it must be 1 (real) or 2 (complex)", c->op,
+                       (long long)x->shape[r - 1]);
     int axis = 0;
     if (dft_axis(c, r, &axis))
         return -1;
@@ -297,7 +303,7 @@ static int stft(OpCtx *c)
     DType ct = compute_type(x->dtype);
     /* only an initializer or Constant is folded: a bound graph input stays an input */
     double *wv = NULL;
-    if (win && win->kind == T_CONSTANT) {
+    if (win && win->kind == T_CONSTANT && !ir_dtype_is_storage(win->dtype)) {
         wv = ir_alloc(sizeof *wv * (size_t)flen);
         if (op_const_floats(c, 2, "window", wv, flen) < 0)
             return -1;
