@@ -90,9 +90,9 @@ static uint32_t node_seed(OpCtx *c)
 {
     const OnnxAttr *a = op_attr(c, "seed");
     if (a) {
-        double v = a->type == ONNX_ATTR_INT ? (double)a->i : (double)a->f;
         if (a->type == ONNX_ATTR_INT)
             return (uint32_t)a->i;
+        double v = a->f;
         if (v == floor(v) && fabs(v) < 9e18)
             return (uint32_t)(int64_t)v;
         float f = a->f;
@@ -239,8 +239,8 @@ static int optimizer_inputs(OpCtx *c, int groups, int *n)
         return ir_fail("%s: %d inputs; expected R, T and %d groups of tensors of the same count", c->op, c->nin,
                        groups);
     *n = (c->nin - 2) / groups;
-    if (c->nout > groups * *n)
-        return ir_fail("%s: %d outputs for %d tensors to update (at most %d)", c->op, c->nout, *n, groups * *n);
+    if (c->nout > (groups - 1) * *n)
+        return ir_fail("%s: %d outputs for %d tensors to update (at most %d)", c->op, c->nout, *n, (groups - 1) * *n);
     Tensor *r = op_input(c, 0, "R"), *t = op_input(c, 1, "T");
     if (!r || !t)
         return -1;
@@ -410,27 +410,29 @@ static int adam(OpCtx *c)
 
 #define ML_MAX_TABLE ((int64_t)1 << 20)   /* elements of an attribute table (keys, nodes) */
 
-/* The numbers of attribute `name` (ints, floats or a numeric tensor) as doubles, and as
- * int64 in *ints if asked; the count, or -1 if absent, or -2 with ir_fail(). *dt (if
- * asked): their type (i64 for ints, f32 for floats, the tensor's). */
-static int64_t attr_numbers(OpCtx *c, const char *name, double **vals, int64_t **ints, DType *dt)
+/* The numbers of attribute `name` (ints, floats or a numeric tensor) as doubles in *vals
+ * and as int64 in *ints (each if asked), their count in *count (-1 if the attribute is
+ * absent) and their type in *dt if asked (i64 for ints, f32 for floats, the tensor's).
+ * 0, or -1 with ir_fail(). */
+static int attr_numbers(OpCtx *c, const char *name, int64_t *count, double **vals, int64_t **ints, DType *dt)
 {
     const OnnxAttr *a = op_attr(c, name);
+    *count = -1;
     if (!a)
-        return -1;
+        return 0;
     int64_t n;
     DType t;
     const OnnxTensor *ot = a->t;
     if (ot) {
         if (ot->dtype == ONNX_STRING)
-            return ir_fail("%s: %s: string tensors are not supported (numeric tables only)", c->op, name) - 1;
+            return ir_fail("%s: %s: string tensors are not supported (numeric tables only)", c->op, name);
         if (op_dtype_from_onnx(ot->dtype, &t))
-            return ir_fail("%s: %s: %s", c->op, name, ir_errmsg()) - 1;
+            return ir_fail("%s: %s: %s", c->op, name, ir_errmsg());
         n = ot->nelems;
         if (n && !ot->data)
-            return ir_fail("%s: %s has no data", c->op, name) - 1;
+            return ir_fail("%s: %s has no data", c->op, name);
     } else if (a->nstrings > 0) {
-        return ir_fail("%s: %s: strings are not supported (numeric tables only)", c->op, name) - 1;
+        return ir_fail("%s: %s: strings are not supported (numeric tables only)", c->op, name);
     } else if (a->type == ONNX_ATTR_FLOATS || a->nfloats > 0) {
         t = DT_F32;
         n = a->nfloats;
@@ -439,7 +441,7 @@ static int64_t attr_numbers(OpCtx *c, const char *name, double **vals, int64_t *
         n = a->nints;
     }
     if (n > ML_MAX_TABLE)
-        return ir_fail("%s: %s has %lld elements (limit %lld)", c->op, name, (long long)n, (long long)ML_MAX_TABLE) - 1;
+        return ir_fail("%s: %s has %lld elements (limit %lld)", c->op, name, (long long)n, (long long)ML_MAX_TABLE);
     double *v = ir_alloc(sizeof *v * (size_t)(n + 1));
     int64_t *iv = ir_alloc(sizeof *iv * (size_t)(n + 1));
     int sz = ir_dtype_bytes(t);
@@ -479,7 +481,8 @@ static int64_t attr_numbers(OpCtx *c, const char *name, double **vals, int64_t *
         *ints = iv;
     if (dt)
         *dt = t;
-    return n;
+    *count = n;
+    return 0;
 }
 
 /* Binarizer: 1 where X > threshold, else 0. */
@@ -599,11 +602,11 @@ static int label_encoder(OpCtx *c)
     int64_t *ki = NULL, *vi = NULL, nk = -1, nv = -1;
     DType kt = DT_I64, vt = DT_I64;
     for (int i = 0; i < 3 && nk == -1; i++)
-        nk = attr_numbers(c, kname[i], &kf, &ki, &kt);
+        if (attr_numbers(c, kname[i], &nk, &kf, &ki, &kt))
+            return -1;
     for (int i = 0; i < 3 && nv == -1; i++)
-        nv = attr_numbers(c, vname[i], &vf, &vi, &vt);
-    if (nk < -1 || nv < -1)
-        return -1;
+        if (attr_numbers(c, vname[i], &nv, &vf, &vi, &vt))
+            return -1;
     if (nk < 0 || nv < 0)
         return ir_fail("%s: the keys_* and values_* attributes are required", c->op);
     if (nk != nv)
@@ -619,8 +622,8 @@ static int label_encoder(OpCtx *c)
         double *dv;
         int64_t *di;
         DType dt;
-        int64_t nd = attr_numbers(c, "default_tensor", &dv, &di, &dt);
-        if (nd < -1)
+        int64_t nd;
+        if (attr_numbers(c, "default_tensor", &nd, &dv, &di, &dt))
             return -1;
         if (nd != 1)
             return ir_fail("%s: default_tensor must have one element", c->op);
@@ -749,8 +752,8 @@ static Expr *te_combine(Expr **e, int64_t lo, int64_t hi, BinOp op)
 /* An ints attribute that must have n elements (or may be absent, if optional). */
 static int te_ints(OpCtx *c, const char *name, int64_t n, int optional, int64_t **out)
 {
-    int64_t k = attr_numbers(c, name, NULL, out, NULL);
-    if (k < -1)
+    int64_t k;
+    if (attr_numbers(c, name, &k, NULL, out, NULL))
         return -1;
     if (k == -1 && optional) {
         *out = NULL;
@@ -784,15 +787,13 @@ static int tree_ensemble(OpCtx *c)
     if (post != 0 && post != 1 && post != 2)
         return ir_fail("%s: post_transform %lld is not supported (0 NONE, 1 SOFTMAX, 2 LOGISTIC; not "
                        "SOFTMAX_ZERO or PROBIT)", c->op, (long long)post);
-    double *tmp;
-    T.nnodes = attr_numbers(c, "nodes_splits", &T.split, NULL, NULL);
-    T.nleaves = attr_numbers(c, "leaf_weights", &T.lweight, NULL, NULL);
-    if (T.nnodes < -1 || T.nleaves < -1)
+    if (attr_numbers(c, "nodes_splits", &T.nnodes, &T.split, NULL, NULL) ||
+        attr_numbers(c, "leaf_weights", &T.nleaves, &T.lweight, NULL, NULL))
         return -1;
     if (T.nnodes < 0 || T.nleaves < 1)
         return ir_fail("%s: nodes_splits and leaf_weights are required", c->op);
-    int64_t nmodes = attr_numbers(c, "nodes_modes", &tmp, &T.mode, NULL);
-    if (nmodes < -1)
+    int64_t nmodes;
+    if (attr_numbers(c, "nodes_modes", &nmodes, NULL, &T.mode, NULL))
         return -1;
     if (nmodes != T.nnodes)
         return ir_fail("%s: nodes_modes has %lld elements, expected %lld", c->op, (long long)(nmodes < 0 ? 0 : nmodes),
@@ -804,8 +805,8 @@ static int tree_ensemble(OpCtx *c)
         te_ints(c, "leaf_targetids", T.nleaves, 0, &T.ltarget))
         return -1;
     int64_t *roots;
-    int64_t ntrees = attr_numbers(c, "tree_roots", NULL, &roots, NULL);
-    if (ntrees < -1)
+    int64_t ntrees;
+    if (attr_numbers(c, "tree_roots", &ntrees, NULL, &roots, NULL))
         return -1;
     if (ntrees < 1)
         return ir_fail("%s: tree_roots is required", c->op);
@@ -823,8 +824,8 @@ static int tree_ensemble(OpCtx *c)
     /* the set-membership nodes take the NaN-separated runs of membership_values in node order */
     T.mfirst = ir_alloc(sizeof *T.mfirst * (size_t)(T.nnodes + 1));
     T.mcount = ir_alloc(sizeof *T.mcount * (size_t)(T.nnodes + 1));
-    int64_t nmv = attr_numbers(c, "membership_values", &T.mval, NULL, NULL), at = 0;
-    if (nmv < -1)
+    int64_t nmv, at = 0;
+    if (attr_numbers(c, "membership_values", &nmv, &T.mval, NULL, NULL))
         return -1;
     for (int64_t k = 0; k < T.nnodes; k++) {
         if (T.mode[k] != TE_MEMBER)
@@ -837,7 +838,7 @@ static int tree_ensemble(OpCtx *c)
         T.mcount[k] = at - T.mfirst[k];
         at++;   /* the NaN */
     }
-    double big = ir_dtype_float_max(x->dtype == DT_F16 ? DT_F32 : x->dtype);
+    double big = ir_dtype_float_max(x->dtype);
     T.ident = ir_float(agg == AGG_MIN ? big : agg == AGG_MAX ? -big : 0, T.ct);
     if (agg == AGG_AVERAGE)
         for (int64_t k = 0; k < T.nleaves; k++)
