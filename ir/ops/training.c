@@ -59,7 +59,9 @@ static Expr *flat_index(int ndim, const int64_t *shape, Expr **idx)
  * (Chris Wellons' "lowbias32"; all arithmetic mod 2^32), a node's seed s gives two keys
  *     k1 = mix(s + 0x9e3779b9),  k2 = mix(k1 + 0x9e3779b9),
  * and the element at flat row-major position i draws
- *     h = mix(i * (k1 | 1) + k2),  u = (h >> 8) * 2^-24,   uniform in [0, 1).
+ *     h = mix(i * (k1 | 1) + k2),  u = (h >> 8) * 2^-24,   uniform in [0, 1)
+ * (RandomNormal(Like) draws two, u1 at position 2i and u2 at 2i + 1, and gives
+ * mean + scale * sqrt(-2 ln(1 - u1)) * cos(2 pi u2)).
  * s is the seed attribute (Dropout's int, the float of the Random* ops: an integral value
  * as that integer mod 2^32, any other as the bits of the float32), or, without one, the
  * 32-bit FNV-1a hash of the node's first output name. The keys are computed here; the
@@ -107,8 +109,8 @@ static uint32_t node_seed(OpCtx *c)
     return h;
 }
 
-/* The element's 32 random bits: position `flat` (an index expression) of stream `stream`
- * (0 for the first draw of an element, 1 for a second one: RandomNormal's pair) */
+/* The element's 32 random bits: position flat * nstreams + stream of the node's sequence
+ * (flat: an index expression; nstreams 2 for RandomNormal's pair of draws, else 1). */
 static Expr *random_bits(OpCtx *c, Expr *flat, int nstreams, int stream)
 {
     uint32_t k1 = mix32(node_seed(c) + 0x9e3779b9u), k2 = mix32(k1 + 0x9e3779b9u);
@@ -130,7 +132,7 @@ Expr *op_random_uniform(OpCtx *c, int ndim, const int64_t *shape, Expr **idx, DT
     return bits_to_unit(random_bits(c, flat_index(ndim, shape, idx), 1, 0), t);
 }
 
-/* The output type of a Random* op: the dtype attribute, else dflt; float types only. */
+/* The output type of a Random* op: the dtype attribute, else dflt. */
 static int random_dtype(OpCtx *c, DType dflt, DType *out)
 {
     *out = dflt;
@@ -262,7 +264,7 @@ static int optimizer_inputs(OpCtx *c, int groups, int *n)
     return 0;
 }
 
-/* The tensors of group g for X number k, read at the output position. */
+/* What the formulas of an optimizer read for X number k at one output position. */
 typedef struct {
     Expr *x, *g, *v, *h;      /* v, h: NULL where the op has none */
     Expr *r, *t;              /* R, and T as a float, in x's type */
