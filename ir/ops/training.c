@@ -542,6 +542,7 @@ static int array_feature_extractor(OpCtx *c)
 /* LabelEncoder (numeric keys and values): Y = the value of the key equal to X, else the
  * default; a binary search over the sorted keys as a tree of selects (a NaN key matches
  * a NaN). */
+#define LE_MAX_KEYS 16384
 typedef struct {
     double kf, vf;
     int64_t ki, vi;
@@ -613,6 +614,9 @@ static int label_encoder(OpCtx *c)
         return ir_fail("%s: the keys_* and values_* attributes are required", c->op);
     if (nk != nv)
         return ir_fail("%s: %lld keys but %lld values", c->op, (long long)nk, (long long)nv);
+    if (nk > LE_MAX_KEYS)
+        return ir_fail("%s: %lld keys, more than the %d this unrolled search is made for", c->op, (long long)nk,
+                       LE_MAX_KEYS);
     if (ir_dtype_is_storage(kt) || ir_dtype_is_storage(vt) || kt == DT_BOOL || vt == DT_BOOL)
         return ir_fail("%s: key or value type %s is not supported", c->op,
                        ir_dtype_name(ir_dtype_is_storage(kt) || kt == DT_BOOL ? kt : vt));
