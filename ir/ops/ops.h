@@ -116,4 +116,11 @@ int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
 int op_dtype_from_onnx(int onnx_dtype, DType *out);
 int op_dtype_to_onnx(DType t);
 
+/* ---------------------------------------------------------------- training.c: random numbers */
+
+/* A uniform draw in [0, 1) in the float type t (f32 or f64) for the element at idx of a
+ * tensor of the given shape: a hash of its flat position and the node's seed attribute
+ * (the formula is in training.c), the same on every target. */
+Expr *op_random_uniform(OpCtx *c, int ndim, const int64_t *shape, Expr **idx, DType t);
+
 #endif
