@@ -1,5 +1,5 @@
 /* attention.c - ONNX attention-family operators beyond Attention (rnn.c): LinearAttention,
- * CausalConvWithState.
+ * CausalConvWithState and FlexAttention (ai.onnx.preview).
  *
  * LinearAttention keeps one state matrix S[d_k, d_v] per batch and key/value head and
  * updates it step by step: a scan whose axis 0 is the step (row 0 the initial state). The
@@ -397,8 +397,152 @@ static int causal_conv_with_state(OpCtx *c)
     return 0;
 }
 
+/* ---------------------------------------------------------------- FlexAttention */
+
+/* The value of a float scalar as type t holds it (storage types round). */
+static double as_type(float v, DType t)
+{
+    if (!ir_dtype_is_storage(t))
+        return v;
+    unsigned char bits[2];
+    ir_f32_to_storage(t, v, bits);
+    return ir_storage_to_f32(t, bits);
+}
+
+/* x rounded to the storage type t (nothing for the others), as the arithmetic type ct */
+static Expr *rounded(Expr *x, DType t, DType ct)
+{
+    return ir_dtype_is_storage(t) ? to(ct, ir_cast(t, x)) : x;
+}
+
+/* Graph attribute `name` (score_mod, prob_mod) applied to x: the subgraph takes the
+ * whole tensor and returns one of the same shape and type. No attribute: x. */
+static Tensor *modify(OpCtx *c, const char *name, Tensor *x)
+{
+    const OnnxAttr *a = op_attr(c, name);
+    if (!a)
+        return x;
+    if (!a->g) {
+        ir_fail("%s: attribute '%s' must be a graph", c->op, name);
+        return NULL;
+    }
+    if (!c->subgraph) {
+        ir_fail("%s: '%s' needs the ONNX importer to inline it", c->op, name);
+        return NULL;
+    }
+    if (a->g->ninputs != 1 || a->g->noutputs != 1) {
+        ir_fail("%s: '%s' has %d inputs and %d outputs; kgen takes the form with one of each (the "
+                "[batch, heads, q_len, kv_len] tensor in, one of its shape out)",
+                c->op, name, a->g->ninputs, a->g->noutputs);
+        return NULL;
+    }
+    Tensor *y = NULL;
+    if (c->subgraph(c->importer, a->g, name, &x, 1, &y))
+        return NULL;
+    int same = y->dtype == x->dtype && y->ndim == x->ndim;
+    for (int d = 0; same && d < x->ndim; d++)
+        same = y->shape[d] == x->shape[d];
+    if (!same) {
+        ir_fail("%s: '%s' returns a %s tensor of rank %d; expected %s [%lld,%lld,%lld,%lld] like its input", c->op,
+                name, ir_dtype_name(y->dtype), y->ndim, ir_dtype_name(x->dtype), (long long)x->shape[0],
+                (long long)x->shape[1], (long long)x->shape[2], (long long)x->shape[3]);
+        return NULL;
+    }
+    return y;
+}
+
+/* Y = softmax(score_mod((Q sqrt(scale)) (K sqrt(scale))^T)), prob_mod'ed, times V. Q and K
+ * are scaled by sqrt(scale) in their own type and the scores rounded to it, as the
+ * function body does; the softmax and the product with V run in float for float16 and
+ * bfloat16 (softmax_precision), in the input type otherwise. */
+static int flex_attention(OpCtx *c)
+{
+    Tensor *q = op_input(c, 0, "Q"), *k = op_input(c, 1, "K"), *v = op_input(c, 2, "V");
+    if (!q || !k || !v)
+        return -1;
+    const char *qkv4 = "(batch, heads, sequence, head size)";
+    if (rank_is(c, q, "Q", 4, qkv4) || rank_is(c, k, "K", 4, qkv4) || rank_is(c, v, "V", 4, qkv4) ||
+        float_input(c, q, "Q") || same_type(c, k, "K", q, "Q") || float_input(c, v, "V"))
+        return -1;
+    if (op_attr(c, "mask_mod"))
+        return ir_fail("%s: the mask_mod attribute is not supported (score_mod can mask with -inf)", c->op);
+    DType dt = q->dtype, ct = calc_type(dt), pt = ct;
+    if (op_attr(c, "softmax_precision")) {
+        int64_t sp = op_attr_int(c, "softmax_precision", 0);
+        if (sp != ONNX_FLOAT && sp != ONNX_DOUBLE)
+            return ir_fail("%s: softmax_precision %lld is not supported (1: float, 11: double)", c->op,
+                           (long long)sp);
+        pt = sp == ONNX_FLOAT ? DT_F32 : DT_F64;
+    }
+    int64_t B = q->shape[0], Hq = q->shape[1], L = q->shape[2], E = q->shape[3];
+    int64_t Hkv = k->shape[1], S = k->shape[2], Ev = v->shape[3];
+    if (k->shape[0] != B || v->shape[0] != B || v->shape[1] != Hkv || v->shape[2] != S || k->shape[3] != E)
+        return ir_fail("%s: Q [%lld,%lld,%lld,%lld], K [%lld,%lld,%lld,%lld] and V [%lld,%lld,%lld,%lld] do not "
+                       "fit (K and V share batch, heads and length; Q and K the head size)",
+                       c->op, (long long)B, (long long)Hq, (long long)L, (long long)E, (long long)k->shape[0],
+                       (long long)Hkv, (long long)S, (long long)k->shape[3], (long long)v->shape[0],
+                       (long long)v->shape[1], (long long)v->shape[2], (long long)Ev);
+    if (Hkv < 1 || Hq % Hkv)
+        return ir_fail("%s: %lld query heads are not a multiple of %lld key/value heads", c->op, (long long)Hq,
+                       (long long)Hkv);
+    if (B < 1 || L < 1 || E < 1 || S < 1 || Ev < 1)
+        return ir_fail("%s: empty Q, K or V", c->op);
+    int64_t group = Hq / Hkv;
+
+    /* sqrt(scale) in float, then in Q's type */
+    float scale = op_attr(c, "scale") ? (float)op_attr_float(c, "scale", 1) : 1.0f / sqrtf((float)E);
+    Expr *ss = op_lit(as_type(sqrtf(scale), dt), ct);
+
+    int64_t sqk[4] = {B, Hq, L, S};
+    IterVar **ax = op_axes(4, sqk);
+    Expr *b = var(ax[0]), *h = var(ax[1]), *i = var(ax[2]), *j = var(ax[3]);
+    IterVar *e = raxis("e", E);
+    Expr *qs = rounded(mul(to(ct, at(q, b, h, i, var(e))), ss), dt, ct);
+    Expr *ks = rounded(mul(to(ct, at(k, b, fdiv(h, group), j, var(e))), ss), dt, ct);
+    Expr *dot = rounded(ir_reduce(RED_SUM, mul(qs, ks), &e, 1), dt, ct);
+    Tensor *scores = op_emit(c, op_name(c, "scores"), 4, ax, to(pt, dot));
+    scores = scores ? modify(c, "score_mod", scores) : NULL;
+    if (!scores)
+        return -1;
+
+    /* softmax over j */
+    int64_t srow[3] = {B, Hq, L};
+    ax = op_axes(3, srow);
+    IterVar *jr = raxis("j", S);
+    Tensor *mx = op_emit(c, op_name(c, "max"), 3, ax,
+                         ir_reduce(RED_MAX, at(scores, var(ax[0]), var(ax[1]), var(ax[2]), var(jr)), &jr, 1));
+    if (!mx)
+        return -1;
+    ax = op_axes(4, sqk);
+    b = var(ax[0]), h = var(ax[1]), i = var(ax[2]), j = var(ax[3]);
+    Tensor *ex = op_emit(c, op_name(c, "exp"), 4, ax, fn1(FN_EXP, sub(at(scores, b, h, i, j), at(mx, b, h, i))));
+    if (!ex)
+        return -1;
+    ax = op_axes(3, srow);
+    jr = raxis("j", S);
+    Tensor *sum = op_emit(c, op_name(c, "sum"), 3, ax,
+                          ir_reduce(RED_SUM, at(ex, var(ax[0]), var(ax[1]), var(ax[2]), var(jr)), &jr, 1));
+    if (!sum)
+        return -1;
+    ax = op_axes(4, sqk);
+    b = var(ax[0]), h = var(ax[1]), i = var(ax[2]), j = var(ax[3]);
+    Tensor *prob = op_emit(c, op_name(c, "prob"), 4, ax, ir_bin(OP_DIV, at(ex, b, h, i, j), at(sum, b, h, i)));
+    prob = prob ? modify(c, "prob_mod", prob) : NULL;
+    if (!prob)
+        return -1;
+
+    /* Y = prob V, in V's type */
+    int64_t sy[4] = {B, Hq, L, Ev};
+    ax = op_axes(4, sy);
+    b = var(ax[0]), h = var(ax[1]), i = var(ax[2]);
+    IterVar *jj = raxis("j", S);
+    Expr *body = mul(at(prob, b, h, i, var(jj)), to(pt, at(v, b, fdiv(h, group), var(jj), var(ax[3]))));
+    return op_emit_out(c, 0, 4, ax, to(v->dtype, ir_reduce(RED_SUM, body, &jj, 1))) ? 0 : -1;
+}
+
 const OpDef op_defs_attention[] = {
     {"LinearAttention", linear_attention},
     {"CausalConvWithState", causal_conv_with_state},
+    {"ai.onnx.preview:FlexAttention", flex_attention},
     {NULL, NULL},
 };
