@@ -147,7 +147,8 @@ static int lin_scan(Lin *L)
         Expr *so = fdiv(iadd(u, -1), 2);
         Expr *odd = ir_select(eq(i, 0), corrected(L, iadd(u, -1), b, so, h, j), op_lit(0, L->ct));
         Expr *se = iadd(fdiv(u, 2), -1);
-        Expr *even = add(decayed(L, iadd(u, -2), b, se, h, i, j), mul(key(L, b, se, h, i), at(S, iadd(u, -1), b, h, idx(0), j)));
+        Expr *write = mul(key(L, b, se, h, i), at(S, iadd(u, -1), b, h, idx(0), j));
+        Expr *even = add(decayed(L, iadd(u, -2), b, se, h, i, j), write);
         update = ir_select(eq(fmod_(u, 2), 1), odd, even);
     }
     if (ir_scan_finish(S, 1, init, update) || ir_program_add(c->prog, S))
@@ -190,6 +191,8 @@ static int gate_shape(Lin *L, Tensor *t, const char *what, int64_t a, int64_t b,
         return ir_fail("%s: %s has batch and sequence %lld, %lld; the query has %lld, %lld", c->op, what,
                        (long long)t->shape[0], (long long)t->shape[1], (long long)L->B, (long long)L->T);
     int64_t last = t->shape[2];
+    if (last != a && last != b && a == b)
+        return ir_fail("%s: %s has last dimension %lld, expected %lld", c->op, what, (long long)last, (long long)a);
     if (last != a && last != b)
         return ir_fail("%s: %s has last dimension %lld, expected %lld or %lld", c->op, what, (long long)last,
                        (long long)a, (long long)b);
