@@ -69,6 +69,15 @@ static int same_type(OpCtx *c, Tensor *t, const char *what, const Tensor *like, 
     return 0;
 }
 
+/* "[2,4,8]": t's shape, for messages */
+static const char *dims(const Tensor *t)
+{
+    char buf[KG_MAX_DIMS * 21 + 3] = "[";
+    for (int d = 0; d < t->ndim; d++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%lld", d ? "," : "", (long long)t->shape[d]);
+    return ir_fmt("%s]", buf);
+}
+
 static int rank_is(OpCtx *c, Tensor *t, const char *what, int ndim, const char *layout)
 {
     if (t->ndim != ndim)
@@ -291,10 +300,8 @@ static int linear_attention(OpCtx *c)
             return -1;
         for (int d = 0; d < 4; d++)
             if (L.past->shape[d] != want[d])
-                return ir_fail("%s: past_state has shape [%lld,%lld,%lld,%lld], expected [%lld,%lld,%lld,%lld]",
-                               c->op, (long long)L.past->shape[0], (long long)L.past->shape[1],
-                               (long long)L.past->shape[2], (long long)L.past->shape[3], (long long)want[0],
-                               (long long)want[1], (long long)want[2], (long long)want[3]);
+                return ir_fail("%s: past_state has shape %s, expected [%lld,%lld,%lld,%lld]", c->op, dims(L.past),
+                               (long long)want[0], (long long)want[1], (long long)want[2], (long long)want[3]);
     }
 
     /* scale: the attribute, 1/sqrt(d_k) when absent or 0 */
@@ -345,8 +352,8 @@ static int causal_conv_with_state(OpCtx *c)
     DType dt = x->dtype, ct = calc_type(dt);
     int64_t B = x->shape[0], C = x->shape[1], L = x->shape[2], K = w->shape[2];
     if (w->shape[0] != C || w->shape[1] != 1)
-        return ir_fail("%s: weight has shape [%lld,%lld,%lld], expected [%lld,1,k] (one filter a channel)", c->op,
-                       (long long)w->shape[0], (long long)w->shape[1], (long long)K, (long long)C);
+        return ir_fail("%s: weight has shape %s, expected [%lld,1,k] (one filter a channel)", c->op, dims(w),
+                       (long long)C);
     if (K < 1)
         return ir_fail("%s: the kernel is empty", c->op);
     if (bias && (same_type(c, bias, "bias", x, "input") || bias->ndim != 1 || bias->shape[0] != C))
@@ -356,9 +363,8 @@ static int causal_conv_with_state(OpCtx *c)
             same_type(c, past, "past_state", x, "input"))
             return -1;
         if (past->shape[0] != B || past->shape[1] != C || past->shape[2] != K - 1)
-            return ir_fail("%s: past_state has shape [%lld,%lld,%lld], expected [%lld,%lld,%lld]", c->op,
-                           (long long)past->shape[0], (long long)past->shape[1], (long long)past->shape[2],
-                           (long long)B, (long long)C, (long long)(K - 1));
+            return ir_fail("%s: past_state has shape %s, expected [%lld,%lld,%lld]", c->op, dims(past), (long long)B,
+                           (long long)C, (long long)(K - 1));
     }
     if (B < 1 || C < 1 || L < 1)
         return ir_fail("%s: empty input", c->op);
@@ -407,7 +413,7 @@ static double as_type(float v, DType t)
 {
     if (!ir_dtype_is_storage(t))
         return v;
-    unsigned char bits[2];
+    unsigned char bits[8];
     ir_f32_to_storage(t, v, bits);
     return ir_storage_to_f32(t, bits);
 }
@@ -446,9 +452,8 @@ static Tensor *modify(OpCtx *c, const char *name, Tensor *x)
     for (int d = 0; same && d < x->ndim; d++)
         same = y->shape[d] == x->shape[d];
     if (!same) {
-        ir_fail("%s: '%s' returns a %s tensor of rank %d; expected %s [%lld,%lld,%lld,%lld] like its input", c->op,
-                name, ir_dtype_name(y->dtype), y->ndim, ir_dtype_name(x->dtype), (long long)x->shape[0],
-                (long long)x->shape[1], (long long)x->shape[2], (long long)x->shape[3]);
+        ir_fail("%s: '%s' returns %s%s; expected %s%s like its input", c->op, name, ir_dtype_name(y->dtype), dims(y),
+                ir_dtype_name(x->dtype), dims(x));
         return NULL;
     }
     return y;
@@ -480,11 +485,8 @@ static int flex_attention(OpCtx *c)
     int64_t B = q->shape[0], Hq = q->shape[1], L = q->shape[2], E = q->shape[3];
     int64_t Hkv = k->shape[1], S = k->shape[2], Ev = v->shape[3];
     if (k->shape[0] != B || v->shape[0] != B || v->shape[1] != Hkv || v->shape[2] != S || k->shape[3] != E)
-        return ir_fail("%s: Q [%lld,%lld,%lld,%lld], K [%lld,%lld,%lld,%lld] and V [%lld,%lld,%lld,%lld] do not "
-                       "fit (K and V share batch, heads and length; Q and K the head size)",
-                       c->op, (long long)B, (long long)Hq, (long long)L, (long long)E, (long long)k->shape[0],
-                       (long long)Hkv, (long long)S, (long long)k->shape[3], (long long)v->shape[0],
-                       (long long)v->shape[1], (long long)v->shape[2], (long long)Ev);
+        return ir_fail("%s: Q %s, K %s and V %s do not fit (one batch; K and V share heads and length; Q and K "
+                       "the head size)", c->op, dims(q), dims(k), dims(v));
     if (Hkv < 1 || Hq % Hkv)
         return ir_fail("%s: %lld query heads are not a multiple of %lld key/value heads", c->op, (long long)Hq,
                        (long long)Hkv);
