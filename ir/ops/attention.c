@@ -7,8 +7,12 @@
  * the odd row holds the corrected value beta (v - S^T k) (in its i = 0 slice), the even row
  * the new state. The output reads the query against the state rows after the scan.
  *
- * Both operators compute in float (double for double inputs) and round to the storage
- * type once, at the end, as the reference does. */
+ * FlexAttention's score_mod and prob_mod subgraphs are imported in place (OpCtx.subgraph)
+ * over the scores and probabilities.
+ *
+ * All three compute in float (double for double inputs) and round float16 and bfloat16
+ * values where the reference does: at the end, and before CausalConvWithState's activation
+ * and after FlexAttention's scaling of Q and K and its Q K^T. */
 #include "ops.h"
 
 #include <math.h>
@@ -379,14 +383,12 @@ static int causal_conv_with_state(OpCtx *c)
         if (bias)
             y = add(y, to(ct, at(bias, ch)));
         if (silu) {
-            /* the convolution rounds to the input type before the activation */
-            if (dt != ct) {
-                Tensor *conv = op_emit(c, op_name(c, "conv"), 3, ax, to(dt, y));
-                if (!conv)
-                    return -1;
-                ax = op_axes(3, shape);
-                y = to(ct, at(conv, var(ax[0]), var(ax[1]), var(ax[2])));
-            }
+            /* y sigmoid(y) of the convolution, which the reference rounds to the input type */
+            Tensor *conv = op_emit(c, op_name(c, "conv"), 3, ax, to(dt, y));
+            if (!conv)
+                return -1;
+            ax = op_axes(3, shape);
+            y = to(ct, at(conv, var(ax[0]), var(ax[1]), var(ax[2])));
             y = mul(y, fn1(FN_SIGMOID, y));
         }
         if (!op_emit_out(c, 0, 3, ax, to(dt, y)))
