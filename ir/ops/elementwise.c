@@ -519,6 +519,8 @@ static int gelu(OpCtx *c) { return unary(c, f_gelu, K_FLOAT); }
  * conversion, which makes it NaN (inf for f8e5m2). Float conversions round to nearest even. */
 static int cast_to(OpCtx *c, Tensor *x, DType to)
 {
+    if (ir_tensor_numel(x) == 0)   /* an empty value stays one, of the new type */
+        return (c->out[0] = op_const_tensor(c, "empty", to, x->ndim, x->shape, NULL)) ? 0 : -1;
     IterVar **ax = op_axes(x->ndim, x->shape);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, x->ndim, idx);
