@@ -255,13 +255,8 @@ static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const Gri
     Expr *g1 = add(op_read(grid, i), fl(1, t));
     Expr *x = o->align ? mul(dv(g1, fl(2, t)), fl((double)(L - 1), t)) : dv(sub(mul(g1, fl((double)L, t)), fl(1, t)), fl(2, t));
     if (o->mode == MODE_NEAREST) {
-        if (r == 3) {
-            /* the reference rounds 3-D grids like std::round: halves away from zero */
-            Expr *up = call1(FN_FLOOR, add(x, fl(0.5, t))), *down = call1(FN_CEIL, sub(x, fl(0.5, t)));
-            x = ir_select(ir_bin(OP_GE, x, fl(0, t)), up, down);
-        } else {
-            x = call1(FN_ROUND, x);   /* halves to even, like nearbyint */
-        }
+        /* halves to even (nearbyint), in every rank: the node tests' 3-D results too */
+        x = call1(FN_ROUND, x);
         Tensor *rounded = op_emit(c, op_name(c, ir_fmt("near%d", d)), nd, ax, x);
         if (!rounded)
             return NULL;
