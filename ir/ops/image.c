@@ -163,6 +163,21 @@ static Tensor *nc_input(OpCtx *c, int i, const char *what)
 typedef enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC } SampleMode;
 typedef enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECTION } PadMode;
 
+/* How positions are sampled (GridSample's attributes; DeformConv samples linearly with
+ * zeros outside). The borders of reflection are the corner pixels' centres with
+ * align_corners, else their outer edges. */
+typedef struct {
+    SampleMode mode;
+    PadMode pad;
+    int align;
+} Sampling;
+
+static void borders(const Sampling *s, int64_t L, double *lo, double *hi)
+{
+    *lo = s->align ? 0 : -0.5;
+    *hi = s->align ? (double)(L - 1) : (double)L - 0.5;
+}
+
 /* x folded back by the borders lo and hi until it lies between them: a triangle wave of
  * period 2*(hi-lo), hi - |((x-lo) mod 2(hi-lo)) - (hi-lo)|, the same as reflecting by the
  * nearer border again and again. Positions already inside stay exact. */
@@ -189,62 +204,136 @@ static Expr *cubic_weight(Expr *s)
     return ir_select(ir_bin(OP_LE, s, fl(1, t)), near, far);
 }
 
-/* The weight of tap `tap` (0..T-1) at fraction f: linear taps sit at 0 and 1, cubic taps
- * at -1, 0, 1 and 2 from the floor. */
-static Expr *tap_weight(SampleMode mode, Expr *f, Expr *tap)
+static int tap_count(SampleMode mode) { return mode == MODE_CUBIC ? 4 : mode == MODE_LINEAR ? 2 : 1; }
+
+/* The input index of integer position i along a dimension of length L under the padding:
+ * -1 outside for zeros, else moved inside. */
+static Expr *padded_index(const Sampling *s, Expr *i, int64_t L, DType t)
 {
-    DType t = f->dtype;
-    if (mode == MODE_LINEAR)
-        return ir_select(ir_bin(OP_EQ, tap, ir_idx(0)), sub(fl(1, t), f), f);
-    Expr *s = call1(FN_ABS, sub(add(f, fl(1, t)), as_float(tap, t)));
-    return cubic_weight(s);
+    if (s->pad == PAD_ZEROS)
+        return ir_select(in_range(i, L), i, ir_idx(-1));
+    if (s->pad == PAD_REFLECTION) {
+        double lo, hi;
+        borders(s, L, &lo, &hi);
+        i = to_idx(reflect(as_float(i, t), lo, hi), 0, L - 1);
+    }
+    return iclamp(i, 0, L - 1);
+}
+
+/* The taps of the positions in pos (any shape S; positions along a dimension of length L):
+ * idx[S..., t], the input index of tap t (-1: outside, reads zero), and w[S..., t] its
+ * weight, of type wt. Nearest has one tap: idx[S...] and no weights. The sampler reads
+ * these tables, not the positions, so the coordinate arithmetic runs once per position
+ * instead of once per channel and tap. */
+static int tap_tables(OpCtx *c, Tensor *pos, int64_t L, const Sampling *s, DType wt, const char *what,
+                      Tensor **idx, Tensor **w)
+{
+    int n = pos->ndim, taps = tap_count(s->mode);
+    int64_t shape[KG_MAX_DIMS];
+    memcpy(shape, pos->shape, sizeof(int64_t) * (size_t)n);
+    shape[n] = taps;
+    int nd = taps > 1 ? n + 1 : n;
+    if (nd > KG_MAX_DIMS)
+        return ir_fail("%s: the tap tables would have rank %d (limit %d)", c->op, nd, KG_MAX_DIMS);
+    DType t = pos->dtype;
+    IterVar **ax = op_axes(nd, shape);
+    Expr *i[KG_MAX_DIMS];
+    op_axis_exprs(ax, nd, i);
+    *w = NULL;
+    if (taps == 1) {
+        Expr *at = to_idx(call1(FN_ROUND, op_read(pos, i)), -1, L);
+        return (*idx = op_emit(c, op_name(c, ir_fmt("%s_idx", what)), nd, ax, padded_index(s, at, L, t))) ? 0 : -1;
+    }
+    /* the floor as an index, once per position (a clamp first: the position may be huge) */
+    IterVar **bax = op_axes(n, shape);
+    Expr *bi[KG_MAX_DIMS];
+    op_axis_exprs(bax, n, bi);
+    Tensor *base = op_emit(c, op_name(c, ir_fmt("%s_floor", what)), n, bax,
+                           to_idx(call1(FN_FLOOR, op_read(pos, bi)), -4, L + 4));
+    if (!base)
+        return -1;
+    Expr *at = add(op_read(base, i), sub(i[n], ir_idx(taps / 2 - 1)));
+    if (!(*idx = op_emit(c, op_name(c, ir_fmt("%s_idx", what)), nd, ax, padded_index(s, at, L, t))))
+        return -1;
+    ax = op_axes(nd, shape);
+    op_axis_exprs(ax, nd, i);
+    Expr *p = op_read(pos, i), *f = sub(p, call1(FN_FLOOR, p));
+    if (s->mode == MODE_CUBIC) {
+        /* the kernel reads the tap's distance seven times: a table of its own */
+        Tensor *dist = op_emit(c, op_name(c, ir_fmt("%s_dist", what)), nd, ax,
+                               call1(FN_ABS, sub(add(f, fl(1, t)), as_float(i[n], t))));
+        if (!dist)
+            return -1;
+        ax = op_axes(nd, shape);
+        op_axis_exprs(ax, nd, i);
+        return (*w = op_emit(c, op_name(c, ir_fmt("%s_w", what)), nd, ax, ir_cast(wt, cubic_weight(op_read(dist, i)))))
+                   ? 0
+                   : -1;
+    }
+    Expr *wd = ir_select(ir_bin(OP_EQ, i[n], ir_idx(0)), sub(fl(1, t), f), f);
+    return (*w = op_emit(c, op_name(c, ir_fmt("%s_w", what)), nd, ax, ir_cast(wt, wd))) ? 0 : -1;
+}
+
+/* out = sum over the taps t of prod_d w_d[pi..., t_d] * x[xi..., idx_d[pi..., t_d]...] for
+ * the spatial dimensions d of x after its first `lead` (their indices in xi), zero where a
+ * tap is outside (zeros: the tables mark such taps -1). pi indexes the tables without their
+ * tap dimension. */
+static Expr *sample(Tensor *x, int lead, Expr **xi, Tensor **idx, Tensor **w, int ns, Expr **pi, int npi, int taps,
+                    int zeros)
+{
+    IterVar *rax[MAX_SP];
+    Expr *ti[KG_MAX_DIMS], *inside = NULL, *wt = NULL;
+    memcpy(ti, pi, sizeof(Expr *) * (size_t)npi);
+    for (int d = 0; d < ns; d++) {
+        if (taps > 1) {
+            rax[d] = ir_itervar_new(ir_fmt("t%d", d), taps, IV_REDUCE);
+            ti[npi] = ir_varref(rax[d]->var);
+        }
+        Expr *at = ir_access(idx[d], ti, idx[d]->ndim);
+        inside = and_(inside, ir_bin(OP_GE, at, ir_idx(0)));
+        xi[lead + d] = iclamp(at, 0, x->shape[lead + d] - 1);   /* the tables hold -1..L-1 */
+        if (w[d]) {
+            Expr *wd = ir_access(w[d], ti, w[d]->ndim);
+            wt = wt ? mul(wt, wd) : wd;
+        }
+    }
+    Expr *v = op_read(x, xi);
+    if (zeros)
+        v = ir_select(inside, v, fl(0, x->dtype));
+    return taps > 1 ? ir_reduce(RED_SUM, mul(wt, v), rax, ns) : v;
 }
 
 /* ---------------------------------------------------------------- GridSample */
 
-typedef struct {
-    SampleMode mode;
-    PadMode pad;
-    int align;
-} GridOpts;
-
-static int grid_opts(OpCtx *c, GridOpts *o)
+static int grid_opts(OpCtx *c, Sampling *s)
 {
     const char *m = op_attr_str(c, "mode", c->opset < 20 ? "bilinear" : "linear");
     const char *p = op_attr_str(c, "padding_mode", "zeros");
     /* opset 20 renamed bilinear and bicubic; both spellings name the same modes */
     if (!strcmp(m, "nearest"))
-        o->mode = MODE_NEAREST;
+        s->mode = MODE_NEAREST;
     else if (!strcmp(m, "linear") || !strcmp(m, "bilinear"))
-        o->mode = MODE_LINEAR;
+        s->mode = MODE_LINEAR;
     else if (!strcmp(m, "cubic") || !strcmp(m, "bicubic"))
-        o->mode = MODE_CUBIC;
+        s->mode = MODE_CUBIC;
     else
         return ir_fail("%s: unknown mode '%s' (nearest, linear or cubic)", c->op, m);
     if (!strcmp(p, "zeros"))
-        o->pad = PAD_ZEROS;
+        s->pad = PAD_ZEROS;
     else if (!strcmp(p, "border"))
-        o->pad = PAD_BORDER;
+        s->pad = PAD_BORDER;
     else if (!strcmp(p, "reflection"))
-        o->pad = PAD_REFLECTION;
+        s->pad = PAD_REFLECTION;
     else
         return ir_fail("%s: unknown padding_mode '%s' (zeros, border or reflection)", c->op, p);
-    o->align = op_attr_int(c, "align_corners", 0) != 0;
+    s->align = op_attr_int(c, "align_corners", 0) != 0;
     return 0;
-}
-
-/* The borders a position is folded into: pixel centres with align_corners, else the
- * pixels' outer edges. */
-static void grid_borders(const GridOpts *o, int64_t L, double *lo, double *hi)
-{
-    *lo = o->align ? 0 : -0.5;
-    *hi = o->align ? (double)(L - 1) : (double)L - 0.5;
 }
 
 /* pos[n, o...]: the position along spatial dimension d of X (length L) that grid[n, o...]
  * names, in input pixels, rounded for nearest and moved inside for border and reflection
  * padding (the order of the ONNX reference: round, then pad). */
-static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const GridOpts *o)
+static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const Sampling *s)
 {
     int r = grid->ndim - 2, nd = grid->ndim - 1;
     DType t = grid->dtype;
@@ -253,11 +342,11 @@ static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const Gri
     op_axis_exprs(ax, nd, i);
     i[nd] = ir_idx(r - 1 - d);   /* the grid lists x (the last dimension) first */
     Expr *g1 = add(op_read(grid, i), fl(1, t));
-    Expr *x = o->align ? mul(dv(g1, fl(2, t)), fl((double)(L - 1), t)) : dv(sub(mul(g1, fl((double)L, t)), fl(1, t)), fl(2, t));
-    if (o->mode == MODE_NEAREST) {
+    Expr *x = s->align ? mul(dv(g1, fl(2, t)), fl((double)(L - 1), t))
+                       : dv(sub(mul(g1, fl((double)L, t)), fl(1, t)), fl(2, t));
+    if (s->mode == MODE_NEAREST) {
         /* halves to even (nearbyint), in every rank: the node tests' 3-D results too */
-        x = call1(FN_ROUND, x);
-        Tensor *rounded = op_emit(c, op_name(c, ir_fmt("near%d", d)), nd, ax, x);
+        Tensor *rounded = op_emit(c, op_name(c, ir_fmt("near%d", d)), nd, ax, call1(FN_ROUND, x));
         if (!rounded)
             return NULL;
         ax = op_axes(nd, grid->shape);
@@ -265,30 +354,14 @@ static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const Gri
         x = op_read(rounded, i);
     }
     double lo, hi;
-    grid_borders(o, L, &lo, &hi);
-    if (o->pad == PAD_BORDER) {
+    borders(s, L, &lo, &hi);
+    if (s->pad == PAD_BORDER) {
         Expr *out = ir_bin(OP_OR, ir_bin(OP_LT, x, fl(lo, t)), ir_bin(OP_GT, x, fl(hi, t)));
         x = ir_select(out, fclamp(x, 0, (double)(L - 1)), x);
-    } else if (o->pad == PAD_REFLECTION) {
+    } else if (s->pad == PAD_REFLECTION) {
         x = reflect(x, lo, hi);
     }
     return op_emit(c, op_name(c, ir_fmt("pos%d", d)), nd, ax, x);
-}
-
-/* The input index of integer position i (a tap) along a dimension of length L under the
- * padding mode; *valid (zeros padding) says whether it lies inside. */
-static Expr *grid_tap_index(const GridOpts *o, Expr *i, int64_t L, DType t, Expr **valid)
-{
-    if (o->pad == PAD_ZEROS) {
-        *valid = and_(*valid, in_range(i, L));
-        return iclamp(i, 0, L - 1);
-    }
-    if (o->pad == PAD_REFLECTION) {
-        double lo, hi;
-        grid_borders(o, L, &lo, &hi);
-        i = to_idx(reflect(as_float(i, t), lo, hi), 0, L - 1);
-    }
-    return iclamp(i, 0, L - 1);
 }
 
 static int grid_sample(OpCtx *c)
@@ -299,8 +372,8 @@ static int grid_sample(OpCtx *c)
     int r = x->ndim - 2, nd = x->ndim;
     if (grid->ndim != nd || grid->shape[0] != x->shape[0] || grid->shape[nd - 1] != r)
         return ir_fail("%s: grid must have shape (N, D1_out, ..., D%d_out, %d) for X of rank %d", c->op, r, r, nd);
-    GridOpts o;
-    if (grid_opts(c, &o))
+    Sampling s;
+    if (grid_opts(c, &s))
         return -1;
     int64_t shape[KG_MAX_DIMS];
     shape[0] = x->shape[0];
@@ -309,43 +382,22 @@ static int grid_sample(OpCtx *c)
         shape[2 + d] = grid->shape[1 + d];
     if (check_dims(c, nd, shape))
         return -1;
-    Tensor *pos[MAX_SP];
-    for (int d = 0; d < r; d++)
-        if (!(pos[d] = grid_position(c, grid, d, x->shape[2 + d], &o)))
-            return -1;
-
-    DType gt = grid->dtype, xt = x->dtype;
-    IterVar **ax = op_axes(nd, shape);
-    Expr *oi[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *pi[KG_MAX_DIMS], *valid = NULL, *w = NULL;
-    op_axis_exprs(ax, nd, oi);
-    pi[0] = oi[0];
-    for (int d = 0; d < r; d++)
-        pi[1 + d] = oi[2 + d];
-    xi[0] = oi[0];
-    xi[1] = oi[1];
-    int taps = o.mode == MODE_CUBIC ? 4 : 2;
-    IterVar *rax[MAX_SP];
+    Tensor *idx[MAX_SP], *w[MAX_SP];
     for (int d = 0; d < r; d++) {
-        int64_t L = x->shape[2 + d];
-        Expr *p = op_read(pos[d], pi);
-        if (o.mode == MODE_NEAREST) {
-            xi[2 + d] = grid_tap_index(&o, to_idx(call1(FN_ROUND, p), -1, L), L, gt, &valid);
-            continue;
-        }
-        rax[d] = ir_itervar_new(ir_fmt("t%d", d), taps, IV_REDUCE);
-        Expr *tap = ir_varref(rax[d]->var);
-        Expr *first = sub(to_idx(call1(FN_FLOOR, p), -4, L + 4), ir_idx(taps / 2 - 1));
-        xi[2 + d] = grid_tap_index(&o, add(first, tap), L, gt, &valid);
-        Expr *f = sub(p, call1(FN_FLOOR, p));
-        Expr *wd = ir_cast(xt, tap_weight(o.mode, f, tap));
-        w = w ? mul(w, wd) : wd;
+        Tensor *pos = grid_position(c, grid, d, x->shape[2 + d], &s);
+        if (!pos || tap_tables(c, pos, x->shape[2 + d], &s, x->dtype, ir_fmt("tap%d", d), &idx[d], &w[d]))
+            return -1;
     }
-    Expr *v = op_read(x, xi);
-    if (valid)
-        v = ir_select(valid, v, fl(0, xt));
-    if (o.mode == MODE_NEAREST)
-        return op_emit_out(c, 0, nd, ax, v) ? 0 : -1;
-    return op_emit_out(c, 0, nd, ax, ir_reduce(RED_SUM, mul(w, v), rax, r)) ? 0 : -1;
+    IterVar **ax = op_axes(nd, shape);
+    Expr *o[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *pi[KG_MAX_DIMS];
+    op_axis_exprs(ax, nd, o);
+    pi[0] = o[0];
+    for (int d = 0; d < r; d++)
+        pi[1 + d] = o[2 + d];
+    xi[0] = o[0];
+    xi[1] = o[1];
+    Expr *body = sample(x, 2, xi, idx, w, r, pi, 1 + r, tap_count(s.mode), s.pad == PAD_ZEROS);
+    return op_emit_out(c, 0, nd, ax, body) ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- AffineGrid */
@@ -545,74 +597,66 @@ typedef struct {
     int64_t kprod, ogroups;
 } Deform;
 
-/* pos_d[n, g, k..., o...]: where kernel tap k of output position o samples X along
- * spatial dimension d, for offset group g: o*stride - pad + k*dilation + the offset. */
+/* pos_d[n, g, k, o...]: where kernel tap k (flat over the kernel) of output position o
+ * samples X along spatial dimension d for offset group g: o*stride - pad + k_d*dilation
+ * plus the offset. */
 static Tensor *deform_position(OpCtx *c, Tensor *off, const Deform *g, int d)
 {
-    int ns = g->ns, nd = 2 + 2 * ns;
-    int64_t shape[KG_MAX_DIMS];
+    int ns = g->ns, nd = 3 + ns;
+    int64_t shape[KG_MAX_DIMS], kstride = prod(g->k + d + 1, ns - d - 1);
     shape[0] = off->shape[0];
     shape[1] = g->ogroups;
-    for (int i = 0; i < ns; i++) {
-        shape[2 + i] = g->k[i];
-        shape[2 + ns + i] = g->out[i];
-    }
+    shape[2] = g->kprod;
+    memcpy(shape + 3, g->out, sizeof(int64_t) * (size_t)ns);
     IterVar **ax = op_axes(nd, shape);
     Expr *i[KG_MAX_DIMS], *fi[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, i);
-    /* the offset channel: ((g * K + flat k) * ns + d) */
-    Expr *ch = add(mul(add(mul(i[1], ir_idx(g->kprod)), flatten(i + 2, g->k, ns)), ir_idx(ns)), ir_idx(d));
+    /* the offset channel: (g * K + k) * ns + d */
     fi[0] = i[0];
-    fi[1] = ch;
+    fi[1] = add(mul(add(mul(i[1], ir_idx(g->kprod)), i[2]), ir_idx(ns)), ir_idx(d));
     for (int j = 0; j < ns; j++)
-        fi[2 + j] = i[2 + ns + j];
-    DType t = off->dtype;
-    Expr *base = sub(add(mul(i[2 + ns + d], ir_idx(g->stride[d])), mul(i[2 + d], ir_idx(g->dil[d]))), ir_idx(g->lo[d]));
-    return op_emit(c, op_name(c, ir_fmt("pos%d", d)), nd, ax, add(as_float(base, t), op_read(off, fi)));
+        fi[2 + j] = i[3 + j];
+    Expr *kd = kstride > 1 ? dv(i[2], ir_idx(kstride)) : i[2];
+    if (d > 0)
+        kd = ir_bin(OP_MOD, kd, ir_idx(g->k[d]));
+    Expr *at = sub(add(mul(i[3 + d], ir_idx(g->stride[d])), mul(kd, ir_idx(g->dil[d]))), ir_idx(g->lo[d]));
+    return op_emit(c, op_name(c, ir_fmt("pos%d", d)), nd, ax, add(as_float(at, off->dtype), op_read(off, fi)));
 }
 
-/* cols[n, c, k..., o...]: X[n, c] sampled bilinearly (zero outside) at the positions of
- * c's offset group, times the mask. */
-static Tensor *deform_columns(OpCtx *c, Tensor *x, Tensor **pos, Tensor *mask, const Deform *g)
+/* cols[n, ch, k, o...]: X[n, ch] sampled bilinearly (zero outside) at the positions of
+ * ch's offset group, times the mask. */
+static Tensor *deform_columns(OpCtx *c, Tensor *x, Tensor *off, Tensor *mask, const Deform *g)
 {
-    int ns = g->ns, nd = 2 + 2 * ns;
+    int ns = g->ns, nd = 3 + ns;
+    Sampling s = {MODE_LINEAR, PAD_ZEROS, 1};
+    Tensor *idx[MAX_SP], *w[MAX_SP];
+    for (int d = 0; d < ns; d++) {
+        Tensor *pos = deform_position(c, off, g, d);
+        if (!pos || tap_tables(c, pos, x->shape[2 + d], &s, x->dtype, ir_fmt("tap%d", d), &idx[d], &w[d]))
+            return NULL;
+    }
     int64_t shape[KG_MAX_DIMS], C = x->shape[1];
     shape[0] = x->shape[0];
     shape[1] = C;
-    for (int i = 0; i < ns; i++) {
-        shape[2 + i] = g->k[i];
-        shape[2 + ns + i] = g->out[i];
-    }
+    shape[2] = g->kprod;
+    memcpy(shape + 3, g->out, sizeof(int64_t) * (size_t)ns);
     IterVar **ax = op_axes(nd, shape);
-    Expr *i[KG_MAX_DIMS], *pi[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *valid = NULL, *w = NULL;
+    Expr *i[KG_MAX_DIMS], *pi[KG_MAX_DIMS], *xi[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, i);
     Expr *grp = g->ogroups == 1 ? ir_idx(0) : dv(i[1], ir_idx(C / g->ogroups));
     memcpy(pi, i, sizeof(Expr *) * (size_t)nd);
     pi[1] = grp;
     xi[0] = i[0];
     xi[1] = i[1];
-    IterVar *rax[MAX_SP];
-    DType t = x->dtype;
-    for (int d = 0; d < ns; d++) {
-        int64_t L = x->shape[2 + d];
-        rax[d] = ir_itervar_new(ir_fmt("t%d", d), 2, IV_REDUCE);
-        Expr *tap = ir_varref(rax[d]->var), *p = op_read(pos[d], pi);
-        Expr *at = add(to_idx(call1(FN_FLOOR, p), -2, L + 2), tap);
-        valid = and_(valid, in_range(at, L));
-        xi[2 + d] = iclamp(at, 0, L - 1);
-        Expr *f = sub(p, call1(FN_FLOOR, p));
-        Expr *wd = ir_cast(t, tap_weight(MODE_LINEAR, f, tap));
-        w = w ? mul(w, wd) : wd;
-    }
-    Expr *v = ir_reduce(RED_SUM, mul(w, ir_select(valid, op_read(x, xi), fl(0, t))), rax, ns);
+    Expr *v = sample(x, 2, xi, idx, w, ns, pi, nd, 2, 1);
     if (mask) {
         Expr *mi[KG_MAX_DIMS];
         mi[0] = i[0];
-        mi[1] = add(mul(grp, ir_idx(g->kprod)), flatten(i + 2, g->k, ns));
+        mi[1] = add(mul(grp, ir_idx(g->kprod)), i[2]);
         for (int j = 0; j < ns; j++)
-            mi[2 + j] = i[2 + ns + j];
+            mi[2 + j] = i[3 + j];
         Expr *m = op_read(mask, mi);
-        v = mul(v, m->dtype == t ? m : ir_cast(t, m));
+        v = mul(v, ir_cast(x->dtype, m));
     }
     return op_emit(c, op_name(c, "cols"), nd, ax, v);
 }
@@ -626,8 +670,8 @@ static int deform_conv(OpCtx *c)
     Deform g;
     memset(&g, 0, sizeof g);
     int ns = g.ns = x->ndim - 2, nd = x->ndim;
-    if (2 + 2 * ns > KG_MAX_DIMS)
-        return ir_fail("%s: %d spatial dimensions; at most %d are supported", c->op, ns, (KG_MAX_DIMS - 2) / 2);
+    if (4 + ns > KG_MAX_DIMS)   /* the tap tables: n, group, kernel tap, o..., tap */
+        return ir_fail("%s: %d spatial dimensions; at most %d are supported", c->op, ns, KG_MAX_DIMS - 4);
     if (wt->ndim != nd || wt->dtype != x->dtype)
         return ir_fail("%s: W must have X's rank (%d) and type (%s)", c->op, nd, ir_dtype_name(x->dtype));
     int64_t group = op_attr_int(c, "group", 1), C = x->shape[1], M = wt->shape[0];
@@ -672,14 +716,10 @@ static int deform_conv(OpCtx *c)
     if (check_dims(c, nd, shape))
         return -1;
 
-    Tensor *pos[MAX_SP];
-    for (int d = 0; d < ns; d++)
-        if (!(pos[d] = deform_position(c, off, &g, d)))
-            return -1;
-    Tensor *cols = deform_columns(c, x, pos, mask, &g);
+    Tensor *cols = deform_columns(c, x, off, mask, &g);
     if (!cols)
         return -1;
-    /* Y[n, m, o...] = sum(rc, k...: W[m, rc, k...] * cols[n, group(m) * C/group + rc, k..., o...]) */
+    /* Y[n, m, o...] = sum(rc, k...: W[m, rc, k...] * cols[n, group(m) * C/group + rc, flat k, o...]) */
     IterVar **ax = op_axes(nd, shape);
     Expr *o[KG_MAX_DIMS], *wi[KG_MAX_DIMS], *ci[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, o);
@@ -693,9 +733,10 @@ static int deform_conv(OpCtx *c)
     ci[1] = group == 1 ? rc : add(mul(dv(o[1], ir_idx(M / group)), ir_idx(cg)), rc);
     for (int d = 0; d < ns; d++) {
         rax[1 + d] = ir_itervar_new(ir_fmt("rk%d", d), g.k[d], IV_REDUCE);
-        wi[2 + d] = ci[2 + d] = ir_varref(rax[1 + d]->var);
-        ci[2 + ns + d] = o[2 + d];
+        wi[2 + d] = ir_varref(rax[1 + d]->var);
+        ci[3 + d] = o[2 + d];
     }
+    ci[2] = flatten(wi + 2, g.k, ns);
     Expr *body = ir_reduce(RED_SUM, mul(op_read(wt, wi), op_read(cols, ci)), rax, 1 + ns);
     if (!b)
         return op_emit_out(c, 0, nd, ax, body) ? 0 : -1;
