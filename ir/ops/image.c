@@ -2,14 +2,15 @@
  * Col2Im, CenterCropPad, MaxUnpool.
  *
  * The samplers (GridSample, RoiAlign, DeformConv) read the input at positions computed from
- * data. A position is a float: its floor is the whole index and the rest the fraction; the
- * interpolation taps (2 per dimension for linear, 4 for cubic) are reduce axes added to the
- * whole index. Every such index is clamped into the tensor and a select drops the taps that
- * fall outside, so no read leaves its tensor whatever the data. A float becomes an integer
- * only after a clamp (a NaN or a huge position would make the conversion undefined in C).
- * Positions are intermediate computes, so the sampling expression reads them instead of
- * recomputing them per tap. Shape-like inputs (AffineGrid's size, Col2Im's image and block
- * shapes, CenterCropPad's shape, MaxUnpool's output_shape) are compile-time values. */
+ * data. A position is a float compute; per position and tap (2 per dimension for linear, 4
+ * for cubic, from the floor) small tables hold the input index and the weight, and the
+ * sampler sums weight * input over the taps as reduce axes. The tables run the coordinate
+ * arithmetic once per position instead of once per channel and tap. Every data-dependent
+ * index is clamped into its tensor and a select drops the taps outside, so no read leaves
+ * its tensor whatever the data; a float becomes an integer only after a clamp (a NaN or a
+ * huge position would make the conversion undefined in C). Shape-like inputs (AffineGrid's
+ * size, Col2Im's image and block shapes, CenterCropPad's shape, MaxUnpool's output_shape)
+ * are compile-time values. */
 #include "ops.h"
 
 #include <math.h>
@@ -102,6 +103,27 @@ static int check_dims(OpCtx *c, int ndim, const int64_t *shape)
             return ir_fail("%s: the output has more than %d elements", c->op, INT32_MAX);
     }
     return 0;
+}
+
+/* The samplers and MaxUnpool index their input with clamped positions: it must hold
+ * elements. */
+static int check_nonempty(OpCtx *c, const Tensor *t, const char *what)
+{
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 1)
+            return ir_fail("%s: input %s has dimension %d of size %lld; empty tensors are not supported", c->op, what,
+                           d, (long long)t->shape[d]);
+    return 0;
+}
+
+/* The product of n positive values, or cap + 1 as soon as it passes cap (no overflow). */
+static int64_t prod_capped(const int64_t *v, int n, int64_t cap)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        if (v[i] > cap || (p *= v[i]) > cap)
+            return cap + 1;
+    return p;
 }
 
 /* A per-spatial-dimension attribute: ns values of at least minv, dflt where absent. */
@@ -344,14 +366,17 @@ static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const Sam
     Expr *g1 = add(op_read(grid, i), fl(1, t));
     Expr *x = s->align ? mul(dv(g1, fl(2, t)), fl((double)(L - 1), t))
                        : dv(sub(mul(g1, fl((double)L, t)), fl(1, t)), fl(2, t));
-    if (s->mode == MODE_NEAREST) {
-        /* halves to even (nearbyint), in every rank: the node tests' 3-D results too */
-        Tensor *rounded = op_emit(c, op_name(c, ir_fmt("near%d", d)), nd, ax, call1(FN_ROUND, x));
-        if (!rounded)
+    /* nearest rounds halves to even (nearbyint) in every rank: the node tests' 3-D results too */
+    if (s->mode == MODE_NEAREST)
+        x = call1(FN_ROUND, x);
+    if (s->pad != PAD_ZEROS) {
+        /* the padding below reads the position several times */
+        Tensor *raw = op_emit(c, op_name(c, ir_fmt("raw%d", d)), nd, ax, x);
+        if (!raw)
             return NULL;
         ax = op_axes(nd, grid->shape);
         op_axis_exprs(ax, nd, i);
-        x = op_read(rounded, i);
+        x = op_read(raw, i);
     }
     double lo, hi;
     borders(s, L, &lo, &hi);
@@ -367,7 +392,7 @@ static Tensor *grid_position(OpCtx *c, Tensor *grid, int d, int64_t L, const Sam
 static int grid_sample(OpCtx *c)
 {
     Tensor *x = nc_input(c, 0, "X"), *grid = op_input(c, 1, "grid");
-    if (!x || !grid || check_real(c, x, "X") || check_real(c, grid, "grid"))
+    if (!x || !grid || check_real(c, x, "X") || check_real(c, grid, "grid") || check_nonempty(c, x, "X"))
         return -1;
     int r = x->ndim - 2, nd = x->ndim;
     if (grid->ndim != nd || grid->shape[0] != x->shape[0] || grid->shape[nd - 1] != r)
@@ -433,13 +458,12 @@ static int affine_grid(OpCtx *c)
     Tensor *base[MAX_SP];
     for (int d = 0; d < r; d++) {
         int64_t L = size[2 + d];
+        /* like numpy.arange: start + i * step; one pixel with align_corners sits at 0 */
+        double step = align ? (L > 1 ? 2.0 / (double)(L - 1) : 0) : 2.0 / (double)L;
+        double start = align ? (L > 1 ? -1 : 0) : -1 + step / 2;
         double *v = ir_alloc(sizeof *v * (size_t)L);
-        for (int64_t i = 0; i < L; i++) {
-            /* like numpy.arange: start + i * step; one pixel with align_corners sits at 0 */
-            double step = align ? (L > 1 ? 2.0 / (double)(L - 1) : 0) : 2.0 / (double)L;
-            double start = align ? (L > 1 ? -1 : 0) : -1 + step / 2;
+        for (int64_t i = 0; i < L; i++)
             v[i] = start + (double)i * step;
-        }
         void *data = v;
         if (t == DT_F32) {
             float *f = ir_alloc(sizeof *f * (size_t)L);
@@ -526,7 +550,7 @@ static int roi_taps(OpCtx *c, const RoiAxis *a, Tensor *s, const char *what, Ten
 static int roi_align(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "X"), *rois = op_input(c, 1, "rois"), *bi = op_input(c, 2, "batch_indices");
-    if (!x || !rois || !bi || check_real(c, x, "X") || check_real(c, rois, "rois"))
+    if (!x || !rois || !bi || check_real(c, x, "X") || check_real(c, rois, "rois") || check_nonempty(c, x, "X"))
         return -1;
     if (x->ndim != 4)
         return ir_fail("%s: X must have rank 4 (N, C, H, W), not %d", c->op, x->ndim);
@@ -664,7 +688,7 @@ static Tensor *deform_columns(OpCtx *c, Tensor *x, Tensor *off, Tensor *mask, co
 static int deform_conv(OpCtx *c)
 {
     Tensor *x = nc_input(c, 0, "X"), *wt = op_input(c, 1, "W"), *off = op_input(c, 2, "offset");
-    if (!x || !wt || !off || check_real(c, x, "X") || check_real(c, off, "offset"))
+    if (!x || !wt || !off || check_real(c, x, "X") || check_real(c, off, "offset") || check_nonempty(c, x, "X"))
         return -1;
     Tensor *b = op_has_input(c, 3) ? c->in[3] : NULL, *mask = op_has_input(c, 4) ? c->in[4] : NULL;
     Deform g;
@@ -784,7 +808,7 @@ static int col2im(OpCtx *c)
         if (img[d] + lo[d] + hi[d] < dil[d] * (blk[d] - 1) + 1)
             return ir_fail("%s: the block is larger than the padded image in dimension %d", c->op, d);
     }
-    int64_t K = prod(blk, n), nl = prod(nblk, n);
+    int64_t K = prod_capped(blk, n, x->shape[1]), nl = prod_capped(nblk, n, x->shape[2]);
     if (x->shape[1] % K)
         return ir_fail("%s: input dimension 1 (%lld) is not a multiple of the block size %lld", c->op,
                        (long long)x->shape[1], (long long)K);
@@ -878,15 +902,15 @@ static int center_crop_pad(OpCtx *c)
 static int max_unpool(OpCtx *c)
 {
     Tensor *x = nc_input(c, 0, "X"), *ind = op_input(c, 1, "I");
-    if (!x || !ind)
+    if (!x || !ind || check_nonempty(c, x, "X"))
         return -1;
     int nd = x->ndim, ns = nd - 2;
     if (ind->ndim != nd || memcmp(ind->shape, x->shape, sizeof(int64_t) * (size_t)nd) ||
         (ind->dtype != DT_I64 && ind->dtype != DT_I32))
         return ir_fail("%s: I must be integer indices of X's shape", c->op);
     int64_t k[MAX_SP], stride[MAX_SP], lo[MAX_SP], hi[MAX_SP], inf[KG_MAX_DIMS], shape[KG_MAX_DIMS + 1];
-    if (op_attr_ints(c, "kernel_shape", k, MAX_SP) != ns)
-        return ir_fail("%s: kernel_shape must have %d values", c->op, ns);
+    if (!op_attr(c, "kernel_shape"))
+        return ir_fail("%s: attribute kernel_shape is required", c->op);
     if (spatial_attr(c, "kernel_shape", ns, 1, 1, k) || spatial_attr(c, "strides", ns, 1, 1, stride) ||
         pads_attr(c, ns, lo, hi))
         return -1;
@@ -912,7 +936,9 @@ static int max_unpool(OpCtx *c)
     }
     int64_t total = prod(inf, nd), nx = ir_tensor_numel(x);
 
-    /* last[p...]: the greatest flat input position whose index is p's flat position, or -1 */
+    /* last[p...]: the greatest flat input position whose index is p's flat position, or -1.
+     * The search costs input size times output size; an exact scatter has no cheaper form
+     * here, since nothing keeps an index inside its pooling window. */
     IterVar **ax = op_axes(nd, inf);
     Expr *p[KG_MAX_DIMS], *xi[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, p);
