@@ -547,6 +547,38 @@ static int roi_taps(OpCtx *c, const RoiAxis *a, Tensor *s, const char *what, Ten
     return (*w = op_emit(c, op_name(c, ir_fmt("%s_w", what)), 4, ax, ir_select(inside, wt, fl(0, t)))) ? 0 : -1;
 }
 
+/* Y[r, c, ph, pw] over the samples s and taps t of each bin: the sum (avg, divided by the
+ * samples) or the max of wy * wx * X[batch r, c, iy, ix]. The max takes the weighted taps one
+ * by one, as the reference does. */
+static int roi_pool(OpCtx *c, Tensor *x, Tensor *bi, Tensor *iy, Tensor *wy, Tensor *ix, Tensor *wx, int is_max,
+                    const int64_t *shape)
+{
+    DType t = x->dtype;
+    int64_t ratio = iy->shape[2];
+    IterVar **ax = op_axes(4, shape);
+    Expr *o[4];
+    op_axis_exprs(ax, 4, o);
+    IterVar *rax[4] = {ir_itervar_new("sy", ratio, IV_REDUCE), ir_itervar_new("sx", ratio, IV_REDUCE),
+                       ir_itervar_new("ty", 2, IV_REDUCE), ir_itervar_new("tx", 2, IV_REDUCE)};
+    Expr *yi[4] = {o[0], o[2], ir_varref(rax[0]->var), ir_varref(rax[2]->var)};
+    Expr *xi4[4] = {o[0], o[3], ir_varref(rax[1]->var), ir_varref(rax[3]->var)};
+    Expr *b = op_read(bi, o);
+    if (b->dtype != DT_I64)
+        b = ir_cast(DT_I64, b);
+    b = ir_cast(DT_INDEX, ir_bin(OP_MIN, ir_bin(OP_MAX, b, ir_int(0, DT_I64)), ir_int(x->shape[0] - 1, DT_I64)));
+    Expr *xi[4] = {b, o[1], iclamp(op_read(iy, yi), 0, x->shape[2] - 1), iclamp(op_read(ix, xi4), 0, x->shape[3] - 1)};
+    Expr *w = ir_cast(t, mul(op_read(wy, yi), op_read(wx, xi4)));
+    Expr *body = ir_reduce(is_max ? RED_MAX : RED_SUM, mul(w, op_read(x, xi)), rax, 4);
+    if (is_max)
+        return op_emit_out(c, 0, 4, ax, body) ? 0 : -1;
+    Tensor *acc = op_emit(c, op_name(c, "acc"), 4, ax, body);
+    if (!acc)
+        return -1;
+    ax = op_axes(4, shape);
+    op_axis_exprs(ax, 4, o);
+    return op_emit_out(c, 0, 4, ax, dv(op_read(acc, o), fl((double)(ratio * ratio), t))) ? 0 : -1;
+}
+
 static int roi_align(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "X"), *rois = op_input(c, 1, "rois"), *bi = op_input(c, 2, "batch_indices");
@@ -585,32 +617,7 @@ static int roi_align(OpCtx *c)
     Tensor *iy, *wy, *ix, *wx;
     if (!sx || roi_taps(c, &ay, sy, "y", &iy, &wy) || roi_taps(c, &axx, sx, "x", &ix, &wx))
         return -1;
-
-    DType t = x->dtype;
-    IterVar **ax = op_axes(4, shape);
-    Expr *o[4];
-    op_axis_exprs(ax, 4, o);
-    IterVar *rax[4] = {ir_itervar_new("sy", ratio, IV_REDUCE), ir_itervar_new("sx", ratio, IV_REDUCE),
-                       ir_itervar_new("ty", 2, IV_REDUCE), ir_itervar_new("tx", 2, IV_REDUCE)};
-    Expr *yi[4] = {o[0], o[2], ir_varref(rax[0]->var), ir_varref(rax[2]->var)};
-    Expr *xi4[4] = {o[0], o[3], ir_varref(rax[1]->var), ir_varref(rax[3]->var)};
-    Expr *b = op_read(bi, o);
-    if (b->dtype != DT_I64)
-        b = ir_cast(DT_I64, b);
-    b = ir_cast(DT_INDEX, ir_bin(OP_MIN, ir_bin(OP_MAX, b, ir_int(0, DT_I64)), ir_int(x->shape[0] - 1, DT_I64)));
-    Expr *xi[4] = {b, o[1], iclamp(op_read(iy, yi), 0, x->shape[2] - 1), iclamp(op_read(ix, xi4), 0, x->shape[3] - 1)};
-    Expr *w = mul(op_read(wy, yi), op_read(wx, xi4));
-    if (rois->dtype != t)
-        w = ir_cast(t, w);
-    Expr *body = ir_reduce(is_max ? RED_MAX : RED_SUM, mul(w, op_read(x, xi)), rax, 4);
-    if (is_max)
-        return op_emit_out(c, 0, 4, ax, body) ? 0 : -1;
-    Tensor *acc = op_emit(c, op_name(c, "acc"), 4, ax, body);
-    if (!acc)
-        return -1;
-    ax = op_axes(4, shape);
-    op_axis_exprs(ax, 4, o);
-    return op_emit_out(c, 0, 4, ax, dv(op_read(acc, o), fl((double)(ratio * ratio), t))) ? 0 : -1;
+    return roi_pool(c, x, bi, iy, wy, ix, wx, is_max, shape);
 }
 
 /* ---------------------------------------------------------------- DeformConv */
@@ -685,70 +692,64 @@ static Tensor *deform_columns(OpCtx *c, Tensor *x, Tensor *off, Tensor *mask, co
     return op_emit(c, op_name(c, "cols"), nd, ax, v);
 }
 
-static int deform_conv(OpCtx *c)
+/* The kernel and output geometry from the attributes, checked against W, offset, mask and
+ * B (mask and B may be NULL). */
+static int deform_geometry(OpCtx *c, Tensor *x, Tensor *wt, Tensor *off, Tensor *mask, Tensor *b, Deform *g)
 {
-    Tensor *x = nc_input(c, 0, "X"), *wt = op_input(c, 1, "W"), *off = op_input(c, 2, "offset");
-    if (!x || !wt || !off || check_real(c, x, "X") || check_real(c, off, "offset") || check_nonempty(c, x, "X"))
-        return -1;
-    Tensor *b = op_has_input(c, 3) ? c->in[3] : NULL, *mask = op_has_input(c, 4) ? c->in[4] : NULL;
-    Deform g;
-    memset(&g, 0, sizeof g);
-    int ns = g.ns = x->ndim - 2, nd = x->ndim;
+    memset(g, 0, sizeof *g);
+    int ns = g->ns = x->ndim - 2, nd = x->ndim;
     if (4 + ns > KG_MAX_DIMS)   /* the tap tables: n, group, kernel tap, o..., tap */
         return ir_fail("%s: %d spatial dimensions; at most %d are supported", c->op, ns, KG_MAX_DIMS - 4);
     if (wt->ndim != nd || wt->dtype != x->dtype)
         return ir_fail("%s: W must have X's rank (%d) and type (%s)", c->op, nd, ir_dtype_name(x->dtype));
     int64_t group = op_attr_int(c, "group", 1), C = x->shape[1], M = wt->shape[0];
-    g.ogroups = op_attr_int(c, "offset_group", 1);
+    g->ogroups = op_attr_int(c, "offset_group", 1);
     if (group < 1 || M % group || wt->shape[1] * group != C)
         return ir_fail("%s: group %lld must divide the output channels (%lld), and W's %lld input channels per "
                        "group times it must be X's %lld channels",
                        c->op, (long long)group, (long long)M, (long long)wt->shape[1], (long long)C);
-    if (g.ogroups < 1 || C % g.ogroups)
-        return ir_fail("%s: offset_group %lld must divide the input channels (%lld)", c->op, (long long)g.ogroups,
+    if (g->ogroups < 1 || C % g->ogroups)
+        return ir_fail("%s: offset_group %lld must divide the input channels (%lld)", c->op, (long long)g->ogroups,
                        (long long)C);
-    if (spatial_attr(c, "kernel_shape", ns, 1, 1, g.k) || spatial_attr(c, "strides", ns, 1, 1, g.stride) ||
-        spatial_attr(c, "dilations", ns, 1, 1, g.dil) || pads_attr(c, ns, g.lo, g.hi))
+    if (spatial_attr(c, "kernel_shape", ns, 1, 1, g->k) || spatial_attr(c, "strides", ns, 1, 1, g->stride) ||
+        spatial_attr(c, "dilations", ns, 1, 1, g->dil) || pads_attr(c, ns, g->lo, g->hi))
         return -1;
     for (int i = 0; i < ns; i++) {
-        if (op_attr(c, "kernel_shape") && g.k[i] != wt->shape[2 + i])
-            return ir_fail("%s: kernel_shape[%d] is %lld but W has %lld", c->op, i, (long long)g.k[i],
+        if (op_attr(c, "kernel_shape") && g->k[i] != wt->shape[2 + i])
+            return ir_fail("%s: kernel_shape[%d] is %lld but W has %lld", c->op, i, (long long)g->k[i],
                            (long long)wt->shape[2 + i]);
-        g.k[i] = wt->shape[2 + i];
-        g.out[i] = (x->shape[2 + i] + g.lo[i] + g.hi[i] - ((g.k[i] - 1) * g.dil[i] + 1)) / g.stride[i] + 1;
-        if (g.out[i] < 1)
+        g->k[i] = wt->shape[2 + i];
+        g->out[i] = (x->shape[2 + i] + g->lo[i] + g->hi[i] - ((g->k[i] - 1) * g->dil[i] + 1)) / g->stride[i] + 1;
+        if (g->out[i] < 1)
             return ir_fail("%s: the kernel is larger than the padded input in spatial dimension %d", c->op, i);
     }
-    g.kprod = prod(g.k, ns);
-    if (off->ndim != nd || off->shape[0] != x->shape[0] || off->shape[1] != g.ogroups * g.kprod * ns)
+    g->kprod = prod(g->k, ns);
+    if (off->ndim != nd || off->shape[0] != x->shape[0] || off->shape[1] != g->ogroups * g->kprod * ns)
         return ir_fail("%s: offset must have shape (N, offset_group * %lld * %d, output...)", c->op,
-                       (long long)g.kprod, ns);
+                       (long long)g->kprod, ns);
     for (int i = 0; i < ns; i++)
-        if (off->shape[2 + i] != g.out[i])
+        if (off->shape[2 + i] != g->out[i])
             return ir_fail("%s: offset has %lld positions in spatial dimension %d; the attributes give %lld", c->op,
-                           (long long)off->shape[2 + i], i, (long long)g.out[i]);
-    if (mask && (mask->ndim != nd || mask->shape[0] != x->shape[0] || mask->shape[1] != g.ogroups * g.kprod ||
-                 memcmp(mask->shape + 2, g.out, sizeof(int64_t) * (size_t)ns) || !ir_dtype_is_float(mask->dtype)))
+                           (long long)off->shape[2 + i], i, (long long)g->out[i]);
+    if (mask && (mask->ndim != nd || mask->shape[0] != x->shape[0] || mask->shape[1] != g->ogroups * g->kprod ||
+                 memcmp(mask->shape + 2, g->out, sizeof(int64_t) * (size_t)ns) || !ir_dtype_is_float(mask->dtype)))
         return ir_fail("%s: mask must be floats of shape (N, offset_group * %lld, output...)", c->op,
-                       (long long)g.kprod);
+                       (long long)g->kprod);
     if (b && (b->ndim != 1 || b->shape[0] != M || b->dtype != x->dtype))
         return ir_fail("%s: B must be a vector of %lld %s values", c->op, (long long)M, ir_dtype_name(x->dtype));
-    int64_t shape[KG_MAX_DIMS];
-    shape[0] = x->shape[0];
-    shape[1] = M;
-    memcpy(shape + 2, g.out, sizeof(int64_t) * (size_t)ns);
-    if (check_dims(c, nd, shape))
-        return -1;
+    return 0;
+}
 
-    Tensor *cols = deform_columns(c, x, off, mask, &g);
-    if (!cols)
-        return -1;
-    /* Y[n, m, o...] = sum(rc, k...: W[m, rc, k...] * cols[n, group(m) * C/group + rc, flat k, o...]) */
+/* Y[n, m, o...] = sum(rc, k...: W[m, rc, k...] * cols[n, group(m) * C/group + rc, flat k, o...])
+ * (+ B[m]) as the node's output. */
+static int deform_contract(OpCtx *c, Tensor *cols, Tensor *wt, Tensor *b, const Deform *g, const int64_t *shape)
+{
+    int ns = g->ns, nd = ns + 2;
+    int64_t M = wt->shape[0], cg = wt->shape[1], group = cols->shape[1] / cg;
     IterVar **ax = op_axes(nd, shape);
     Expr *o[KG_MAX_DIMS], *wi[KG_MAX_DIMS], *ci[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, o);
     IterVar *rax[1 + MAX_SP];
-    int64_t cg = C / group;
     rax[0] = ir_itervar_new("rc", cg, IV_REDUCE);
     Expr *rc = ir_varref(rax[0]->var);
     wi[0] = o[1];
@@ -756,11 +757,11 @@ static int deform_conv(OpCtx *c)
     ci[0] = o[0];
     ci[1] = group == 1 ? rc : add(mul(dv(o[1], ir_idx(M / group)), ir_idx(cg)), rc);
     for (int d = 0; d < ns; d++) {
-        rax[1 + d] = ir_itervar_new(ir_fmt("rk%d", d), g.k[d], IV_REDUCE);
+        rax[1 + d] = ir_itervar_new(ir_fmt("rk%d", d), g->k[d], IV_REDUCE);
         wi[2 + d] = ir_varref(rax[1 + d]->var);
         ci[3 + d] = o[2 + d];
     }
-    ci[2] = flatten(wi + 2, g.k, ns);
+    ci[2] = flatten(wi + 2, g->k, ns);
     Expr *body = ir_reduce(RED_SUM, mul(op_read(wt, wi), op_read(cols, ci)), rax, 1 + ns);
     if (!b)
         return op_emit_out(c, 0, nd, ax, body) ? 0 : -1;
@@ -770,6 +771,25 @@ static int deform_conv(OpCtx *c)
     ax = op_axes(nd, shape);
     op_axis_exprs(ax, nd, o);
     return op_emit_out(c, 0, nd, ax, add(op_read(y, o), op_read(b, &o[1]))) ? 0 : -1;
+}
+
+static int deform_conv(OpCtx *c)
+{
+    Tensor *x = nc_input(c, 0, "X"), *wt = op_input(c, 1, "W"), *off = op_input(c, 2, "offset");
+    if (!x || !wt || !off || check_real(c, x, "X") || check_real(c, off, "offset") || check_nonempty(c, x, "X"))
+        return -1;
+    Tensor *b = op_has_input(c, 3) ? c->in[3] : NULL, *mask = op_has_input(c, 4) ? c->in[4] : NULL;
+    Deform g;
+    if (deform_geometry(c, x, wt, off, mask, b, &g))
+        return -1;
+    int64_t shape[KG_MAX_DIMS];
+    shape[0] = x->shape[0];
+    shape[1] = wt->shape[0];
+    memcpy(shape + 2, g.out, sizeof(int64_t) * (size_t)g.ns);
+    if (check_dims(c, g.ns + 2, shape))
+        return -1;
+    Tensor *cols = deform_columns(c, x, off, mask, &g);
+    return cols ? deform_contract(c, cols, wt, b, &g, shape) : -1;
 }
 
 /* ---------------------------------------------------------------- Col2Im */
