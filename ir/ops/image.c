@@ -396,7 +396,7 @@ static int grid_sample(OpCtx *c)
         return -1;
     int r = x->ndim - 2, nd = x->ndim;
     if (grid->ndim != nd || grid->shape[0] != x->shape[0] || grid->shape[nd - 1] != r)
-        return ir_fail("%s: grid must have shape (N, D1_out, ..., D%d_out, %d) for X of rank %d", c->op, r, r, nd);
+        return ir_fail("%s: grid must have shape (N, %d output dimensions, %d) for X of rank %d", c->op, r, r, nd);
     Sampling s;
     if (grid_opts(c, &s))
         return -1;
@@ -602,8 +602,9 @@ static int roi_align(OpCtx *c)
     int64_t oh = op_attr_int(c, "output_height", 1), ow = op_attr_int(c, "output_width", 1);
     int64_t ratio = op_attr_int(c, "sampling_ratio", 0);
     if (ratio <= 0)
-        return ir_fail("%s: sampling_ratio %lld (adaptive: samples per bin follow each roi's size, known only at "
-                       "run time) is not supported; give a positive sampling_ratio",
+        return ir_fail("%s: sampling_ratio %lld is not supported: adaptive sampling makes the samples per bin "
+                       "follow each roi's size, a loop bound kgen would know only at run time; give a positive "
+                       "sampling_ratio",
                        c->op, (long long)ratio);
     if (oh < 1 || ow < 1 || ratio > 4096 || oh > INT32_MAX || ow > INT32_MAX)
         return ir_fail("%s: output_height, output_width must be positive and sampling_ratio at most 4096", c->op);
