@@ -2136,8 +2136,10 @@ Model *ir_lower_model(Schedule *s, const char *name)
         Buffer *ob = m->arena.items[o];
         for (int i = 0; i < na && alias[o] < 0; i++) {
             Buffer *ib = m->arena.items[i];
+            /* the same type, not only the same size: the kernel's loads of ib become loads of
+             * ob, which would read ib's bits as ob's type */
             if (i == o || taken[i] || alias[i] >= 0 || state[o] || last[i] != first[o] || ib->size != ob->size ||
-                ir_dtype_bytes(ib->dtype) != ir_dtype_bytes(ob->dtype) || ib->strides[0] != ob->strides[0])
+                ib->dtype != ob->dtype || ib->strides[0] != ob->strides[0])
                 continue;
             Kernel *kk = m->kernels.items[first[o]];
             if (inplace_ok(kk->body, ib, ob)) {
