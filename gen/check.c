@@ -75,16 +75,20 @@ static int compare(const char *what, const Tensor *t, const void *got, const Onn
 /* The tests' README: the outputs of a random operator (Bernoulli; its expansion draws with
  * RandomUniformLike) are judged on shape and type only, since no generator draws the
  * reference's numbers. A graph (or a subgraph of it) with a node of one of ONNX's random
- * generators. */
+ * generators, or a Dropout given its training_mode input (in training mode it draws its
+ * mask). */
 static int draws_random(const OnnxGraph *g)
 {
     static const char *const random_ops[] = {"Bernoulli",    "RandomUniform",    "RandomUniformLike",
                                              "RandomNormal", "RandomNormalLike", "Multinomial"};
     for (int i = 0; i < g->nnodes; i++) {
         const OnnxNode *n = &g->nodes[i];
+        int std = !n->domain[0] || !strcmp(n->domain, "ai.onnx");
         for (size_t k = 0; k < sizeof random_ops / sizeof *random_ops; k++)
-            if ((!n->domain[0] || !strcmp(n->domain, "ai.onnx")) && !strcmp(n->op_type, random_ops[k]))
+            if (std && !strcmp(n->op_type, random_ops[k]))
                 return 1;
+        if (std && !strcmp(n->op_type, "Dropout") && n->ninputs >= 3 && n->inputs[2][0])
+            return 1;
         for (int a = 0; a < n->nattrs; a++) {
             if (n->attrs[a].g && draws_random(n->attrs[a].g))
                 return 1;

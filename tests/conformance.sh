@@ -24,7 +24,8 @@
 # A test whose graph (MANIFEST graph_ops) holds one of ONNX's random generators (Bernoulli,
 # RandomUniform(Like), RandomNormal(Like), Multinomial) is judged on its outputs' shapes and
 # dtypes only: the tests' README says so of Bernoulli, whose expansion draws with
-# RandomUniformLike; no generator draws the reference's numbers.
+# RandomUniformLike; no generator draws the reference's numbers. So is a Dropout test whose
+# inputs include training_mode (a BOOL input): in training mode it draws its mask.
 #
 # Tests whose MANIFEST dtypes include FLOAT8E8M0, FLOAT4*, INT4, UINT4, INT2, UINT2 or STRING are
 # skipped (KGEN_CONF_SKIP, a regex of dtypes). Prints FAIL and UNSUPPORTED lines, a per-op table and ends
@@ -148,6 +149,7 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|IN
     m = split($7, gops, ",")
     for (i = 1; i <= m; i++)
       if (gops[i] ~ randre) judge = "shape"
+    if ($2 == "Dropout" && $4 ~ /BOOL/) judge = "shape"   # training_mode given: it draws
     print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip) "\t" judge
   }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
 

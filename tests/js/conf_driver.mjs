@@ -30,7 +30,9 @@ function drawsRandom(name, data) {
         try {
             for (const row of fs.readFileSync(`${dir}/MANIFEST.tsv`, "utf8").split("\n").slice(1)) {
                 const f = row.split("\t");
-                if (f.length > 6 && f[6].split(",").some((op) => randomOps.has(op)))
+                // (a Dropout given training_mode, a BOOL input, draws its mask)
+                if (f.length > 6 && (f[6].split(",").some((op) => randomOps.has(op)) ||
+                                     (f[1] === "Dropout" && f[3].split(",").includes("BOOL"))))
                     names.add(f[0]);
             }
         } catch (e) { /* no MANIFEST: every output is judged on its values */ }
