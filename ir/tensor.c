@@ -56,30 +56,96 @@ Tensor *ir_constant(const char *name, DType dtype, int ndim, const int64_t *shap
     return t;
 }
 
-static int set_axes(Tensor *t, int ndim, IterVar **axes)
+/* min_extent: 1 for scans; 0 for computes, where an empty axis makes an empty tensor */
+static int set_axes(Tensor *t, int ndim, IterVar **axes, int64_t min_extent)
 {
     if (ndim < 0 || ndim > KG_MAX_DIMS)
         return ir_fail("'%s': rank %d is outside 0..%d", t->name, ndim, KG_MAX_DIMS);
     for (int i = 0; i < ndim; i++) {
         if (axes[i]->kind != IV_SPATIAL)
             return ir_fail("'%s': axis %s is a reduce axis", t->name, axes[i]->var->name);
-        if (axes[i]->extent < 1)
-            return ir_fail("'%s': axis %s has extent %lld; extents must be at least 1", t->name,
-                           axes[i]->var->name, (long long)axes[i]->extent);
+        if (axes[i]->extent < min_extent)
+            return ir_fail("'%s': axis %s has extent %lld; extents must be at least %lld", t->name,
+                           axes[i]->var->name, (long long)axes[i]->extent, (long long)min_extent);
         t->axes[i] = axes[i];
         t->shape[i] = axes[i]->extent;
     }
     return 0;
 }
 
+static int reduces_nothing(const Expr *e)
+{
+    if (e->kind != E_REDUCE)
+        return 0;
+    for (int i = 0; i < e->u.reduce.naxes; i++)
+        if (e->u.reduce.axes[i]->extent == 0)
+            return 1;
+    return 0;
+}
+
+/* e with each reduction over an empty axis replaced by its identity (a sum of nothing is
+ * 0, a max of nothing the type's least value), so no later pass sees a loop of no
+ * iterations; the nodes on the way to one are rebuilt, the rest shared. */
+static Expr *drop_empty_reduces(Expr *e)
+{
+    if (reduces_nothing(e))
+        return ir_reduce_identity(e->u.reduce.op, e->dtype);
+    Expr *r = e, *a, *b, *c;
+    switch (e->kind) {
+    case E_BIN:
+        a = drop_empty_reduces(e->u.bin.a), b = drop_empty_reduces(e->u.bin.b);
+        if (a != e->u.bin.a || b != e->u.bin.b)
+            r = ir_bin(e->u.bin.op, a, b);
+        break;
+    case E_UN:
+        if ((a = drop_empty_reduces(e->u.un.a)) != e->u.un.a)
+            r = ir_un(e->u.un.op, a);
+        break;
+    case E_CAST:
+        if ((a = drop_empty_reduces(e->u.cast.a)) != e->u.cast.a)
+            r = ir_cast(e->dtype, a);
+        break;
+    case E_SELECT:
+        a = drop_empty_reduces(e->u.sel.cond), b = drop_empty_reduces(e->u.sel.t), c = drop_empty_reduces(e->u.sel.f);
+        if (a != e->u.sel.cond || b != e->u.sel.t || c != e->u.sel.f)
+            r = ir_select(a, b, c);
+        break;
+    case E_CALL: {
+        Expr *args[KG_MAX_ARGS] = {0};
+        int changed = 0;
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            changed |= (args[i] = drop_empty_reduces(e->u.call.args[i])) != e->u.call.args[i];
+        if (changed)
+            r = ir_call(e->u.call.fn, args);
+        break;
+    }
+    case E_REDUCE:
+        if ((a = drop_empty_reduces(e->u.reduce.body)) != e->u.reduce.body)
+            r = ir_reduce(e->u.reduce.op, a, e->u.reduce.axes, e->u.reduce.naxes);
+        break;
+    default: break;   /* leaves; an access's indices hold no reduction */
+    }
+    if (r != e)
+        r->dtype = e->dtype;   /* as built, whatever the plain constructor infers */
+    return r;
+}
+
+/* A compute with an empty axis has nothing to compute: it is an empty constant (the
+ * lowering gives it no kernel, the importer a name where it is an output). */
 Tensor *ir_compute(const char *name, int ndim, IterVar **axes, Expr *body)
 {
     if (!body)
         return NULL;
     Tensor *t = tensor_new(name, T_COMPUTE, body->dtype, ndim);
-    if (set_axes(t, ndim, axes))
+    if (set_axes(t, ndim, axes, 0))
         return NULL;
-    t->body = body;
+    if (ir_tensor_numel(t) == 0) {
+        t->kind = T_CONSTANT;
+        t->data = ir_alloc(1);
+        memset(t->axes, 0, sizeof t->axes);
+        return t;
+    }
+    t->body = drop_empty_reduces(body);
     return t;
 }
 
@@ -90,7 +156,7 @@ Tensor *ir_scan_begin(const char *name, DType dtype, int ndim, IterVar **axes)
         return NULL;
     }
     Tensor *t = tensor_new(name, T_SCAN, dtype, ndim);
-    if (set_axes(t, ndim, axes))
+    if (set_axes(t, ndim, axes, 1))
         return NULL;
     return t;
 }
