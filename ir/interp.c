@@ -462,6 +462,11 @@ static Val eval(Interp *I, const Expr *e)
         }
         return r;
     }
+    case E_BITCAST: {   /* through memory, as the element types are stored */
+        unsigned char bytes[8] = {0};
+        store_elem(bytes, e->u.cast.a->dtype, eval(I, e->u.cast.a));
+        return load_elem(bytes, e->dtype);
+    }
     case E_SELECT: return eval(I, e->u.sel.cond).i ? eval(I, e->u.sel.t) : eval(I, e->u.sel.f);
     case E_LOAD: {
         const Buffer *b = e->u.load.buf;

@@ -102,8 +102,9 @@ static Expr *drop_empty_reduces(Expr *e)
             r = ir_un(e->u.un.op, a);
         break;
     case E_CAST:
+    case E_BITCAST:
         if ((a = drop_empty_reduces(e->u.cast.a)) != e->u.cast.a)
-            r = ir_cast(e->dtype, a);
+            r = ir_cast_like(e, a);
         break;
     case E_SELECT:
         a = drop_empty_reduces(e->u.sel.cond), b = drop_empty_reduces(e->u.sel.t), c = drop_empty_reduces(e->u.sel.f);
@@ -199,7 +200,8 @@ static int reads_current(const Expr *e, const Tensor *t, const Var *time)
     case E_LOAD: return 0;
     case E_BIN: return reads_current(e->u.bin.a, t, time) || reads_current(e->u.bin.b, t, time);
     case E_UN: return reads_current(e->u.un.a, t, time);
-    case E_CAST: return reads_current(e->u.cast.a, t, time);
+    case E_CAST:
+    case E_BITCAST: return reads_current(e->u.cast.a, t, time);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (reads_current(e->u.call.args[i], t, time))
@@ -276,7 +278,8 @@ static int expr_reads(const Expr *e, const Tensor *t)
     case E_LOAD: return 0;
     case E_BIN: return expr_reads(e->u.bin.a, t) || expr_reads(e->u.bin.b, t);
     case E_UN: return expr_reads(e->u.un.a, t);
-    case E_CAST: return expr_reads(e->u.cast.a, t);
+    case E_CAST:
+    case E_BITCAST: return expr_reads(e->u.cast.a, t);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (expr_reads(e->u.call.args[i], t))
@@ -322,7 +325,8 @@ void ir_expr_tensors(const Expr *e, PtrVec *out)
         ir_expr_tensors(e->u.bin.b, out);
         return;
     case E_UN: ir_expr_tensors(e->u.un.a, out); return;
-    case E_CAST: ir_expr_tensors(e->u.cast.a, out); return;
+    case E_CAST:
+    case E_BITCAST: ir_expr_tensors(e->u.cast.a, out); return;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             ir_expr_tensors(e->u.call.args[i], out);
@@ -355,7 +359,8 @@ static int verify_expr(Program *p, Tensor *owner, const Expr *e, RangeMap *m, in
     case E_BIN:
         return verify_expr(p, owner, e->u.bin.a, m, guarded) || verify_expr(p, owner, e->u.bin.b, m, guarded);
     case E_UN: return verify_expr(p, owner, e->u.un.a, m, guarded);
-    case E_CAST: return verify_expr(p, owner, e->u.cast.a, m, guarded);
+    case E_CAST:
+    case E_BITCAST: return verify_expr(p, owner, e->u.cast.a, m, guarded);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (verify_expr(p, owner, e->u.call.args[i], m, guarded))
