@@ -331,8 +331,8 @@ static int tensor_scatter(OpCtx *c)
 
 /* ---------------------------------------------------------------- LpNormalization */
 
-/* x / ||x||_p along one axis (p = 1 or 2), without an epsilon: a zero vector gives NaN,
- * as the reference's division does. */
+/* x / ||x||_p along one axis (p = 1 or 2), without an epsilon; a zero vector stays 0 (the
+ * reference's rule, where the division would give NaN). */
 static int lp_normalization(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "input");
@@ -368,7 +368,7 @@ static int lp_normalization(OpCtx *c)
     Expr *norm = op_read(sum, ni);
     if (p == 2)
         norm = ir_mathcall(FN_SQRT, &norm, 1);
-    Expr *body = bin(OP_DIV, ir_cast(ct, op_read(x, oi)), norm);
+    Expr *body = sel(bin(OP_EQ, norm, op_lit(0, ct)), op_lit(0, ct), bin(OP_DIV, ir_cast(ct, op_read(x, oi)), norm));
     if (!body)
         return ir_fail("%s: %s", c->op, ir_errmsg());
     return op_emit_out(c, 0, x->ndim, ax, ir_cast(dt, body)) ? 0 : -1;
