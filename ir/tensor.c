@@ -140,12 +140,8 @@ Tensor *ir_compute(const char *name, int ndim, IterVar **axes, Expr *body)
     Tensor *t = tensor_new(name, T_COMPUTE, body->dtype, ndim);
     if (set_axes(t, ndim, axes, 0))
         return NULL;
-    if (ir_tensor_numel(t) == 0) {
-        t->kind = T_CONSTANT;
-        t->data = ir_alloc(1);
-        memset(t->axes, 0, sizeof t->axes);
-        return t;
-    }
+    if (ir_tensor_numel(t) == 0)
+        return ir_constant(name, body->dtype, ndim, t->shape, NULL);
     t->body = drop_empty_reduces(body);
     return t;
 }
