@@ -103,8 +103,8 @@ static uint16_t f2h(float f)
     uint32_t x;
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, man = x & 0x7fffff;
-    if (exp == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (exp == 0xff)   /* inf; a NaN stays quiet and keeps its payload, as in the runtime */
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
     int e = (int)exp - 127 + 15;
     if (e >= 31)
         return (uint16_t)(sign | 0x7c00);
