@@ -66,6 +66,8 @@ static void put_float(void *buf, DType t, int64_t k, double v)
         memcpy(p, &x, 4);
     } else if (t == DT_F64) {
         memcpy(p, &v, 8);
+    } else if (ir_dtype_is_storage(t)) {
+        ir_f32_to_storage(t, (float)v, p);
     } else {
         put_int(buf, t, k, (int64_t)v);
     }
@@ -211,8 +213,6 @@ static int range(OpCtx *c)
             return ir_fail("%s: inputs have different types", c->op);
     }
     DType t = ts[0]->dtype;
-    if (ir_dtype_is_storage(t))
-        return ir_fail("%s: unsupported type %s", c->op, ir_dtype_name(t));
     int64_t n;
     void *buf;
     if (ir_dtype_is_float(t)) {
@@ -228,8 +228,9 @@ static int range(OpCtx *c)
         n = cnt < 1 ? 0 : (int64_t)cnt;
         buf = ir_alloc((size_t)n * (size_t)ir_dtype_bytes(t) + 1);
         for (int64_t k = 0; k < n; k++) {
-            /* like numpy.arange: start + k * delta in the element type */
-            if (t == DT_F32)
+            /* like numpy.arange: start + k * delta in the element type (f16 and bf16:
+             * in float, rounded once by the store) */
+            if (t != DT_F64)
                 put_float(buf, t, k, (float)v[0] + (float)k * (float)v[2]);
             else
                 put_float(buf, t, k, v[0] + (double)k * v[2]);
