@@ -378,6 +378,25 @@ static int non_zero(OpCtx *c)
     return 0;
 }
 
+/* OptionalHasElement, OptionalGetElement over plain tensors: kgen has no optional values
+ * (a graph input or output of optional type is refused by the importer), so an input given
+ * is a tensor that is there, and an omitted one is an empty optional. */
+static int optional_has_element(OpCtx *c)
+{
+    int64_t one = 1;
+    unsigned char has = op_has_input(c, 0);
+    c->out[0] = op_const_tensor(c, "has", DT_BOOL, 0, &one, &has);
+    return c->out[0] ? 0 : -1;
+}
+
+static int optional_get_element(OpCtx *c)
+{
+    if (!op_has_input(c, 0))
+        return ir_fail("%s: the optional is empty (no input), so it has no element to get", c->op);
+    c->out[0] = c->in[0];
+    return 0;
+}
+
 const OpDef op_defs_misc[] = {
     {"Constant", constant},
     {"ConstantOfShape", constant_of_shape},
@@ -387,5 +406,7 @@ const OpDef op_defs_misc[] = {
     {"EyeLike", eye_like},
     {"OneHot", one_hot},
     {"NonZero", non_zero},
+    {"OptionalHasElement", optional_has_element},
+    {"OptionalGetElement", optional_get_element},
     {NULL, NULL},
 };
