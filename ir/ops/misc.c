@@ -378,6 +378,75 @@ static int non_zero(OpCtx *c)
     return 0;
 }
 
+/* Compress with a condition known when compiling (the output's extent is the count of its
+ * true elements): a gather along the axis (the flattened input without one) at the
+ * selected positions, read from a constant index table. */
+static int compress(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input"), *cond = x ? op_input(c, 1, "condition") : NULL;
+    if (!cond)
+        return -1;
+    if (cond->ndim != 1)
+        return ir_fail("%s: the condition has rank %d, not 1", c->op, cond->ndim);
+    if (!op_is_const(c, 1))
+        return ir_fail("%s: the condition must be known when compiling (the output shape depends on its values)",
+                       c->op);
+    int has_axis = op_attr(c, "axis") != NULL;
+    int axis = 0;
+    if (has_axis && op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &axis))
+        return -1;
+    int64_t len = has_axis ? x->shape[axis] : ir_tensor_numel(x), n = ir_tensor_numel(c->in[1]);
+    if (n > MAX_ELEMS)
+        return ir_fail("%s: the condition is too large", c->op);
+    double *v = malloc(sizeof *v * (size_t)(n + 1));
+    if (!v)
+        ir_die("out of memory");
+    if (op_const_floats(c, 1, "condition", v, n) < 0) {
+        free(v);
+        return -1;
+    }
+    int64_t *pick = ir_alloc(sizeof *pick * (size_t)(n + 1)), k = 0;
+    for (int64_t i = 0; i < n && i < len; i++)
+        if (v[i] != 0)
+            pick[k++] = i;
+    free(v);
+    int64_t shape[KG_MAX_DIMS];
+    int nd = has_axis ? x->ndim : 1;
+    for (int d = 0; d < nd; d++)
+        shape[d] = has_axis ? x->shape[d] : k;
+    if (has_axis)
+        shape[axis] = k;
+    if (!k) {
+        Tensor *t = empty_value(c, "compress", x->dtype, nd, shape);
+        if (!t)
+            return -1;
+        c->out[0] = t;
+        return 0;
+    }
+    Tensor *tab = op_const_tensor(c, "picked", DT_I64, 1, &k, pick);
+    if (!tab)
+        return -1;
+    IterVar **ax = op_axes(nd, shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, nd, idx);
+    Expr *ti[1] = {idx[has_axis ? axis : 0]};
+    Expr *at = ir_cast(DT_INDEX, op_read(tab, ti));
+    Expr *body;
+    if (has_axis) {
+        idx[axis] = at;
+        body = op_read(x, idx);
+    } else {
+        /* the flat position, back to the input's indices */
+        Expr *xi[KG_MAX_DIMS];
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            xi[d] = d ? ir_bin(OP_MOD, at, ir_idx(x->shape[d])) : at;
+            at = ir_bin(OP_DIV, at, ir_idx(x->shape[d]));
+        }
+        body = op_read(x, xi);
+    }
+    return op_emit_out(c, 0, nd, ax, body) ? 0 : -1;
+}
+
 /* TfIdfVectorizer over integer tokens (strings are refused by the importer): each pool
  * n-gram j of length L (L in [min_gram_length, max_gram_length]) is counted as a sum over
  * the start positions i and the skips s of AND_k x[i + k (s + 1)] == pool[j][k], the last
@@ -502,6 +571,7 @@ const OpDef op_defs_misc[] = {
     {"EyeLike", eye_like},
     {"OneHot", one_hot},
     {"NonZero", non_zero},
+    {"Compress", compress},
     {"TfIdfVectorizer", tfidf_vectorizer},
     {"OptionalHasElement", optional_has_element},
     {"OptionalGetElement", optional_get_element},
