@@ -414,7 +414,8 @@ static void collect_expr_buffers(Printer *P, const Expr *e)
         for (int i = 0; i < KG_MAX_ARGS; i++)
             collect_expr_buffers(P, e->u.call.args[i]);
         break;
-    case E_CAST: collect_expr_buffers(P, e->u.cast.a); break;
+    case E_CAST:
+    case E_BITCAST: collect_expr_buffers(P, e->u.cast.a); break;
     case E_SELECT:
         collect_expr_buffers(P, e->u.sel.cond);
         collect_expr_buffers(P, e->u.sel.t);
@@ -536,7 +537,8 @@ static int expr_refs(const Expr *e, const void *key)
             if (expr_refs(e->u.call.args[i], key))
                 return 1;
         return 0;
-    case E_CAST: return expr_refs(e->u.cast.a, key);
+    case E_CAST:
+    case E_BITCAST: return expr_refs(e->u.cast.a, key);
     case E_SELECT:
         return expr_refs(e->u.sel.cond, key) || expr_refs(e->u.sel.t, key) ||
                expr_refs(e->u.sel.f, key);
@@ -779,6 +781,7 @@ static int expr_prec(const Expr *e)
     case E_BIN: return bin_infix(e, &tok, &prec) ? prec : P_PRIMARY;
     case E_UN: return P_UNARY;
     case E_CAST: return e->dtype == DT_BOOL || ir_dtype_is_storage(e->dtype) ? P_PRIMARY : P_UNARY;
+    case E_BITCAST: return P_UNARY;
     default: return P_PRIMARY;
     }
 }
@@ -989,6 +992,38 @@ static void print_cast(Printer *P, const Expr *e)
     }
 }
 
+/* The runtime's helpers move the bits: kgen_f32_bits and kgen_bits_f32 (f64 alike), and for
+ * a storage float its own encoding (kgen_f32_to_f16, kgen_f16_to_f32); integers are their
+ * bits through the unsigned type of their width. */
+static void print_bitcast(Printer *P, const Expr *e)
+{
+    const Expr *a = e->u.cast.a;
+    DType from = a->dtype, to = e->dtype;
+    int nb = ir_dtype_bytes(to);
+    DType bits = nb == 8 ? DT_U64 : nb == 4 ? DT_U32 : nb == 2 ? DT_U16 : DT_U8;
+    StrBuf *o = P->out;
+    int call = to == DT_F32 || to == DT_F64 || ir_dtype_is_storage(to);
+    if (to == DT_F32 || to == DT_F64)
+        sb_printf(o, "kgen_bits_%s(", ir_dtype_name(to));
+    else if (call)
+        sb_printf(o, "kgen_%s_to_f32(", ir_dtype_name(to));
+    else
+        sb_printf(o, "(%s)", value_type(to));
+    if (from == DT_F32 || from == DT_F64 || ir_dtype_is_storage(from)) {
+        if (ir_dtype_is_storage(from))
+            sb_printf(o, "kgen_f32_to_%s(", ir_dtype_name(from));
+        else
+            sb_printf(o, "kgen_%s_bits(", ir_dtype_name(from));
+        expr(P, a, P_NONE);
+        sb_puts(o, ")");
+    } else {
+        sb_printf(o, "(%s)", value_type(bits));
+        expr_nominus(P, a, P_UNARY);
+    }
+    if (call)
+        sb_puts(o, ")");
+}
+
 static void expr(Printer *P, const Expr *e, int prec)
 {
     if (!e)
@@ -1019,6 +1054,7 @@ static void expr(Printer *P, const Expr *e, int prec)
         break;
     case E_CALL: print_call(P, e); break;
     case E_CAST: print_cast(P, e); break;
+    case E_BITCAST: print_bitcast(P, e); break;
     case E_SELECT:
         sb_puts(o, "(");
         expr(P, e->u.sel.cond, P_LOR);
@@ -1710,7 +1746,8 @@ static int expr_f64(const Expr *e)
     switch (e->kind) {
     case E_BIN: return expr_f64(e->u.bin.a) || expr_f64(e->u.bin.b);
     case E_UN: return expr_f64(e->u.un.a);
-    case E_CAST: return expr_f64(e->u.cast.a);
+    case E_CAST:
+    case E_BITCAST: return expr_f64(e->u.cast.a);
     case E_SELECT: return expr_f64(e->u.sel.cond) || expr_f64(e->u.sel.t) || expr_f64(e->u.sel.f);
     case E_CALL:
         for (int i = 0; i < KG_MAX_ARGS; i++)

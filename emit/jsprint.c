@@ -407,6 +407,44 @@ static void print_cast(J *P, const Expr *e, int top)
     }
 }
 
+/* The bits of a (a Number up to 32 bits, a BigInt for 64: k.f32_bits, k.f64_bits, a storage
+ * float's encoding, an integer itself), then read as e's type (k.bits_f32, k.bits_f64, the
+ * storage decoding, or the integer wrap of that width). */
+static void print_bitcast(J *P, const Expr *e)
+{
+    StrBuf *o = P->out;
+    const Expr *a = e->u.cast.a;
+    DType from = a->dtype, to = e->dtype;
+    const char *open, *close = ")";
+    switch (to) {
+    case DT_F32: open = "k.bits_f32("; break;
+    case DT_F64: open = "k.bits_f64("; break;
+    case DT_I8: open = "(("; close = " << 24) >> 24)"; break;
+    case DT_U8: open = "("; close = " & 255)"; break;
+    case DT_I16: open = "(("; close = " << 16) >> 16)"; break;
+    case DT_U16: open = "("; close = " & 65535)"; break;
+    case DT_I32: open = "("; close = " | 0)"; break;
+    case DT_U32: open = "("; close = " >>> 0)"; break;
+    case DT_I64: open = "BigInt.asIntN(64, "; break;
+    case DT_U64: open = "BigInt.asUintN(64, "; break;
+    default:   /* a storage float: its encoding, masked to its width */
+        open = ir_fmt("k.%s_to_f32(%s", ir_dtype_name(to), ir_dtype_bytes(to) == 2 ? "65535 & " : "255 & ");
+        break;
+    }
+    sb_puts(o, open);
+    if (from == DT_F32 || from == DT_F64 || ir_dtype_is_storage(from)) {
+        if (ir_dtype_is_storage(from))
+            sb_printf(o, "k.f32_to_%s(", ir_dtype_name(from));
+        else
+            sb_printf(o, "k.%s_bits(", ir_dtype_name(from));
+        ex(P, a, 1);
+        sb_puts(o, ")");
+    } else {
+        ex(P, a, 0);
+    }
+    sb_puts(o, close);
+}
+
 static const char *math_js(MathFn fn)
 {
     switch (fn) {
@@ -724,6 +762,7 @@ static void ex(J *P, const Expr *e, int top)
     }
     case E_CALL: print_call(P, e); break;
     case E_CAST: print_cast(P, e, top); break;
+    case E_BITCAST: print_bitcast(P, e); break;
     case E_SELECT:
         OPEN();
         ex(P, e->u.sel.cond, 0);

@@ -761,7 +761,8 @@ static int time_offset(const Expr *e, const Var *t, int64_t *coef, int64_t *c)
         *coef = 1;
         *c = 0;
         return 1;
-    case E_CAST: return time_offset(e->u.cast.a, t, coef, c);
+    case E_CAST:
+    case E_BITCAST: return time_offset(e->u.cast.a, t, coef, c);
     case E_UN:
         if (e->u.un.op != UN_NEG || !time_offset(e->u.un.a, t, coef, c))
             return 0;

@@ -1374,6 +1374,13 @@ static int import_scan(Import *I, OpCtx *c)
 /* OpCtx.known: a value computed from graph inputs bound with --bind-inputs data */
 static Tensor *known_now(void *importer, Tensor *t) { return value_now(importer, t, 1); }
 
+/* OpCtx.subgraph: an operator's graph attribute (FlexAttention's score_mod), inlined */
+static int subgraph_now(void *importer, const OnnxGraph *g, const char *what, Tensor **args, int nargs,
+                        Tensor **outs)
+{
+    return import_subgraph(importer, g, what, args, nargs, outs);
+}
+
 /* Imports node ni of g (folded_into: BatchNormalization nodes folded into an earlier node). */
 static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
 {
@@ -1410,10 +1417,10 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     c.node = n;
     c.op = n->op_type;
     c.opset = out->opset;
-    if (I->has_data) {
+    c.importer = I;
+    c.subgraph = subgraph_now;
+    if (I->has_data)
         c.known = known_now;
-        c.importer = I;
-    }
     c.domain_opset = other ? onnx_opset(I->model, n->domain) : out->opset;
     c.prog = I->prog;
     c.nin = n->ninputs;

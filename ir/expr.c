@@ -238,6 +238,29 @@ Expr *ir_cast(DType t, Expr *a)
     return e;
 }
 
+Expr *ir_bitcast(DType t, Expr *a)
+{
+    if (!a)
+        return NULL;
+    if (t == DT_BOOL || a->dtype == DT_BOOL || ir_dtype_bytes(t) != ir_dtype_bytes(a->dtype)) {
+        ir_fail("cannot reinterpret the bits of %s as %s (both must be non-bool types of the same width)",
+                ir_dtype_name(a->dtype), ir_dtype_name(t));
+        return NULL;
+    }
+    if (a->dtype == t)
+        return a;
+    Expr *e = mk(E_BITCAST, t);
+    e->u.cast.a = a;
+    return e;
+}
+
+Expr *ir_cast_like(const Expr *like, Expr *a)
+{
+    if (like->kind == E_BITCAST)
+        return ir_bitcast(like->dtype, a);
+    return ir_cast(like->dtype, a);
+}
+
 Expr *ir_select(Expr *cond, Expr *t, Expr *f)
 {
     Expr *e = mk(E_SELECT, t->dtype);
@@ -466,7 +489,8 @@ int ir_expr_equal(const Expr *a, const Expr *b)
             if (!ir_expr_equal(a->u.call.args[i], b->u.call.args[i]))
                 return 0;
         return 1;
-    case E_CAST: return ir_expr_equal(a->u.cast.a, b->u.cast.a);
+    case E_CAST:
+    case E_BITCAST: return ir_expr_equal(a->u.cast.a, b->u.cast.a);
     case E_SELECT:
         return ir_expr_equal(a->u.sel.cond, b->u.sel.cond) && ir_expr_equal(a->u.sel.t, b->u.sel.t) &&
                ir_expr_equal(a->u.sel.f, b->u.sel.f);
@@ -491,7 +515,8 @@ Expr *ir_expr_find(Expr *e, int (*match)(const Expr *, const void *), const void
     switch (e->kind) {
     case E_BIN: return (r = ir_expr_find(e->u.bin.a, match, ctx)) ? r : ir_expr_find(e->u.bin.b, match, ctx);
     case E_UN: return ir_expr_find(e->u.un.a, match, ctx);
-    case E_CAST: return ir_expr_find(e->u.cast.a, match, ctx);
+    case E_CAST:
+    case E_BITCAST: return ir_expr_find(e->u.cast.a, match, ctx);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && !r; i++)
             r = ir_expr_find(e->u.call.args[i], match, ctx);
@@ -535,7 +560,8 @@ int ir_expr_depth(const Expr *e)
     switch (e->kind) {
     case E_BIN: d = max2(ir_expr_depth(e->u.bin.a), ir_expr_depth(e->u.bin.b)); break;
     case E_UN: d = ir_expr_depth(e->u.un.a); break;
-    case E_CAST: d = ir_expr_depth(e->u.cast.a); break;
+    case E_CAST:
+    case E_BITCAST: d = ir_expr_depth(e->u.cast.a); break;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             d = max2(d, ir_expr_depth(e->u.call.args[i]));
@@ -566,7 +592,8 @@ int ir_expr_uses_var(const Expr *e, const Var *v)
             if (ir_expr_uses_var(e->u.call.args[i], v))
                 return 1;
         return 0;
-    case E_CAST: return ir_expr_uses_var(e->u.cast.a, v);
+    case E_CAST:
+    case E_BITCAST: return ir_expr_uses_var(e->u.cast.a, v);
     case E_SELECT:
         return ir_expr_uses_var(e->u.sel.cond, v) || ir_expr_uses_var(e->u.sel.t, v) ||
                ir_expr_uses_var(e->u.sel.f, v);
@@ -610,9 +637,10 @@ Expr *ir_subst(Expr *e, Var **vars, Expr **values, int n)
         }
         return changed ? ir_call(e->u.call.fn, args) : e;
     }
-    case E_CAST: {
+    case E_CAST:
+    case E_BITCAST: {
         Expr *a = ir_subst(e->u.cast.a, vars, values, n);
-        return a == e->u.cast.a ? e : ir_cast(e->dtype, a);
+        return a == e->u.cast.a ? e : ir_cast_like(e, a);
     }
     case E_SELECT: {
         Expr *c = ir_subst(e->u.sel.cond, vars, values, n);
@@ -692,7 +720,8 @@ void ir_print_expr(FILE *f, const Expr *e)
         fputc(')', f);
         return;
     case E_CAST:
-        fprintf(f, "%s(", ir_dtype_name(e->dtype));
+    case E_BITCAST:
+        fprintf(f, e->kind == E_BITCAST ? "bits_%s(" : "%s(", ir_dtype_name(e->dtype));
         ir_print_expr(f, e->u.cast.a);
         fputc(')', f);
         return;

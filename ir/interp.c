@@ -103,8 +103,8 @@ static uint16_t f2h(float f)
     uint32_t x;
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, man = x & 0x7fffff;
-    if (exp == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (exp == 0xff)   /* inf; a NaN stays quiet and keeps its payload, as in the runtime */
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
     int e = (int)exp - 127 + 15;
     if (e >= 31)
         return (uint16_t)(sign | 0x7c00);
@@ -524,6 +524,11 @@ static Val eval(Interp *I, const Expr *e)
             r.f = ir_storage_to_f32(to, tmp);
         }
         return r;
+    }
+    case E_BITCAST: {   /* through memory, as the element types are stored */
+        unsigned char bytes[8] = {0};
+        store_elem(bytes, e->u.cast.a->dtype, eval(I, e->u.cast.a));
+        return load_elem(bytes, e->dtype);
     }
     case E_SELECT: return eval(I, e->u.sel.cond).i ? eval(I, e->u.sel.t) : eval(I, e->u.sel.f);
     case E_LOAD: {

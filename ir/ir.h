@@ -251,6 +251,7 @@ typedef enum {
     E_UN,       /* un.op, un.a */
     E_CALL,     /* call.fn, call.args[0..arity) */
     E_CAST,     /* cast.a converted to dtype */
+    E_BITCAST,  /* cast.a's bits read as dtype, a type of the same width (ir_bitcast) */
     E_SELECT,   /* sel.cond ? sel.t : sel.f; only the chosen side is evaluated */
     E_ACCESS,   /* access.t[access.idx...]: a tensor element (tensor IR only) */
     E_LOAD,     /* load.buf[load.index]: a flat buffer element (loop IR only) */
@@ -287,6 +288,12 @@ Expr *ir_bin(BinOp op, Expr *a, Expr *b);
 Expr *ir_un(UnOp op, Expr *a);
 Expr *ir_call(MathFn fn, Expr **args);
 Expr *ir_cast(DType t, Expr *a);
+/* a's bits as type t: a and t are not bool and have the same width; a storage float's
+ * bits are its encoding (f16: binary16). NULL with ir_fail() otherwise. */
+Expr *ir_bitcast(DType t, Expr *a);
+/* A cast of the kind of `like` (E_CAST or E_BITCAST) to like's type, over a: for passes
+ * that rebuild expressions. */
+Expr *ir_cast_like(const Expr *like, Expr *a);
 Expr *ir_select(Expr *cond, Expr *t, Expr *f);
 Expr *ir_access(Tensor *t, Expr **idx, int n);
 Expr *ir_load(Buffer *b, Expr *index);

@@ -313,9 +313,10 @@ static Expr *rw(Rw *k, Expr *e)
         }
         return changed ? ir_call(e->u.call.fn, args) : e;
     }
-    case E_CAST: {
+    case E_CAST:
+    case E_BITCAST: {
         Expr *a = rw(k, e->u.cast.a);
-        return a == e->u.cast.a ? e : ir_cast(e->dtype, a);
+        return a == e->u.cast.a ? e : ir_cast_like(e, a);
     }
     case E_SELECT: {
         Expr *c = rw(k, e->u.sel.cond), *t = rw(k, e->u.sel.t), *f = rw(k, e->u.sel.f);
@@ -674,7 +675,8 @@ static int elem_ok(Layout *L, const Tensor *t)
             ir_vec_push(&stack, e->u.bin.b, 1 << 24, "expressions");
             break;
         case E_UN: ir_vec_push(&stack, e->u.un.a, 1 << 24, "expressions"); break;
-        case E_CAST: ir_vec_push(&stack, e->u.cast.a, 1 << 24, "expressions"); break;
+        case E_CAST:
+        case E_BITCAST: ir_vec_push(&stack, e->u.cast.a, 1 << 24, "expressions"); break;
         case E_CALL:
             for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
                 ir_vec_push(&stack, e->u.call.args[i], 1 << 24, "expressions");

@@ -98,7 +98,8 @@ static Expr *inline_expr(Lower *L, Expr *e)
         return ir_bin(e->u.bin.op, a, b);
     }
     case E_UN: return ir_un(e->u.un.op, inline_expr(L, e->u.un.a));
-    case E_CAST: return ir_cast(e->dtype, inline_expr(L, e->u.cast.a));
+    case E_CAST:
+    case E_BITCAST: return ir_cast_like(e, inline_expr(L, e->u.cast.a));
     case E_CALL: {
         Expr *args[KG_MAX_ARGS] = {0};
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
@@ -186,7 +187,8 @@ static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
         return ir_bin(e->u.bin.op, a, b);
     }
     case E_UN: return ir_un(e->u.un.op, lower_expr(L, e->u.un.a, p));
-    case E_CAST: return ir_cast(e->dtype, lower_expr(L, e->u.cast.a, p));
+    case E_CAST:
+    case E_BITCAST: return ir_cast_like(e, lower_expr(L, e->u.cast.a, p));
     case E_CALL: {
         Expr *args[KG_MAX_ARGS] = {0};
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
@@ -296,7 +298,8 @@ static void collect_reduce_axes(const Expr *e, IterVar **out, int *n)
         collect_reduce_axes(e->u.bin.b, out, n);
         return;
     case E_UN: collect_reduce_axes(e->u.un.a, out, n); return;
-    case E_CAST: collect_reduce_axes(e->u.cast.a, out, n); return;
+    case E_CAST:
+    case E_BITCAST: collect_reduce_axes(e->u.cast.a, out, n); return;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             collect_reduce_axes(e->u.call.args[i], out, n);
@@ -323,7 +326,8 @@ static void collect_accesses(const Expr *e, const Tensor *t, PtrVec *out)
         collect_accesses(e->u.bin.b, t, out);
         return;
     case E_UN: collect_accesses(e->u.un.a, t, out); return;
-    case E_CAST: collect_accesses(e->u.cast.a, t, out); return;
+    case E_CAST:
+    case E_BITCAST: collect_accesses(e->u.cast.a, t, out); return;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             collect_accesses(e->u.call.args[i], t, out);
@@ -1158,9 +1162,10 @@ static Expr *pick_side(Expr *e, const Expr *cond, int side)
         Expr *a = pick_side(e->u.un.a, cond, side);
         return a == e->u.un.a ? e : ir_un(e->u.un.op, a);
     }
-    case E_CAST: {
+    case E_CAST:
+    case E_BITCAST: {
         Expr *a = pick_side(e->u.cast.a, cond, side);
-        return a == e->u.cast.a ? e : ir_cast(e->dtype, a);
+        return a == e->u.cast.a ? e : ir_cast_like(e, a);
     }
     case E_CALL: {
         Expr *args[KG_MAX_ARGS] = {0};
@@ -1300,7 +1305,8 @@ static int reads_inlined(Lower *L, const Expr *e, const Tensor *t)
     case E_LOAD: return 0;
     case E_BIN: return reads_inlined(L, e->u.bin.a, t) || reads_inlined(L, e->u.bin.b, t);
     case E_UN: return reads_inlined(L, e->u.un.a, t);
-    case E_CAST: return reads_inlined(L, e->u.cast.a, t);
+    case E_CAST:
+    case E_BITCAST: return reads_inlined(L, e->u.cast.a, t);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (reads_inlined(L, e->u.call.args[i], t))
@@ -1599,7 +1605,8 @@ static void expr_buffers(const Expr *e, PtrVec *out)
         expr_buffers(e->u.bin.b, out);
         return;
     case E_UN: expr_buffers(e->u.un.a, out); return;
-    case E_CAST: expr_buffers(e->u.cast.a, out); return;
+    case E_CAST:
+    case E_BITCAST: expr_buffers(e->u.cast.a, out); return;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             expr_buffers(e->u.call.args[i], out);
@@ -1733,7 +1740,8 @@ static int loads_other(const Expr *e, const Buffer *b, const Expr *at)
         return loads_other(e->u.load.index, b, NULL);
     case E_BIN: return loads_other(e->u.bin.a, b, at) || loads_other(e->u.bin.b, b, at);
     case E_UN: return loads_other(e->u.un.a, b, at);
-    case E_CAST: return loads_other(e->u.cast.a, b, at);
+    case E_CAST:
+    case E_BITCAST: return loads_other(e->u.cast.a, b, at);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (loads_other(e->u.call.args[i], b, at))
@@ -1786,7 +1794,8 @@ static Expr *rebuf_expr(Expr *e, const Buffer *from, Buffer *to)
     }
     case E_BIN: return ir_bin(e->u.bin.op, rebuf_expr(e->u.bin.a, from, to), rebuf_expr(e->u.bin.b, from, to));
     case E_UN: return ir_un(e->u.un.op, rebuf_expr(e->u.un.a, from, to));
-    case E_CAST: return ir_cast(e->dtype, rebuf_expr(e->u.cast.a, from, to));
+    case E_CAST:
+    case E_BITCAST: return ir_cast_like(e, rebuf_expr(e->u.cast.a, from, to));
     case E_CALL: {
         Expr *args[KG_MAX_ARGS] = {0};
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
@@ -2192,8 +2201,10 @@ Model *ir_lower_model(Schedule *s, const char *name)
         Buffer *ob = m->arena.items[o];
         for (int i = 0; i < na && alias[o] < 0; i++) {
             Buffer *ib = m->arena.items[i];
+            /* the same type, not only the same size: the kernel's loads of ib become loads of
+             * ob, which would read ib's bits as ob's type */
             if (i == o || taken[i] || alias[i] >= 0 || state[o] || last[i] != first[o] || ib->size != ob->size ||
-                ir_dtype_bits(ib->dtype) != ir_dtype_bits(ob->dtype) || ib->strides[0] != ob->strides[0])
+                ib->dtype != ob->dtype || ib->strides[0] != ob->strides[0])
                 continue;
             Kernel *kk = m->kernels.items[first[o]];
             if (inplace_ok(kk->body, ib, ob)) {

@@ -658,6 +658,7 @@ static Expr *simp(Expr *e, const RangeMap *m)
             return ir_float(a->u.fval, e->dtype);
         return ir_cast(e->dtype, a);
     }
+    case E_BITCAST: return ir_bitcast(e->dtype, simp(e->u.cast.a, m));   /* (not folded) */
     case E_SELECT: {
         Expr *c = simp(e->u.sel.cond, m);
         int64_t v;

@@ -56,30 +56,93 @@ Tensor *ir_constant(const char *name, DType dtype, int ndim, const int64_t *shap
     return t;
 }
 
-static int set_axes(Tensor *t, int ndim, IterVar **axes)
+/* min_extent: 1 for scans; 0 for computes, where an empty axis makes an empty tensor */
+static int set_axes(Tensor *t, int ndim, IterVar **axes, int64_t min_extent)
 {
     if (ndim < 0 || ndim > KG_MAX_DIMS)
         return ir_fail("'%s': rank %d is outside 0..%d", t->name, ndim, KG_MAX_DIMS);
     for (int i = 0; i < ndim; i++) {
         if (axes[i]->kind != IV_SPATIAL)
             return ir_fail("'%s': axis %s is a reduce axis", t->name, axes[i]->var->name);
-        if (axes[i]->extent < 1)
-            return ir_fail("'%s': axis %s has extent %lld; extents must be at least 1", t->name,
-                           axes[i]->var->name, (long long)axes[i]->extent);
+        if (axes[i]->extent < min_extent)
+            return ir_fail("'%s': axis %s has extent %lld; extents must be at least %lld", t->name,
+                           axes[i]->var->name, (long long)axes[i]->extent, (long long)min_extent);
         t->axes[i] = axes[i];
         t->shape[i] = axes[i]->extent;
     }
     return 0;
 }
 
+static int reduces_nothing(const Expr *e)
+{
+    if (e->kind != E_REDUCE)
+        return 0;
+    for (int i = 0; i < e->u.reduce.naxes; i++)
+        if (e->u.reduce.axes[i]->extent == 0)
+            return 1;
+    return 0;
+}
+
+/* e with each reduction over an empty axis replaced by its identity (a sum of nothing is
+ * 0, a max of nothing the type's least value), so no later pass sees a loop of no
+ * iterations; the nodes on the way to one are rebuilt, the rest shared. */
+static Expr *drop_empty_reduces(Expr *e)
+{
+    if (reduces_nothing(e))
+        return ir_reduce_identity(e->u.reduce.op, e->dtype);
+    Expr *r = e, *a, *b, *c;
+    switch (e->kind) {
+    case E_BIN:
+        a = drop_empty_reduces(e->u.bin.a), b = drop_empty_reduces(e->u.bin.b);
+        if (a != e->u.bin.a || b != e->u.bin.b)
+            r = ir_bin(e->u.bin.op, a, b);
+        break;
+    case E_UN:
+        if ((a = drop_empty_reduces(e->u.un.a)) != e->u.un.a)
+            r = ir_un(e->u.un.op, a);
+        break;
+    case E_CAST:
+    case E_BITCAST:
+        if ((a = drop_empty_reduces(e->u.cast.a)) != e->u.cast.a)
+            r = ir_cast_like(e, a);
+        break;
+    case E_SELECT:
+        a = drop_empty_reduces(e->u.sel.cond), b = drop_empty_reduces(e->u.sel.t), c = drop_empty_reduces(e->u.sel.f);
+        if (a != e->u.sel.cond || b != e->u.sel.t || c != e->u.sel.f)
+            r = ir_select(a, b, c);
+        break;
+    case E_CALL: {
+        Expr *args[KG_MAX_ARGS] = {0};
+        int changed = 0;
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            changed |= (args[i] = drop_empty_reduces(e->u.call.args[i])) != e->u.call.args[i];
+        if (changed)
+            r = ir_call(e->u.call.fn, args);
+        break;
+    }
+    case E_REDUCE:
+        if ((a = drop_empty_reduces(e->u.reduce.body)) != e->u.reduce.body)
+            r = ir_reduce(e->u.reduce.op, a, e->u.reduce.axes, e->u.reduce.naxes);
+        break;
+    default: break;   /* leaves; an access's indices hold no reduction */
+    }
+    if (r != e)
+        r->dtype = e->dtype;   /* as built, whatever the plain constructor infers */
+    return r;
+}
+
+/* A compute with an empty axis has nothing to compute: it is an empty constant (the
+ * lowering gives it no kernel, the importer a name where it is an output). */
 Tensor *ir_compute(const char *name, int ndim, IterVar **axes, Expr *body)
 {
     if (!body)
         return NULL;
     Tensor *t = tensor_new(name, T_COMPUTE, body->dtype, ndim);
-    if (set_axes(t, ndim, axes))
+    if (set_axes(t, ndim, axes, 0))
         return NULL;
-    t->body = body;
+    if (ir_tensor_numel(t) == 0)
+        return ir_constant(name, body->dtype, ndim, t->shape, NULL);
+    t->body = drop_empty_reduces(body);
     return t;
 }
 
@@ -90,7 +153,7 @@ Tensor *ir_scan_begin(const char *name, DType dtype, int ndim, IterVar **axes)
         return NULL;
     }
     Tensor *t = tensor_new(name, T_SCAN, dtype, ndim);
-    if (set_axes(t, ndim, axes))
+    if (set_axes(t, ndim, axes, 1))
         return NULL;
     return t;
 }
@@ -133,7 +196,8 @@ static int reads_current(const Expr *e, const Tensor *t, const Var *time)
     case E_LOAD: return 0;
     case E_BIN: return reads_current(e->u.bin.a, t, time) || reads_current(e->u.bin.b, t, time);
     case E_UN: return reads_current(e->u.un.a, t, time);
-    case E_CAST: return reads_current(e->u.cast.a, t, time);
+    case E_CAST:
+    case E_BITCAST: return reads_current(e->u.cast.a, t, time);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (reads_current(e->u.call.args[i], t, time))
@@ -210,7 +274,8 @@ static int expr_reads(const Expr *e, const Tensor *t)
     case E_LOAD: return 0;
     case E_BIN: return expr_reads(e->u.bin.a, t) || expr_reads(e->u.bin.b, t);
     case E_UN: return expr_reads(e->u.un.a, t);
-    case E_CAST: return expr_reads(e->u.cast.a, t);
+    case E_CAST:
+    case E_BITCAST: return expr_reads(e->u.cast.a, t);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (expr_reads(e->u.call.args[i], t))
@@ -256,7 +321,8 @@ void ir_expr_tensors(const Expr *e, PtrVec *out)
         ir_expr_tensors(e->u.bin.b, out);
         return;
     case E_UN: ir_expr_tensors(e->u.un.a, out); return;
-    case E_CAST: ir_expr_tensors(e->u.cast.a, out); return;
+    case E_CAST:
+    case E_BITCAST: ir_expr_tensors(e->u.cast.a, out); return;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             ir_expr_tensors(e->u.call.args[i], out);
@@ -289,7 +355,8 @@ static int verify_expr(Program *p, Tensor *owner, const Expr *e, RangeMap *m, in
     case E_BIN:
         return verify_expr(p, owner, e->u.bin.a, m, guarded) || verify_expr(p, owner, e->u.bin.b, m, guarded);
     case E_UN: return verify_expr(p, owner, e->u.un.a, m, guarded);
-    case E_CAST: return verify_expr(p, owner, e->u.cast.a, m, guarded);
+    case E_CAST:
+    case E_BITCAST: return verify_expr(p, owner, e->u.cast.a, m, guarded);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (verify_expr(p, owner, e->u.call.args[i], m, guarded))

@@ -32,7 +32,8 @@ static int loads_buf(const Expr *e, const Buffer *b)
     case E_LOAD: return e->u.load.buf == b || loads_buf(e->u.load.index, b);
     case E_BIN: return loads_buf(e->u.bin.a, b) || loads_buf(e->u.bin.b, b);
     case E_UN: return loads_buf(e->u.un.a, b);
-    case E_CAST: return loads_buf(e->u.cast.a, b);
+    case E_CAST:
+    case E_BITCAST: return loads_buf(e->u.cast.a, b);
     case E_CALL:
         for (int i = 0; i < KG_MAX_ARGS; i++)
             if (loads_buf(e->u.call.args[i], b))

@@ -29,7 +29,8 @@ static int count_reads(const Expr *e, const Tensor *t)
     }
     case E_BIN: return count_reads(e->u.bin.a, t) + count_reads(e->u.bin.b, t);
     case E_UN: return count_reads(e->u.un.a, t);
-    case E_CAST: return count_reads(e->u.cast.a, t);
+    case E_CAST:
+    case E_BITCAST: return count_reads(e->u.cast.a, t);
     case E_CALL: {
         int n = 0;
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
@@ -65,7 +66,8 @@ static int read_in_reduce(const Expr *e, const Tensor *t, int in)
         return 0;
     case E_BIN: return read_in_reduce(e->u.bin.a, t, in) || read_in_reduce(e->u.bin.b, t, in);
     case E_UN: return read_in_reduce(e->u.un.a, t, in);
-    case E_CAST: return read_in_reduce(e->u.cast.a, t, in);
+    case E_CAST:
+    case E_BITCAST: return read_in_reduce(e->u.cast.a, t, in);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (read_in_reduce(e->u.call.args[i], t, in))
@@ -86,7 +88,8 @@ static int is_shuffle(const Expr *e)
     case E_ACCESS:
     case E_INT:
     case E_FLOAT: return 1;
-    case E_CAST: return is_shuffle(e->u.cast.a);
+    case E_CAST:
+    case E_BITCAST: return is_shuffle(e->u.cast.a);
     case E_SELECT: return is_shuffle(e->u.sel.t) && is_shuffle(e->u.sel.f);
     default: return 0;
     }
@@ -115,7 +118,8 @@ static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, 
         return 1;
     case E_BIN: return identity_reads(e->u.bin.a, t, axes, ndim) && identity_reads(e->u.bin.b, t, axes, ndim);
     case E_UN: return identity_reads(e->u.un.a, t, axes, ndim);
-    case E_CAST: return identity_reads(e->u.cast.a, t, axes, ndim);
+    case E_CAST:
+    case E_BITCAST: return identity_reads(e->u.cast.a, t, axes, ndim);
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             if (!identity_reads(e->u.call.args[i], t, axes, ndim))
@@ -158,7 +162,8 @@ static int has_select(const Expr *e)
 {
     switch (e->kind) {
     case E_SELECT: return 1;
-    case E_CAST: return has_select(e->u.cast.a);
+    case E_CAST:
+    case E_BITCAST: return has_select(e->u.cast.a);
     default: return 0;
     }
 }
@@ -249,7 +254,8 @@ static void collect_reads(const Expr *e, PtrVec *out)
         collect_reads(e->u.bin.b, out);
         return;
     case E_UN: collect_reads(e->u.un.a, out); return;
-    case E_CAST: collect_reads(e->u.cast.a, out); return;
+    case E_CAST:
+    case E_BITCAST: collect_reads(e->u.cast.a, out); return;
     case E_CALL:
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
             collect_reads(e->u.call.args[i], out);

@@ -417,7 +417,8 @@ static Expr *retarget(Expr *e, Tensor *from, Tensor *to)
     case E_LOAD: return e;
     case E_BIN: return ir_bin(e->u.bin.op, retarget(e->u.bin.a, from, to), retarget(e->u.bin.b, from, to));
     case E_UN: return ir_un(e->u.un.op, retarget(e->u.un.a, from, to));
-    case E_CAST: return ir_cast(e->dtype, retarget(e->u.cast.a, from, to));
+    case E_CAST:
+    case E_BITCAST: return ir_cast_like(e, retarget(e->u.cast.a, from, to));
     case E_CALL: {
         Expr *args[KG_MAX_ARGS] = {0};
         for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)

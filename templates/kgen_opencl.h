@@ -23,6 +23,10 @@ typedef ulong uint64_t;
 #define KGEN_HAVE_BITCAST
 KGEN_INLINE uint32_t kgen_f32_bits(float f) { return as_uint(f); }
 KGEN_INLINE float kgen_bits_f32(uint32_t u) { return as_float(u); }
+#ifndef KGEN_NO_F64
+KGEN_INLINE uint64_t kgen_f64_bits(double f) { return as_ulong(f); }
+KGEN_INLINE double kgen_bits_f64(uint64_t u) { return as_double(u); }
+#endif
 
 /* the C names the helpers below use */
 #define expf exp

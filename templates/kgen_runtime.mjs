@@ -7,6 +7,15 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 const bits = (x) => { f32[0] = x; return u32[0]; };
 const fromBits = (u) => { u32[0] = u; return f32[0]; };
+const f64 = new Float64Array(1);
+const u64 = new BigUint64Array(f64.buffer);
+
+// ---------------------------------------------------------------- bits (BitCast)
+
+export const f32_bits = bits;                                   // a Number in [0, 2^32)
+export const bits_f32 = fromBits;                               // any int32 or uint32 Number
+export const f64_bits = (x) => { f64[0] = x; return u64[0]; };  // a BigInt in [0, 2^64)
+export const bits_f64 = (u) => { u64[0] = u; return f64[0]; };  // any int64 or uint64 BigInt
 
 // ---------------------------------------------------------------- math
 

@@ -523,6 +523,8 @@ static int cast_to(OpCtx *c, Tensor *x, DType to)
     const char *rm = op_attr_str(c, "round_mode", "up");
     if (to == DT_F8E8M0 && strcmp(rm, "up"))
         return ir_fail("%s: round_mode '%s' to f8e8m0 is not supported (only 'up')", c->op, rm);
+    if (ir_tensor_numel(x) == 0)   /* an empty value stays one, of the new type */
+        return (c->out[0] = op_const_tensor(c, "empty", to, x->ndim, x->shape, NULL)) ? 0 : -1;
     IterVar **ax = op_axes(x->ndim, x->shape);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, x->ndim, idx);
@@ -560,28 +562,57 @@ static int identity(OpCtx *c)
     return 0;
 }
 
-/* Dropout in inference: the data passes through and the optional mask keeps everything.
- * Training mode (a true training_mode input) would need random numbers. */
+/* Dropout. In inference (training_mode absent or false) the data passes through and the
+ * optional mask keeps everything. In training mode (which must be known when compiling) an
+ * element is kept where a uniform draw u >= ratio (op_random_uniform, keyed by the seed
+ * attribute): output = keep ? x / (1 - ratio) : 0, mask = keep. ratio may be run-time data. */
 static int dropout(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "data");
     if (!x)
         return -1;
-    if (op_has_input(c, 2)) {
-        int64_t train = 0;
-        if (op_const_ints(c, 2, "training_mode", &train, 1) < 0)
-            return -1;
-        if (train)
-            return ir_fail("%s: training_mode is true; kgen compiles inference (random dropout is not supported)",
-                           c->op);
+    int64_t train = 0;
+    if (op_has_input(c, 2) && op_const_ints(c, 2, "training_mode", &train, 1) < 0)
+        return -1;
+    int mask = c->nout > 1 && c->out_names[1];
+    if (!train) {
+        c->out[0] = x;
+        if (mask) {
+            IterVar **ax = op_axes(x->ndim, x->shape);
+            if (!op_emit_out(c, 1, x->ndim, ax, ir_bool(1)))
+                return -1;
+        }
+        return 0;
     }
-    c->out[0] = x;
-    if (c->nout > 1 && c->out_names[1]) {
-        IterVar **ax = op_axes(x->ndim, x->shape);
-        if (!op_emit_out(c, 1, x->ndim, ax, ir_bool(1)))
-            return -1;
+    if (check_kind(c, "data", x->dtype, K_FLOAT) || ir_dtype_is_float8(x->dtype))
+        return ir_dtype_is_float8(x->dtype) ? ir_fail("%s: data type %s is not supported in training mode", c->op,
+                                                      ir_dtype_name(x->dtype))
+                                            : -1;
+    DType ct = x->dtype == DT_F64 ? DT_F64 : DT_F32;
+    Expr *ratio = ir_float(0.5, ct);
+    if (op_has_input(c, 1)) {
+        Tensor *r = c->in[1];
+        if (ir_tensor_numel(r) != 1 || check_kind(c, "ratio", r->dtype, K_FLOAT))
+            return ir_fail("%s: ratio must be a float scalar", c->op);
+        Expr *zero[KG_MAX_DIMS];
+        for (int d = 0; d < r->ndim; d++)
+            zero[d] = ir_idx(0);
+        ratio = ir_cast(ct, op_read(r, zero));
     }
-    return 0;
+    IterVar **ax = op_axes(x->ndim, x->shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, x->ndim, idx);
+    Expr *keep = ir_bin(OP_GE, op_random_uniform(c, x->ndim, x->shape, idx, ct), ratio);
+    if (mask) {
+        Tensor *m = op_emit_out(c, 1, x->ndim, ax, keep);
+        if (!m)
+            return -1;
+        ax = op_axes(x->ndim, x->shape);
+        op_axis_exprs(ax, x->ndim, idx);
+        keep = op_read(m, idx);
+    }
+    Expr *scaled = ir_bin(OP_DIV, ir_cast(ct, op_read(x, idx)), ir_bin(OP_SUB, ir_float(1, ct), ratio));
+    return op_emit_out(c, 0, x->ndim, ax, ir_cast(x->dtype, ir_select(keep, scaled, ir_float(0, ct)))) ? 0 : -1;
 }
 
 const OpDef op_defs_elementwise[] = {

@@ -66,6 +66,8 @@ static void put_float(void *buf, DType t, int64_t k, double v)
         memcpy(p, &x, 4);
     } else if (t == DT_F64) {
         memcpy(p, &v, 8);
+    } else if (ir_dtype_is_storage(t)) {
+        ir_f32_to_storage(t, (float)v, p);
     } else {
         put_int(buf, t, k, (int64_t)v);
     }
@@ -215,8 +217,6 @@ static int range(OpCtx *c)
             return ir_fail("%s: inputs have different types", c->op);
     }
     DType t = ts[0]->dtype;
-    if (ir_dtype_is_storage(t))
-        return ir_fail("%s: unsupported type %s", c->op, ir_dtype_name(t));
     int64_t n;
     void *buf;
     if (ir_dtype_is_float(t)) {
@@ -232,8 +232,9 @@ static int range(OpCtx *c)
         n = cnt < 1 ? 0 : (int64_t)cnt;
         buf = ir_alloc((size_t)n * (size_t)ir_dtype_bytes(t) + 1);
         for (int64_t k = 0; k < n; k++) {
-            /* like numpy.arange: start + k * delta in the element type */
-            if (t == DT_F32)
+            /* like numpy.arange: start + k * delta in the element type (f16 and bf16:
+             * in float, rounded once by the store) */
+            if (t != DT_F64)
                 put_float(buf, t, k, (float)v[0] + (float)k * (float)v[2]);
             else
                 put_float(buf, t, k, v[0] + (double)k * v[2]);
@@ -381,6 +382,190 @@ static int non_zero(OpCtx *c)
     return 0;
 }
 
+/* Compress with a condition known when compiling (the output's extent is the count of its
+ * true elements): a gather along the axis (the flattened input without one) at the
+ * selected positions, read from a constant index table. */
+static int compress(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "input"), *cond = x ? op_input(c, 1, "condition") : NULL;
+    if (!cond)
+        return -1;
+    if (cond->ndim != 1)
+        return ir_fail("%s: the condition has rank %d, not 1", c->op, cond->ndim);
+    if (!op_is_const(c, 1))
+        return ir_fail("%s: the condition must be known when compiling (the output shape depends on its values)",
+                       c->op);
+    int has_axis = op_attr(c, "axis") != NULL;
+    int axis = 0;
+    if (has_axis && op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &axis))
+        return -1;
+    int64_t len = has_axis ? x->shape[axis] : ir_tensor_numel(x), n = ir_tensor_numel(c->in[1]);
+    if (n > MAX_ELEMS)
+        return ir_fail("%s: the condition is too large", c->op);
+    double *v = malloc(sizeof *v * (size_t)(n + 1));
+    if (!v)
+        ir_die("out of memory");
+    if (op_const_floats(c, 1, "condition", v, n) < 0) {
+        free(v);
+        return -1;
+    }
+    int64_t *pick = ir_alloc(sizeof *pick * (size_t)(n + 1)), k = 0;
+    for (int64_t i = 0; i < n && i < len; i++)
+        if (v[i] != 0)
+            pick[k++] = i;
+    free(v);
+    int64_t shape[KG_MAX_DIMS];
+    int nd = has_axis ? x->ndim : 1;
+    for (int d = 0; d < nd; d++)
+        shape[d] = has_axis ? x->shape[d] : k;
+    if (has_axis)
+        shape[axis] = k;
+    if (!k) {
+        Tensor *t = empty_value(c, "compress", x->dtype, nd, shape);
+        if (!t)
+            return -1;
+        c->out[0] = t;
+        return 0;
+    }
+    Tensor *tab = op_const_tensor(c, "picked", DT_I64, 1, &k, pick);
+    if (!tab)
+        return -1;
+    IterVar **ax = op_axes(nd, shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, nd, idx);
+    Expr *ti[1] = {idx[has_axis ? axis : 0]};
+    Expr *at = ir_cast(DT_INDEX, op_read(tab, ti));
+    Expr *body;
+    if (has_axis) {
+        idx[axis] = at;
+        body = op_read(x, idx);
+    } else {
+        /* the flat position, back to the input's indices */
+        Expr *xi[KG_MAX_DIMS];
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            xi[d] = d ? ir_bin(OP_MOD, at, ir_idx(x->shape[d])) : at;
+            at = ir_bin(OP_DIV, at, ir_idx(x->shape[d]));
+        }
+        body = op_read(x, xi);
+    }
+    return op_emit_out(c, 0, nd, ax, body) ? 0 : -1;
+}
+
+/* TfIdfVectorizer over integer tokens (strings are refused by the importer): each pool
+ * n-gram j of length L (L in [min_gram_length, max_gram_length]) is counted as a sum over
+ * the start positions i and the skips s of AND_k x[i + k (s + 1)] == pool[j][k], the last
+ * token inside the row (a unigram counts once: skips make no other unigrams); then
+ * Y[..., ngram_indexes[j]] is the count (TF), weight[j] if it is nonzero (IDF), or
+ * count * weight[j] (TFIDF). */
+#define TFIDF_MAX_POOL 4096
+static int tfidf_vectorizer(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "X");
+    if (!x)
+        return -1;
+    if ((x->ndim != 1 && x->ndim != 2) || (x->dtype != DT_I32 && x->dtype != DT_I64))
+        return ir_fail("%s: X is %s with rank %d; int32 or int64 of rank 1 or 2 is supported", c->op,
+                       ir_dtype_name(x->dtype), x->ndim);
+    int64_t lo = op_attr_int(c, "min_gram_length", 1), hi = op_attr_int(c, "max_gram_length", 1);
+    int64_t skips = op_attr_int(c, "max_skip_count", 0);
+    const char *mode = op_attr_str(c, "mode", "TF");
+    int m = !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1 : !strcmp(mode, "TFIDF") ? 2 : -1;
+    if (m < 0)
+        return ir_fail("%s: mode '%s' (expected TF, IDF or TFIDF)", c->op, mode);
+    if (lo < 1 || hi < lo || skips < 0 || skips > 64)
+        return ir_fail("%s: gram lengths %lld..%lld and max_skip_count %lld are not valid", c->op, (long long)lo,
+                       (long long)hi, (long long)skips);
+    if (op_attr(c, "pool_strings"))
+        return ir_fail("%s: pool_strings: string n-grams are not supported", c->op);
+    int64_t *pool = ir_alloc(sizeof *pool * TFIDF_MAX_POOL), counts[64], *index = ir_alloc(sizeof *index * TFIDF_MAX_POOL);
+    double *weight = ir_alloc(sizeof *weight * TFIDF_MAX_POOL);
+    int np = op_attr_ints(c, "pool_int64s", pool, TFIDF_MAX_POOL), nc = op_attr_ints(c, "ngram_counts", counts, 64);
+    int ni = op_attr_ints(c, "ngram_indexes", index, TFIDF_MAX_POOL);
+    int nw = op_attr_floats(c, "weights", weight, TFIDF_MAX_POOL);
+    if (np < 0 || nc < 1 || ni < 1 || np >= TFIDF_MAX_POOL || ni >= TFIDF_MAX_POOL)
+        return ir_fail("%s: pool_int64s, ngram_counts and ngram_indexes are required (at most %d entries)", c->op,
+                       TFIDF_MAX_POOL - 1);
+    int64_t width = 0;
+    for (int j = 0; j < ni; j++) {
+        if (index[j] < 0 || index[j] >= TFIDF_MAX_POOL)
+            return ir_fail("%s: ngram_indexes[%d] = %lld is out of range", c->op, j, (long long)index[j]);
+        if (index[j] + 1 > width)
+            width = index[j] + 1;
+    }
+    if (nw >= 0 && nw != ni)
+        return ir_fail("%s: %d weights for %d n-grams", c->op, nw, ni);
+    int64_t C = x->shape[x->ndim - 1];
+    int64_t oshape[2] = {x->shape[0], width};
+    int ond = x->ndim;
+    if (ond == 1)
+        oshape[0] = width;
+    IterVar **ax = op_axes(ond, oshape);
+    Expr *o = ir_varref(ax[ond - 1]->var);
+    Expr *y = op_lit(0, DT_F32);
+    /* the pool, n-gram by n-gram: those of length L start at ngram_counts[L - 1] */
+    int j = 0;
+    for (int L = 1; L <= nc; L++) {
+        int64_t start = counts[L - 1], end = L < nc ? counts[L] : np;
+        if (start < 0 || end > np || start > end || (end - start) % L)
+            return ir_fail("%s: ngram_counts[%d] = %lld does not split the pool into %d-grams", c->op, L - 1,
+                           (long long)start, L);
+        for (int64_t p = start; p < end; p += L, j++) {
+            if (j >= ni)
+                return ir_fail("%s: the pool holds more n-grams than ngram_indexes (%d)", c->op, ni);
+            if (L < lo || L > hi)
+                continue;
+            int64_t ns = L == 1 ? 1 : skips + 1;
+            IterVar **cax = op_axes(ond == 2 ? 1 : 0, oshape);   /* the count's: the row */
+            IterVar *ri = ir_itervar_new("i", C, IV_REDUCE), *rs = ir_itervar_new("s", ns, IV_REDUCE);
+            Expr *i = ir_varref(ri->var), *sk = ir_varref(rs->var);
+            Expr *step = ir_bin(OP_ADD, sk, ir_idx(1));
+            /* the innermost condition first: the last token inside the row, then each match */
+            Expr *hit = op_lit(1, DT_F32);
+            for (int k = L - 1; k >= 0; k--) {
+                Expr *pos = ir_bin(OP_ADD, i, ir_bin(OP_MUL, ir_idx(k), step));
+                Expr *idx[2] = {ond == 2 ? ir_varref(cax[0]->var) : pos, pos};
+                Expr *tok = ir_access(x, idx + (ond == 2 ? 0 : 1), x->ndim);
+                Expr *eq = ir_bin(OP_EQ, tok, ir_int(pool[p + k], x->dtype));
+                hit = ir_select(eq, hit, op_lit(0, DT_F32));
+            }
+            Expr *last = ir_bin(OP_ADD, i, ir_bin(OP_MUL, ir_idx(L - 1), step));
+            hit = ir_select(ir_bin(OP_LT, last, ir_idx(C)), hit, op_lit(0, DT_F32));
+            IterVar *rax[2] = {ri, rs};
+            Tensor *cnt = op_emit(c, op_name(c, ir_fmt("count%d", j)), ond == 2 ? 1 : 0, cax,
+                                  ir_reduce(RED_SUM, hit, rax, 2));
+            if (!cnt)
+                return -1;
+            Expr *ci[1] = {ond == 2 ? ir_varref(ax[0]->var) : NULL};
+            Expr *n = op_read(cnt, ci);
+            double w = nw >= 0 ? weight[j] : 1;
+            Expr *v = m == 0 ? n
+                      : m == 1 ? ir_select(ir_bin(OP_GT, n, op_lit(0, DT_F32)), op_lit(w, DT_F32), op_lit(0, DT_F32))
+                               : ir_bin(OP_MUL, n, op_lit(w, DT_F32));
+            y = ir_select(ir_bin(OP_EQ, o, ir_idx(index[j])), v, y);
+        }
+    }
+    return op_emit_out(c, 0, ond, ax, y) ? 0 : -1;
+}
+
+/* OptionalHasElement, OptionalGetElement over plain tensors: kgen has no optional values
+ * (a graph input or output of optional type is refused by the importer), so an input given
+ * is a tensor that is there, and an omitted one is an empty optional. */
+static int optional_has_element(OpCtx *c)
+{
+    int64_t one = 1;
+    unsigned char has = op_has_input(c, 0);
+    c->out[0] = op_const_tensor(c, "has", DT_BOOL, 0, &one, &has);
+    return c->out[0] ? 0 : -1;
+}
+
+static int optional_get_element(OpCtx *c)
+{
+    if (!op_has_input(c, 0))
+        return ir_fail("%s: the optional is empty (no input), so it has no element to get", c->op);
+    c->out[0] = c->in[0];
+    return 0;
+}
+
 const OpDef op_defs_misc[] = {
     {"Constant", constant},
     {"ConstantOfShape", constant_of_shape},
@@ -390,5 +575,9 @@ const OpDef op_defs_misc[] = {
     {"EyeLike", eye_like},
     {"OneHot", one_hot},
     {"NonZero", non_zero},
+    {"Compress", compress},
+    {"TfIdfVectorizer", tfidf_vectorizer},
+    {"OptionalHasElement", optional_has_element},
+    {"OptionalGetElement", optional_get_element},
     {NULL, NULL},
 };

@@ -843,8 +843,18 @@ Tensor *op_nn_matmul(OpCtx *c, Tensor *a, Tensor *b, int out)
     } else {
         bi[0] = k;
     }
-    Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(a, ai), op_read(b, bi)), &rk, 1);
-    return emit(c, out, "mm", nd, ax, body);
+    if (!ir_dtype_is_storage(a->dtype)) {
+        Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(a, ai), op_read(b, bi)), &rk, 1);
+        return emit(c, out, "mm", nd, ax, body);
+    }
+    /* f16, bf16: the sum in f32, rounded once (an f16 accumulator loses a bit a step) */
+    Expr *prod = ir_binary(OP_MUL, ir_cast(DT_F32, op_read(a, ai)), ir_cast(DT_F32, op_read(b, bi)));
+    Tensor *sum = emit(c, -1, "mm32", nd, ax, ir_reduce(RED_SUM, prod, &rk, 1));
+    if (!sum)
+        return NULL;
+    ax = op_axes(nd, shape);
+    op_axis_exprs(ax, nd, idx);
+    return emit(c, out, "mm", nd, ax, ir_cast(a->dtype, op_read(sum, idx)));
 }
 
 static int matmul(OpCtx *c)

@@ -35,6 +35,10 @@ struct OpCtx {
     /* optional: t's value if the importer can compute it now (a compute over graph inputs
      * bound with --bind-inputs data), else NULL; op_is_const asks it */
     Tensor *(*known)(void *importer, Tensor *t);
+    /* optional: imports graph attribute g (what: its name, for messages) over the inputs
+     * args[0..nargs) and sets outs[i] to its output i; 0, or -1 with ir_fail() */
+    int (*subgraph)(void *importer, const OnnxGraph *g, const char *what, Tensor **args, int nargs,
+                    Tensor **outs);
     void *importer;
 };
 
@@ -115,5 +119,12 @@ int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
 /* ONNX TensorProto.DataType to DType; -1 with ir_fail() if unsupported. */
 int op_dtype_from_onnx(int onnx_dtype, DType *out);
 int op_dtype_to_onnx(DType t);
+
+/* ---------------------------------------------------------------- training.c: random numbers */
+
+/* A uniform draw in [0, 1) in the float type t (f32 or f64) for the element at idx of a
+ * tensor of the given shape: a hash of its flat position and the node's seed attribute
+ * (the formula is in training.c), the same on every target. */
+Expr *op_random_uniform(OpCtx *c, int ndim, const int64_t *shape, Expr **idx, DType t);
 
 #endif

@@ -198,8 +198,6 @@ static int reduce_empty(OpCtx *c, RedKind k, Tensor *x, const int *red_dims, int
     int64_t n = 1;
     for (int d = 0; d < s.ndim; d++)
         n *= s.shape[d];
-    if (n == 0)
-        return ir_fail("%s: the output is empty; empty tensors are not supported", c->op);
     DType t = x->dtype;
     Expr *v;
     switch (k) {
@@ -213,7 +211,7 @@ static int reduce_empty(OpCtx *c, RedKind k, Tensor *x, const int *red_dims, int
     }
     int bytes = ir_dtype_bytes(t);
     unsigned char one[8];
-    unsigned char *data = ir_alloc((size_t)(n * bytes));
+    unsigned char *data = ir_alloc((size_t)(n * bytes) + 1);   /* (an empty output: no elements) */
     if (t == DT_F32) {
         float f = (float)v->u.fval;
         memcpy(one, &f, 4);
@@ -373,11 +371,12 @@ static int argmin(OpCtx *c) { return arg_op(c, 0); }
 typedef enum { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX } SmKind;
 
 /* Before opset 13 the input is coerced to 2-D at `axis` (the dims from axis on are one);
- * from 13 on only `axis` is reduced. */
+ * from 13 on only `axis` is reduced. The storage floats (f16, bf16) are computed in f32,
+ * the sum of exponentials included, and rounded once by the output's store. */
 static int softmax_op(OpCtx *c, SmKind k)
 {
     Tensor *x = op_input(c, 0, "input");
-    if (!x || check_type(c, x, TY_FLOAT))
+    if (!x || (!ir_dtype_is_storage(x->dtype) && check_type(c, x, TY_FLOAT)))
         return -1;
     int old = c->opset < 13;
     int axis, red_dims[KG_MAX_DIMS];
@@ -391,8 +390,8 @@ static int softmax_op(OpCtx *c, SmKind k)
         int64_t a = axis;
         axes_set(c, x, &a, 1, red_dims);
     }
-    DType t = x->dtype;
-    Tensor *mx = stat(c, "max", x, red_dims, RED_MAX, 0);
+    DType t = x->dtype, ct = ir_dtype_is_storage(t) ? DT_F32 : t;
+    Tensor *mx = stat(c, "max", x, red_dims, RED_MAX, 0);   /* (exact in any type) */
     if (!mx)
         return -1;
 
@@ -420,15 +419,16 @@ static int softmax_op(OpCtx *c, SmKind k)
     } else {
         Space s;
         space(x, red_dims, 1, &s);
-        Expr *e = math1(FN_EXP, bin(OP_SUB, op_read(x, s.xi), op_read(mx, s.oi)));
+        Expr *e = math1(FN_EXP, bin(OP_SUB, cast(ct, op_read(x, s.xi)), cast(ct, op_read(mx, s.oi))));
         Tensor *sum = op_emit(c, op_name(c, "sum"), s.ndim, s.ax, red(RED_SUM, e, s.rax, s.nr));
         if (!sum)
             return -1;
-        Expr *sh = bin(OP_SUB, op_read(x, idx), op_read(mx, ki));
+        Expr *sh = bin(OP_SUB, cast(ct, op_read(x, idx)), cast(ct, op_read(mx, ki)));
         if (k == SM_SOFTMAX)
             body = bin(OP_DIV, math1(FN_EXP, sh), op_read(sum, ki));
         else
             body = bin(OP_SUB, sh, math1(FN_LOG, op_read(sum, ki)));
+        body = cast(t, body);
     }
     if (!body)
         return ir_fail("%s: %s", c->op, ir_errmsg());

@@ -603,14 +603,26 @@ static Tensor *present(OpCtx *c, int out, Tensor *past, Heads *h, int64_t B, con
     return emit_tmp(c, what, 4, ax, body);
 }
 
+/* Output i of shape [shape], src (computed in f32) rounded to the storage type dt. */
+static Tensor *emit_rounded(OpCtx *c, int i, int ndim, const int64_t *shape, Tensor *src, DType dt)
+{
+    IterVar **ax = op_axes(ndim, shape);
+    Expr *ix[KG_MAX_DIMS];
+    op_axis_exprs(ax, ndim, ix);
+    return op_emit_out(c, i, ndim, ax, ir_cast(dt, op_read(src, ix)));
+}
+
+/* The storage floats (f16, bf16) are computed in f32 (ct) from the products to the
+ * weighted sum, and rounded once where an output is stored. */
 static int attention(OpCtx *c)
 {
     Tensor *q = op_input(c, 0, "Q"), *k = op_input(c, 1, "K"), *v = op_input(c, 2, "V");
     if (!q || !k || !v)
         return -1;
-    if (float_type(c, q) || same_type(c, k, "K", q->dtype) || same_type(c, v, "V", q->dtype))
+    if ((!ir_dtype_is_storage(q->dtype) && float_type(c, q)) || same_type(c, k, "K", q->dtype) ||
+        same_type(c, v, "V", q->dtype))
         return -1;
-    DType dt = q->dtype;
+    DType dt = q->dtype, ct = ir_dtype_is_storage(dt) ? DT_F32 : dt;
     if (k->ndim != q->ndim || v->ndim != q->ndim)
         return ir_fail("%s: Q, K and V must have the same rank", c->op);
     int64_t B = q->shape[0];
@@ -672,7 +684,7 @@ static int attention(OpCtx *c)
         return ir_fail("%s: qk_matmul_output_mode %d is outside 0..3", c->op, mode);
     double softcap = op_attr_float(c, "softcap", 0);
     double scale = op_attr(c, "scale") ? op_attr_float(c, "scale", 1) : 1 / sqrt((double)hq.size);
-    Expr *ss = op_lit(sqrt(scale), dt);
+    Expr *ss = op_lit(sqrt(scale), ct);
 
     Tensor *kall = present(c, 1, pk, &hk, B, "key");
     Tensor *vall = present(c, 2, pv, &hv, B, "value");
@@ -684,7 +696,8 @@ static int attention(OpCtx *c)
     IterVar **ax = op_axes(4, sqk);
     Expr *b = var(ax[0]), *h = var(ax[1]), *i = var(ax[2]), *j = var(ax[3]);
     IterVar *e = raxis("e", hq.size);
-    Expr *prod = mul(mul(heads_read(&hq, b, h, i, var(e)), ss), mul(at(kall, b, fdiv(h, rep), j, var(e)), ss));
+    Expr *prod = mul(mul(ir_cast(ct, heads_read(&hq, b, h, i, var(e))), ss),
+                     mul(ir_cast(ct, at(kall, b, fdiv(h, rep), j, var(e))), ss));
     Tensor *qk = emit_tmp(c, "qk", 4, ax, ir_reduce(RED_SUM, prod, &e, 1));
     if (!qk)
         return -1;
@@ -694,10 +707,10 @@ static int attention(OpCtx *c)
     b = var(ax[0]), h = var(ax[1]), i = var(ax[2]), j = var(ax[3]);
     Expr *x1 = at(qk, b, h, i, j);
     if (softcap > 0) {
-        Expr *cap = op_lit(softcap, dt);
+        Expr *cap = op_lit(softcap, ct);
         x1 = mul(cap, fn1(FN_TANH, dvd(x1, cap)));
     }
-    Expr *ninf = op_lit(-INFINITY, dt);
+    Expr *ninf = op_lit(-INFINITY, ct);
     Expr *bias = NULL, *masked = NULL;
     if (mask) {
         Expr *all[4] = {b, h, i, j}, *mi[4];
@@ -708,7 +721,7 @@ static int attention(OpCtx *c)
         if (mask->dtype == DT_BOOL)
             masked = ir_un(UN_NOT, m);
         else
-            bias = m;
+            bias = ir_cast(ct, m);
         if (mask->shape[mask->ndim - 1] < TOT) {   /* a short mask is padded with -inf */
             Expr *past_end = ir_bin(OP_GE, j, idx(mask->shape[mask->ndim - 1]));
             masked = masked ? ir_select(past_end, ir_bool(1), masked) : past_end;
@@ -738,10 +751,10 @@ static int attention(OpCtx *c)
         ax = op_axes(4, sqk);
         Expr *o = at(mode == 2 ? scores : qk, var(ax[0]), var(ax[1]), var(ax[2]), var(ax[3]));
         if (mode == 1 && softcap > 0) {
-            Expr *cap = op_lit(softcap, dt);
+            Expr *cap = op_lit(softcap, ct);
             o = mul(cap, fn1(FN_TANH, dvd(o, cap)));
         }
-        if (!op_emit_out(c, 3, 4, ax, o))
+        if (!op_emit_out(c, 3, 4, ax, ir_cast(dt, o)))
             return -1;
     }
 
@@ -765,26 +778,33 @@ static int attention(OpCtx *c)
     if (!sum)
         return -1;
     Expr *pbody = dvd(at(ex, b, h, i, j), at(sum, b, h, i));
-    Tensor *prob = wants(c, 3) && mode == 3 ? op_emit_out(c, 3, 4, ax, pbody) : emit_tmp(c, "prob", 4, ax, pbody);
-    if (!prob)
+    int prob_out = wants(c, 3) && mode == 3;
+    Tensor *prob = prob_out && ct == dt ? op_emit_out(c, 3, 4, ax, pbody) : emit_tmp(c, "prob", 4, ax, pbody);
+    if (!prob || (prob_out && ct != dt && !emit_rounded(c, 3, 4, sqk, prob, dt)))
         return -1;
 
     /* Y = prob V: [B, NH, S, Dv], or [B, S, NH*Dv] for 3-D inputs */
     int64_t dv = hv.size;
     IterVar *jj = raxis("j", TOT);
+    int yd = hq.is3d ? 3 : 4;
+    int64_t sy[4] = {B, NH, S, dv};
+    Expr *body;
     if (!hq.is3d) {
-        int64_t sy[4] = {B, NH, S, dv};
         ax = op_axes(4, sy);
         b = var(ax[0]), h = var(ax[1]), i = var(ax[2]);
-        Expr *body = mul(at(prob, b, h, i, var(jj)), at(vall, b, fdiv(h, rep), var(jj), var(ax[3])));
-        return op_emit_out(c, 0, 4, ax, ir_reduce(RED_SUM, body, &jj, 1)) ? 0 : -1;
+        body = mul(at(prob, b, h, i, var(jj)), ir_cast(ct, at(vall, b, fdiv(h, rep), var(jj), var(ax[3]))));
+    } else {
+        sy[1] = S, sy[2] = NH * dv;
+        ax = op_axes(3, sy);
+        b = var(ax[0]), i = var(ax[1]);
+        h = fdiv(var(ax[2]), dv);
+        body = mul(at(prob, b, h, i, var(jj)), ir_cast(ct, at(vall, b, fdiv(h, rep), var(jj), fmod_(var(ax[2]), dv))));
     }
-    int64_t sy[3] = {B, S, NH * dv};
-    ax = op_axes(3, sy);
-    b = var(ax[0]), i = var(ax[1]);
-    h = fdiv(var(ax[2]), dv);
-    Expr *body = mul(at(prob, b, h, i, var(jj)), at(vall, b, fdiv(h, rep), var(jj), fmod_(var(ax[2]), dv)));
-    return op_emit_out(c, 0, 3, ax, ir_reduce(RED_SUM, body, &jj, 1)) ? 0 : -1;
+    body = ir_reduce(RED_SUM, body, &jj, 1);
+    if (ct == dt)
+        return op_emit_out(c, 0, yd, ax, body) ? 0 : -1;
+    Tensor *y = emit_tmp(c, "y", yd, ax, body);
+    return y && emit_rounded(c, 0, yd, sy, y, dt) ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- RotaryEmbedding */

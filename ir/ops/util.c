@@ -94,7 +94,7 @@ static double elem_f(const Tensor *t, int64_t k)
     case DT_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
     case DT_F32: { float v; memcpy(&v, p, 4); return v; }
     case DT_F64: { double v; memcpy(&v, p, 8); return v; }
-    default: return 0;
+    default: return ir_storage_to_f32(t->dtype, p);   /* f16, bf16, the float8 types */
     }
 }
 
@@ -124,11 +124,6 @@ static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
         return NULL;
     }
     t = c->in[i];   /* (op_is_const may have put the folded value there) */
-    if (ir_dtype_is_storage(t->dtype)) {
-        ir_fail("%s: input %d (%s) has type %s, not supported as a constant here", c->op, i, what,
-                ir_dtype_name(t->dtype));
-        return NULL;
-    }
     if (ir_tensor_numel(t) > max) {
         ir_fail("%s: input %d (%s) has %lld elements, more than %lld", c->op, i, what,
                 (long long)ir_tensor_numel(t), (long long)max);

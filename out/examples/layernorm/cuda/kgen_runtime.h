@@ -299,6 +299,22 @@ KGEN_INLINE float kgen_bits_f32(uint32_t u)
     v.u = u;
     return v.f;
 }
+
+#ifndef KGEN_NO_F64   /* (BitCast between f64 and 64-bit integers) */
+KGEN_INLINE uint64_t kgen_f64_bits(double f)
+{
+    union { double f; uint64_t u; } v;
+    v.f = f;
+    return v.u;
+}
+
+KGEN_INLINE double kgen_bits_f64(uint64_t u)
+{
+    union { double f; uint64_t u; } v;
+    v.u = u;
+    return v.f;
+}
+#endif
 #endif
 
 KGEN_INLINE float kgen_f16_to_f32(uint16_t h)
