@@ -273,3 +273,7 @@ save("loop_runtime_gpu", model([helper.make_node("Loop", ["n", "", "x"], ["y"], 
                                [vi("x", [2]), vi("n", [], i64)], [vi("y", [2])]),
      "Loop 'lp' runs as a loop at run time, which the metal host does not do yet")
 save_args("loop_runtime_gpu", "--target metal")
+# f8e8m0 (ONNX type 24): the conversion rounds up; the other round modes are refused by name
+save("cast_e8m0_round_mode", model([helper.make_node("Cast", ["x"], ["y"], to=24, round_mode="nearest", name="c")],
+                                   [vi("x", [4])], [vi("y", [4], 24)], opset=25),
+     "node 0 'c' (Cast): Cast: round_mode 'nearest' to f8e8m0 is not supported (only 'up')")
