@@ -348,6 +348,8 @@ static int unify(Expr **a, Expr **b, const char *what)
                    ir_dtype_name(ir_dtype_is_float((*a)->dtype) ? (*a)->dtype : (*b)->dtype));
 }
 
+static int packed_int(DType t) { return ir_dtype_is_packed(t) && !ir_dtype_is_float(t); }
+
 Expr *ir_binary(BinOp op, Expr *a, Expr *b)
 {
     if (!a || !b)
@@ -376,6 +378,13 @@ Expr *ir_binary(BinOp op, Expr *a, Expr *b)
         ir_fail("arithmetic '%s' on bool operands; cast them first", binops[op].text);
         return NULL;
     }
+    /* the 4- and 2-bit integers are for storage: a result out of their range would wrap
+     * only where it is stored (min and max stay in it) */
+    if (packed_int(a->dtype) && (k == 'A' || k == 'B') && op != OP_MIN && op != OP_MAX) {
+        ir_fail("'%s' on %s operands: the 4- and 2-bit integers are storage types; cast them first, e.g. i32(x)",
+                binops[op].text, ir_dtype_name(a->dtype));
+        return NULL;
+    }
     return ir_bin(op, a, b);
 }
 
@@ -393,6 +402,11 @@ Expr *ir_unary(UnOp op, Expr *a)
     }
     if (op == UN_BITNOT && ir_dtype_is_float(a->dtype)) {
         ir_fail("'~' needs an integer operand, got %s", ir_dtype_name(a->dtype));
+        return NULL;
+    }
+    if (op != UN_NOT && packed_int(a->dtype)) {
+        ir_fail("'%s' on an %s operand: the 4- and 2-bit integers are storage types; cast it first, e.g. i32(x)",
+                op == UN_NEG ? "-" : "~", ir_dtype_name(a->dtype));
         return NULL;
     }
     return ir_un(op, a);
@@ -415,6 +429,11 @@ Expr *ir_mathcall(MathFn fn, Expr **args, int nargs)
     for (int i = 1; i < nargs; i++)
         if (unify(&args[0], &args[i], mathfns[fn].name))
             return NULL;
+    if (packed_int(args[0]->dtype)) {
+        ir_fail("%s() of %s: the 4- and 2-bit integers are storage types; cast it first, e.g. i32(x)",
+                mathfns[fn].name, ir_dtype_name(args[0]->dtype));
+        return NULL;
+    }
     if (mathfns[fn].float_only && !ir_dtype_is_float(args[0]->dtype)) {
         ir_fail("%s() needs a float argument, got %s (cast it, e.g. f32(x))", mathfns[fn].name,
                 ir_dtype_name(args[0]->dtype));
@@ -436,6 +455,8 @@ Expr *ir_reduce_identity(ReduceOp op, DType t)
             return ir_int(0, t);
         if (!ir_dtype_is_signed(t))
             return ir_int(0, t);
+        if (t == DT_I4 || t == DT_I2)
+            return ir_int(t == DT_I4 ? -8 : -2, t);
         return ir_int(t == DT_I8 ? INT8_MIN : t == DT_I16 ? INT16_MIN : t == DT_I32 ? INT32_MIN : INT64_MIN, t);
     case RED_MIN:
         if (f)
@@ -449,6 +470,10 @@ Expr *ir_reduce_identity(ReduceOp op, DType t)
         case DT_I32: return ir_int(INT32_MAX, t);
         case DT_U32: return ir_int(UINT32_MAX, t);
         case DT_U64: return ir_int(-1, t);   /* all bits set */
+        case DT_I4: return ir_int(7, t);
+        case DT_U4: return ir_int(15, t);
+        case DT_I2: return ir_int(1, t);
+        case DT_U2: return ir_int(3, t);
         default: return ir_int(INT64_MAX, t);
         }
     default: break;
