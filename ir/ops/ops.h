@@ -111,7 +111,8 @@ Expr *op_lit(double v, DType t);
 /* v (any type) ready for a store to the float8 type `to` under ONNX's saturate rule: with
  * saturate, a clamp to +-the largest finite value (infinities too; NaN stays NaN), computed
  * in float (double for f64); without, v itself: the store turns overflow into NaN, or inf
- * for f8e5m2. Other types: v. */
+ * for f8e5m2. f8e8m0, whose store saturates: v, or without saturate NaN where |v| > 2^127.
+ * Other types: v. */
 Expr *op_f8_saturate(Expr *v, DType to, int saturate);
 /* Normalize an axis given in -r..r-1 (error names the attribute). */
 int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
