@@ -242,7 +242,7 @@ Expr *ir_bitcast(DType t, Expr *a)
 {
     if (!a)
         return NULL;
-    if (t == DT_BOOL || a->dtype == DT_BOOL || ir_dtype_bytes(t) != ir_dtype_bytes(a->dtype)) {
+    if (t == DT_BOOL || a->dtype == DT_BOOL || ir_dtype_bits(t) != ir_dtype_bits(a->dtype)) {
         ir_fail("cannot reinterpret the bits of %s as %s (both must be non-bool types of the same width)",
                 ir_dtype_name(a->dtype), ir_dtype_name(t));
         return NULL;

@@ -67,9 +67,9 @@ static int bitcast(OpCtx *c)
     DType from = x->dtype, to;
     if (op_dtype_from_onnx((int)op_attr_int(c, "to", 0), &to))
         return ir_fail("%s: to: %s", c->op, ir_errmsg());
-    if (ir_dtype_bytes(from) != ir_dtype_bytes(to))
-        return ir_fail("%s: %s (%d bytes) and %s (%d bytes) differ in width", c->op, ir_dtype_name(from),
-                       ir_dtype_bytes(from), ir_dtype_name(to), ir_dtype_bytes(to));
+    if (ir_dtype_bits(from) != ir_dtype_bits(to))
+        return ir_fail("%s: %s (%d bits) and %s (%d bits) differ in width", c->op, ir_dtype_name(from),
+                       ir_dtype_bits(from), ir_dtype_name(to), ir_dtype_bits(to));
     if (from == to) {
         c->out[0] = x;
         return 0;
