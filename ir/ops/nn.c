@@ -252,8 +252,18 @@ static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64
     wi[1] = rc;
     for (int i = 0; i < ns; i++)
         wi[2 + i] = ir_varref(rax[1 + i]->var);
-    Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(xp, xi), op_read(w, wi)), rax, 1 + ns);
-    return emit(c, out, "conv", nd, ax, body);
+    if (!ir_dtype_is_storage(xp->dtype)) {
+        Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(xp, xi), op_read(w, wi)), rax, 1 + ns);
+        return emit(c, out, "conv", nd, ax, body);
+    }
+    /* f16, bf16: the sum in f32, rounded once (as MatMul: an f16 accumulator loses a bit a step) */
+    Expr *prod = ir_binary(OP_MUL, ir_cast(DT_F32, op_read(xp, xi)), ir_cast(DT_F32, op_read(w, wi)));
+    Tensor *sum = emit(c, -1, "conv32", nd, ax, ir_reduce(RED_SUM, prod, rax, 1 + ns));
+    if (!sum)
+        return NULL;
+    ax = op_axes(nd, shape);
+    op_axis_exprs(ax, nd, idx);
+    return emit(c, out, "conv", nd, ax, ir_cast(xp->dtype, op_read(sum, idx)));
 }
 
 /* y[n, m, ...] + b[m] as output `out` */
