@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# conformance.sh - `make conformance`: every test of the ONNX node-test subset
-# (${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}/MANIFEST.tsv) through kgen and a real C
-# compiler, judged by the rule in that folder's README.md.
+# conformance.sh - `make conformance`: every ONNX node test (the MANIFEST.tsv rows of
+# tests/data/onnx-node-tests and tests/data/onnx-node-tests-more, or of the folders
+# KGEN_ONNX_TESTS and KGEN_ONNX_TESTS_MORE name: tests/conf_tests.sh) through kgen and a
+# real C compiler, judged by the rule in tests/data/onnx-node-tests/README.md.
 #
 #  1. kgen, two jobs at a time:  $KGEN DIR/model.onnx --target c -o $BUILD/conf/T --name T
 #     --bind-inputs DIR/test_data_set_0 (tests/conf_gen.sh; under tests/run.sh, one kgen
@@ -34,8 +35,9 @@
 # compile fails alone. Its results go to $BUILD/conf-opencl, its last line starts with
 # "conformance-opencl:".
 #
-# Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1
-# (a missing test folder fails instead of skipping), KGEN_CONF_ONLY=REGEX (run only the
+# Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_ONNX_TESTS_MORE
+# (empty: the first folder only), KGEN_REQUIRE_ALL=1 (a missing test folder fails instead of
+# skipping), KGEN_CONF_ONLY=REGEX (run only the
 # matching test names), KGEN_CONF_TIMEOUT (seconds per model run, 10), KGEN_CONF_BATCH (60),
 # KGEN_GEN_CFLAGS (added to the flags of the C build, e.g. -O1 -fsanitize=address,undefined
 # for `make sanitize`: inputs, outputs and the arena are allocated at exactly their size,
@@ -45,7 +47,6 @@ export LC_ALL=C
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
-TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
 ONLY=${KGEN_CONF_ONLY:-}
 RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-10}
 JOBS=2
@@ -63,14 +64,17 @@ case $TARGET in
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 templates=$here/../templates
+. "$here/conf_tests.sh"
+conf_dirs
 
-if [ ! -f "$TESTS/MANIFEST.tsv" ]; then
+missing=$(conf_missing)
+if [ -n "$missing" ]; then
   if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
-    echo "FAIL $part: $TESTS/MANIFEST.tsv not found (KGEN_REQUIRE_ALL=1)"
+    echo "FAIL $part: $missing not found (KGEN_REQUIRE_ALL=1)"
     echo "$part: 0 passed, 1 failed, 0 skipped"
     exit 1
   fi
-  echo "SKIP $part: $TESTS/MANIFEST.tsv not found"
+  echo "SKIP $part: $missing not found"
   echo "$part: 0 passed, 0 failed, 1 skipped"
   exit 0
 fi
@@ -104,10 +108,12 @@ if command -v flock >/dev/null 2>&1; then
   fi
 fi
 work=$(cd "$BUILD" && pwd)/$sub
-tests_abs=$(cd "$TESTS" && pwd)
 kgen_abs=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")
 rm -rf "$work"
 mkdir -p "$work/res"
+# the test folders as one: $work/tests/MANIFEST.tsv and $work/tests/NAME
+conf_view "$work/tests"
+tests_abs=$work/tests
 # pocl keeps compiled kernels here: fresh for each run, shared by the run's children
 [ "$TARGET" = opencl ] && export POCL_CACHE_DIR=$work/pocl-cache
 # a private copy, so that a rebuild of kgen during the run changes nothing
@@ -138,7 +144,7 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(FLOAT8E8M0|FLOAT4.*|IN
     while (c in used) c = c "_"
     used[c] = 1
     print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip)
-  }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
+  }' "$tests_abs/MANIFEST.tsv" > "$work/list.tsv"
 
 # ---------------------------------------------------------------- 1. kgen
 
