@@ -91,7 +91,7 @@ show() {
   local p
   while [ $next -lt ${#parts[@]} ] && [ -f $dir/${parts[$next]}.done ]; do
     p=${parts[$next]}
-    grep -E '^(FAIL|SKIP|GAP CLOSED)|^    |: [0-9]+ passed, [0-9]+ failed' $dir/$p.out > $dir/$p.lines
+    grep -E '^(FAIL|SKIP|GAP CLOSED|KNOWN FAIL)|^    |: [0-9]+ passed, [0-9]+ failed' $dir/$p.out > $dir/$p.lines
     tally < $dir/$p.lines
     timed $p $dir/$p.time
     cat $dir/$p.out >> $log
