@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# conformance.sh - `make conformance`: every test of the ONNX node-test subset
-# (${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}/MANIFEST.tsv) through kgen and a real C
-# compiler, judged by the rule in that folder's README.md.
+# conformance.sh - `make conformance`: every ONNX node test (the MANIFEST.tsv rows of
+# tests/data/onnx-node-tests and tests/data/onnx-node-tests-more, or of the folders
+# KGEN_ONNX_TESTS and KGEN_ONNX_TESTS_MORE name: tests/conf_tests.sh) through kgen and a
+# real C compiler, judged by the rule in tests/data/onnx-node-tests/README.md.
 #
 #  1. kgen, two jobs at a time:  $KGEN DIR/model.onnx --target c -o $BUILD/conf/T --name T
 #     --bind-inputs DIR/test_data_set_0 (tests/conf_gen.sh; under tests/run.sh, one kgen
@@ -40,8 +41,9 @@
 # compile fails alone. Its results go to $BUILD/conf-opencl, its last line starts with
 # "conformance-opencl:".
 #
-# Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_REQUIRE_ALL=1
-# (a missing test folder fails instead of skipping), KGEN_CONF_ONLY=REGEX (run only the
+# Environment: KGEN (./kgen), BUILD (build), CC (cc), KGEN_ONNX_TESTS, KGEN_ONNX_TESTS_MORE
+# (empty: the first folder only), KGEN_REQUIRE_ALL=1 (a missing test folder fails instead of
+# skipping), KGEN_CONF_ONLY=REGEX (run only the
 # matching test names), KGEN_CONF_TIMEOUT (seconds per model run, 10), KGEN_CONF_BATCH (60),
 # KGEN_GEN_CFLAGS (added to the flags of the C build, e.g. -O1 -fsanitize=address,undefined
 # for `make sanitize`: inputs, outputs and the arena are allocated at exactly their size,
@@ -51,7 +53,6 @@ export LC_ALL=C
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
-TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
 ONLY=${KGEN_CONF_ONLY:-}
 RUN_TIMEOUT=${KGEN_CONF_TIMEOUT:-10}
 JOBS=2
@@ -69,14 +70,17 @@ case $TARGET in
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 templates=$here/../templates
+. "$here/conf_tests.sh"
+conf_dirs
 
-if [ ! -f "$TESTS/MANIFEST.tsv" ]; then
+missing=$(conf_missing)
+if [ -n "$missing" ]; then
   if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
-    echo "FAIL $part: $TESTS/MANIFEST.tsv not found (KGEN_REQUIRE_ALL=1)"
+    echo "FAIL $part: $missing not found (KGEN_REQUIRE_ALL=1)"
     echo "$part: 0 passed, 1 failed, 0 skipped"
     exit 1
   fi
-  echo "SKIP $part: $TESTS/MANIFEST.tsv not found"
+  echo "SKIP $part: $missing not found"
   echo "$part: 0 passed, 0 failed, 1 skipped"
   exit 0
 fi
@@ -110,10 +114,12 @@ if command -v flock >/dev/null 2>&1; then
   fi
 fi
 work=$(cd "$BUILD" && pwd)/$sub
-tests_abs=$(cd "$TESTS" && pwd)
 kgen_abs=$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")
 rm -rf "$work"
 mkdir -p "$work/res"
+# the test folders as one: $work/tests/MANIFEST.tsv and $work/tests/NAME
+conf_view "$work/tests"
+tests_abs=$work/tests
 # pocl keeps compiled kernels here: fresh for each run, shared by the run's children
 [ "$TARGET" = opencl ] && export POCL_CACHE_DIR=$work/pocl-cache
 # a private copy, so that a rebuild of kgen during the run changes nothing
@@ -151,7 +157,7 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" \
       if (gops[i] ~ randre) judge = "shape"
     if ($2 == "Dropout" && $4 ~ /BOOL/) judge = "shape"   # training_mode given: it draws
     print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip) "\t" judge
-  }' "$TESTS/MANIFEST.tsv" > "$work/list.tsv"
+  }' "$tests_abs/MANIFEST.tsv" > "$work/list.tsv"
 
 # ---------------------------------------------------------------- 1. kgen
 
@@ -694,7 +700,11 @@ awk -F'\t' -v OFS='\t' '
     print name, op, s, r
   }' "$work/res.all" "$work/list.tsv" > "$work/results.tsv"
 
-awk -F'\t' '$3 == "FAIL" { print "FAIL " $1 ": " $4 }' "$work/results.tsv"
+# a test tests/conformance_gaps.txt lists as "wrong: ..." fails as a known failure
+gaps=tests/conformance_gaps.txt
+[ -f $gaps ] || gaps=/dev/null
+awk 'NR == FNR { if ($2 == "wrong:") w[$1] = 1; next }
+  $3 == "FAIL" { print (($1 in w) ? "KNOWN FAIL " : "FAIL ") $1 ": " $4 }' $gaps FS='\t' "$work/results.tsv"
 awk -F'\t' '$3 == "UNSUPPORTED" { print "UNSUPPORTED " $1 ": " $4 }' "$work/results.tsv"
 
 echo
@@ -710,20 +720,18 @@ awk -F'\t' '
   END { for (d in c) print d " " c[d] }
 ' "$work/results.tsv" | sort | paste -sd, - | sed 's/,/, /g; s/^./skipped tests by dtype: &/'
 
-# known gaps (tests/conformance_gaps.txt): a listed test refused as unsupported is not a failure
-gaps=tests/conformance_gaps.txt
-known=0
-if [ -f $gaps ]; then
-  known=$(awk 'NR == FNR { if ($1 !~ /^#/ && NF) g[$1] = 1; next } ($3 == "UNSUPPORTED" && ($1 in g))' $gaps FS='\t' "$work/results.tsv" | wc -l)
-  awk 'NR == FNR { if ($1 !~ /^#/ && NF) g[$1] = 1; next } ($3 == "PASS" && ($1 in g)) { print "GAP CLOSED " $1 ": passes now; remove it from tests/conformance_gaps.txt" }' $gaps FS='\t' "$work/results.tsv"
-fi
+# known gaps (tests/conformance_gaps.txt): a listed test refused as unsupported is not a
+# failure, nor is a failure of one listed as "wrong: ..."
+known=$(awk 'NR == FNR { if ($1 !~ /^#/ && NF) g[$1] = $2 == "wrong:" ? 2 : 1; next }
+  ($3 == "UNSUPPORTED" && ($1 in g)) || ($3 == "FAIL" && g[$1] == 2)' $gaps FS='\t' "$work/results.tsv" | wc -l)
+awk 'NR == FNR { if ($1 !~ /^#/ && NF) g[$1] = 1; next } ($3 == "PASS" && ($1 in g)) { print "GAP CLOSED " $1 ": passes now; remove it from tests/conformance_gaps.txt" }' $gaps FS='\t' "$work/results.tsv"
 pass=$(awk -F'\t' '$3 == "PASS"' "$work/results.tsv" | wc -l)
 fail=$(awk -F'\t' '$3 == "FAIL" || $3 == "UNSUPPORTED"' "$work/results.tsv" | wc -l)
 unsup=$(awk -F'\t' '$3 == "UNSUPPORTED"' "$work/results.tsv" | wc -l)
 skip=$(awk -F'\t' '$3 == "SKIP"' "$work/results.tsv" | wc -l)
 total=$((pass + fail + skip))
 echo "time: kgen $((t_kgen - t_start)) s, build and run $((t_end - t_kgen)) s ($nbatches batches of at most $BATCH)"
-echo "($unsup of the failures are unsupported by kgen, $known of them known gaps listed in $gaps; details in $work/results.tsv)"
+echo "($unsup of the failures are unsupported by kgen; $known failures are known gaps listed in $gaps; details in $work/results.tsv)"
 echo "passed $pass of $total tests ($((pass * 1000 / (total ? total : 1))) per mille); $skip skipped for element types not supported yet"
 fail=$((fail - known))
 skip=$((skip + known))

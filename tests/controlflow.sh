@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # controlflow.sh - the ONNX node tests of control flow (If, Loop, Scan, and Range's
-# expansion, whose Range is a Loop) from ${KGEN_ONNX_TESTS_MORE:-../shared/onnx-node-tests-more},
+# expansion, whose Range is a Loop) from ${KGEN_ONNX_TESTS_MORE:-tests/data/onnx-node-tests-more},
 # through the four conformance runs: C (conformance.sh), OpenCL (the same with
 # KGEN_CONF_TARGET=opencl), JS (conformance_js.sh) and WASM (conformance_wasm.sh), each
 # into its own $BUILD/controlflow/TARGET. Tests whose inputs or outputs are sequences or
@@ -9,7 +9,7 @@
 set -u
 KGEN=$(cd "$(dirname "${KGEN:-./kgen}")" && pwd)/$(basename "${KGEN:-./kgen}")
 BUILD=${BUILD:-build}
-TESTS=${KGEN_ONNX_TESTS_MORE:-../shared/onnx-node-tests-more}
+TESTS=${KGEN_ONNX_TESTS_MORE:-tests/data/onnx-node-tests-more}
 ONLY='^test_(if|loop|scan|range_.*_expanded)'
 SKIP='^(FLOAT8E8M0|FLOAT4.*|INT4|UINT4|INT2|UINT2|STRING|sequence_type|optional_type)$'
 mkdir -p $BUILD/controlflow
@@ -21,7 +21,7 @@ for t in c opencl js wasm; do
   out=$BUILD/controlflow/$t.out
   mkdir -p $BUILD/controlflow/$t
   # unset KGEN_CONF_GEN: the suite's shared step 1 holds the other folder's tests
-  env -u KGEN_CONF_GEN KGEN="$KGEN" BUILD=$BUILD/controlflow/$t KGEN_ONNX_TESTS="$TESTS" KGEN_CONF_ONLY="$ONLY" \
+  env -u KGEN_CONF_GEN KGEN="$KGEN" BUILD=$BUILD/controlflow/$t KGEN_ONNX_TESTS="$TESTS" KGEN_ONNX_TESTS_MORE= KGEN_CONF_ONLY="$ONLY" \
     KGEN_CONF_SKIP="$SKIP" KGEN_CONF_TARGET=$t KGEN_CONF_BATCH=20 bash tests/$script > $out 2>&1
   grep -E '^(FAIL|SKIP)' $out | sed "s/^/    /"
   last=$(grep -E '^[A-Za-z_-]+: [0-9]+ passed, [0-9]+ failed' $out | tail -1)

@@ -46,7 +46,7 @@ echo
 echo "GPU targets: every example and model as CUDA, OpenCL and Metal; OpenCL runs here on pocl"
 echo "(the CPU), CUDA is compiled by nvcc, Metal checked by metal-check (no GPU on this machine)."
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-MC=${KGEN_METAL_CHECK:-../shared/toolchains/metal/metal-check}
+MC=${KGEN_METAL_CHECK:-tests/tools/metal-check}
 printf '#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(void){cl_uint n=0;return clGetPlatformIDs(0,0,&n)!=CL_SUCCESS||n==0;}\n' > $work/clprobe.c
 have_cl=0; $CC $work/clprobe.c -o $work/clprobe -lOpenCL >/dev/null 2>&1 && $work/clprobe && have_cl=1
 export POCL_CACHE_DIR=$PWD/$work/pocl-cache

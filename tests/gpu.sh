@@ -5,7 +5,8 @@
 #           generated host, checked by the exec drivers (tests/exec/NAME.c) and npycmp;
 #   CUDA    every example's and real model's .cu compiles with nvcc for sm_90 and sm_80
 #           with warnings as errors (running needs a GPU: tests/gpu/run_cuda.sh);
-#   Metal   every .metal passes ../shared/toolchains/metal/metal-check;
+#   Metal   every .metal passes tests/tools/metal-check (KGEN_METAL_CHECK), which accepts
+#           the committed out/examples/*/metal and rejects each of tests/tools/metal/neg;
 #   errors  schedules and options a GPU cannot honour are kgen errors.
 # A missing toolchain is a SKIP, or a FAIL with KGEN_REQUIRE_ALL=1.
 # Ends with "gpu: N passed, N failed, N skipped".
@@ -37,7 +38,7 @@ have_nvcc=0
 # one nvcc run builds both architectures; any warning (nvcc's or gcc's on the host code) fails
 NVFLAGS="-gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -Werror all-warnings -Xcompiler -Wall,-Wextra"
 if [ -x "$NVCC" ]; then have_nvcc=1; else missing "nvcc not found (CUDA toolkit; set NVCC)"; fi
-METAL_CHECK=${KGEN_METAL_CHECK:-../shared/toolchains/metal/metal-check}
+METAL_CHECK=${KGEN_METAL_CHECK:-tests/tools/metal-check}
 have_metal=0
 if [ -x "$METAL_CHECK" ] && command -v clang >/dev/null 2>&1; then have_metal=1
 else missing "metal-check not found ($METAL_CHECK; set KGEN_METAL_CHECK)"; fi
@@ -100,6 +101,21 @@ for t in cuda metal; do
      else "$METAL_CHECK" $d/matmul.metal >> $d.log 2>&1; fi; then ok
   else bad "$t shared-memory matmul" $d.log; fi
 done
+
+# the Metal checker itself: it accepts the committed Metal of the examples (one run), and
+# rejects each broken source of tests/tools/metal/neg with the message its first line
+# names ("// expect: REGEX")
+if [ $have_metal = 1 ]; then
+  if "$METAL_CHECK" out/examples/*/metal/*.metal > $work/metal_examples.log 2>&1; then ok
+  else bad "metal-check rejects the committed out/examples/*/metal" $work/metal_examples.log; fi
+  for f in tests/tools/metal/neg/*.metal; do
+    expect=$(sed -n '1s|^// expect: ||p' $f)
+    log=$work/metal_neg_$(basename $f .metal).log
+    if "$METAL_CHECK" $f > $log 2>&1; then bad "metal-check accepts $f" $log
+    elif [ -n "$expect" ] && grep -qE "$expect" $log; then ok
+    else bad "metal-check rejects $f without '$expect'" $log; fi
+  done
+fi
 
 # CUDA and Metal: the default shapes of every example. The .cu files are compiled together
 # at the end, as one translation unit (one nvcc start, not one per file).

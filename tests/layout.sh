@@ -2,7 +2,7 @@
 # layout.sh - the NCHWc layout pass (--layout=nchwc, ir/layout.c) end to end.
 #
 # For tests/models/{resnet_blocks,mobilenetv2_small,small_cnn} and a few conv node tests
-# of ../shared/onnx-node-tests (run with --bind-inputs and their .pb inputs), and for a
+# of tests/data/onnx-node-tests (run with --bind-inputs and their .pb inputs), and for a
 # generated model with the awkward convs (channels that are not a multiple of the block,
 # depthwise, depthwise with a multiplier, grouped), each layout in nchw nchwc nchwc16:
 #   1. kgen MODEL --main --layout=L, the runner built with strict flags (-Werror);
@@ -19,7 +19,7 @@ KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
 STRICT="-O2 -std=c99 -Wall -Wextra -pedantic -Werror"
-NODE_TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+NODE_TESTS=${KGEN_ONNX_TESTS:-tests/data/onnx-node-tests}
 out=$BUILD/layout
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }

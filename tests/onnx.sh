@@ -88,7 +88,7 @@ if $KGEN tests/data/onnx/deep_chain.onnx --target c -o $d --name deep --main >$d
   echo "FAIL onnx deep_chain (3000 nodes in a row)"; sed 's/^/    /' $d.log | tail -5; fail=$((fail + 1)); fi
 # node tests of empty tensors, in one --check-onnx run: an empty kernel once crashed the
 # lowering's peeling passes, which ended a check over a whole folder
-T=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+T=${KGEN_ONNX_TESTS:-tests/data/onnx-node-tests}
 if [ -d $T/test_tril_zero ]; then
   if $KGEN --check-onnx $T/test_constantofshape_int_shape_zero $T/test_reshape_allowzero_reordered \
        $T/test_shape_start_greater_than_end $T/test_slice_start_out_of_bounds $T/test_split_zero_size_splits_opset13 \

@@ -77,7 +77,7 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 NVFLAGS="-gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -Werror all-warnings -Xcompiler -Wall,-Wextra"
 have_nvcc=0
 if [ -x "$NVCC" ]; then have_nvcc=1; else missing "nvcc not found (CUDA toolkit; set NVCC): no cuda tests"; fi
-METAL_CHECK=${KGEN_METAL_CHECK:-../shared/toolchains/metal/metal-check}
+METAL_CHECK=${KGEN_METAL_CHECK:-tests/tools/metal-check}
 have_metal=0
 if [ -x "$METAL_CHECK" ] && command -v clang > /dev/null 2>&1; then have_metal=1
 else missing "metal-check not found ($METAL_CHECK; set KGEN_METAL_CHECK): no metal tests"; fi

@@ -165,7 +165,7 @@ else
 fi
 
 # ---------------------------------------------------------------- 3. ONNX node tests
-tests_dir=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+tests_dir=${KGEN_ONNX_TESTS:-tests/data/onnx-node-tests}
 if [ ! -f "$tests_dir/MANIFEST.tsv" ]; then
   missing "no ONNX node tests at $tests_dir: the conformance part is skipped"
 else

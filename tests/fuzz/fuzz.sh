@@ -5,7 +5,10 @@
 set -u
 B=${FUZZ_BUILD:-build-fuzz}
 SECS=${FUZZ_SECONDS:-60}
-ONNX_TESTS=${KGEN_ONNX_TESTS:-../shared/onnx-node-tests}
+# the ONNX node tests in the repository (tests/data; both folders: every node test of ONNX
+# v1.22.0), or the folders these name
+ONNX_TESTS=${KGEN_ONNX_TESTS:-tests/data/onnx-node-tests}
+ONNX_TESTS_MORE=${KGEN_ONNX_TESTS_MORE-tests/data/onnx-node-tests-more}
 
 seed() {  # seed TARGET FILE... : copy the files into $B/seeds/TARGET under unique names
   local t=$1 i=0 f
@@ -18,10 +21,11 @@ seed() {  # seed TARGET FILE... : copy the files into $B/seeds/TARGET under uniq
   done
 }
 rm -rf "$B/seeds"
-seed fuzz_onnx "$ONNX_TESTS"/*/model.onnx
+seed fuzz_onnx "$ONNX_TESTS"/*/model.onnx ${ONNX_TESTS_MORE:+"$ONNX_TESTS_MORE"/*/model.onnx}
 seed fuzz_kg examples/*.kg tests/error/kg/*.kg
-# the .pb files: the repository's and one data set per ONNX node test (small ones)
-seed fuzz_io $(find tests -name '*.pb') $(find "$ONNX_TESTS" -path '*test_data_set_0/*.pb' -size -4k 2>/dev/null | sort | head -600)
+# the .pb files: the repository's own and 600 small ones of the node tests' data sets
+seed fuzz_io $(find tests -path tests/data/onnx-node-tests -prune -o -path tests/data/onnx-node-tests-more -prune -o -name '*.pb' -print) \
+  $(find "$ONNX_TESTS" $ONNX_TESTS_MORE -path '*test_data_set_0/*.pb' -size -4k 2>/dev/null | sort | head -600)
 mkdir -p "$B/seeds/npy" && "$B/mkseeds" "$B/seeds/npy" && cp "$B"/seeds/npy/*.npy "$B/seeds/fuzz_io/"
 
 crashes=0

@@ -1,6 +1,6 @@
 /* test_io.c - templates/kgen_io.h, the runners' tensor I/O:
  *
- *   test_io ONNX_NODE_TESTS_DIR
+ *   test_io [ONNX_NODE_TESTS_DIR]   (tests/data/onnx-node-tests, from the repository root)
  *
  * .npy round trips of every dtype (in memory and through files), files written by NumPy
  * (format versions 1.0, 2.0, 3.0) read back and matched byte for byte by the writer, an
@@ -1063,6 +1063,7 @@ static void test_pb_node_all(const char *dir)
 int main(int argc, char **argv)
 {
     const char *base = getenv("TMPDIR");
+    const char *nodes = argc > 1 ? argv[1] : "tests/data/onnx-node-tests";
     char *probe;
     FILE *f;
     snprintf(tmpdir, sizeof tmpdir, "%s/kgen_io_XXXXXX", base && base[0] ? base : "/tmp");
@@ -1078,14 +1079,14 @@ int main(int argc, char **argv)
     test_npy_errors();
     test_pb_handmade();
 
-    probe = argc > 1 ? join(argv[1], "test_add/test_data_set_0/input_0.pb") : NULL;
-    f = probe ? fopen(probe, "rb") : NULL;
+    probe = join(nodes, "test_add/test_data_set_0/input_0.pb");
+    f = fopen(probe, "rb");
     if (f) {
         fclose(f);
-        test_pb_node_values(argv[1]);
-        test_pb_node_all(argv[1]);
+        test_pb_node_values(nodes);
+        test_pb_node_all(nodes);
     } else
-        printf("io: ONNX node tests not found (argv[1]), their checks skipped\n");
+        printf("io: ONNX node tests not found in %s, their checks skipped\n", nodes);
     free(probe);
 
     /* the files test_npy_roundtrip and test_npy_errors wrote */

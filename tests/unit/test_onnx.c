@@ -1,9 +1,9 @@
 /* test_onnx.c - unit tests of the ONNX reader (gen/pb.c, gen/onnx.c).
  *
- *   test_onnx ONNX_NODE_TESTS_DIR [DATA_DIR]
+ *   test_onnx [ONNX_NODE_TESTS_DIR [DATA_DIR]]
  *
- * ONNX_NODE_TESTS_DIR is shared/onnx-node-tests; DATA_DIR defaults to tests/data/onnx (run
- * from the repository root). Checks decoded values of a few node-test models and tensors,
+ * ONNX_NODE_TESTS_DIR defaults to tests/data/onnx-node-tests, DATA_DIR to tests/data/onnx
+ * (run from the repository root). Checks decoded values of a few node-test models and tensors,
  * a model made by tests/data/onnx/make_models.py (external data, subgraphs, every attribute
  * kind), hand-made buffers (packed and unpacked fields, unknown fields, an error corpus that
  * must fail with its message), mutated files that must fail or load without a crash, and
@@ -1301,11 +1301,11 @@ static void test_all(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s ONNX_NODE_TESTS_DIR [DATA_DIR]\n", argv[0]);
+    if (argc > 3) {
+        fprintf(stderr, "usage: %s [ONNX_NODE_TESTS_DIR [DATA_DIR]]\n", argv[0]);
         return 2;
     }
-    const char *dir = argv[1];
+    const char *dir = argc > 1 ? argv[1] : "tests/data/onnx-node-tests";
     const char *data_dir = argc > 2 ? argv[2] : "tests/data/onnx";
 
     test_conv(dir);

@@ -1,0 +1,4 @@
+// expect: expected .;.
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) { y[i] = 0.0f }
