@@ -1525,25 +1525,6 @@ static void stmt(Printer *P, const Stmt *s)
 /* Parameters on one line while the prototype fits in this many columns, else one a line. */
 #define PROTO_WIDTH 120
 
-/* Does s store into b? (the parameters of a model's kernels are const unless so) */
-static int stmt_stores(const Stmt *s, const Buffer *b)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return stmt_stores(s->u.loop.body, b);
-    case S_LET: return stmt_stores(s->u.let.body, b);
-    case S_IF: return stmt_stores(s->u.cond.then, b) || stmt_stores(s->u.cond.els, b);
-    case S_STORE: return s->u.store.buf == b;
-    case S_ALLOC: return stmt_stores(s->u.alloc.body, b);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (stmt_stores(s->u.seq.items[i], b))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
 
 static void print_proto(Printer *P)
 {
@@ -1563,7 +1544,7 @@ static void print_proto(Printer *P)
             ir_fail("%s has no 64-bit floats, and %s is f64", d->name, ((const Buffer *)k->params.items[i])->name);
         if (i < k->params.n) {
             const Buffer *b = k->params.items[i];
-            int ro = k->internal ? !stmt_stores(k->body, b) : b->is_input;
+            int ro = k->internal ? !ir_stmt_stores(k->body, b) : b->is_input;
             sb_printf(&p, "%s%s *", ro ? "const " : "", ir_dtype_ctype(b->dtype));
             if (rk)
                 sb_printf(&p, "%s ", rk);

@@ -552,6 +552,8 @@ Stmt *ir_comment(const char *text);
 Stmt *ir_barrier(void);
 Stmt *ir_prefetch(Buffer *b, Expr *index);
 Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
+/* Does s store into buffer b? */
+int ir_stmt_stores(const Stmt *s, const Buffer *b);
 
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);
 

@@ -1963,25 +1963,6 @@ static Kernel *loop_kernel(const Model *m, const IrLoop *L, int next)
     return k;
 }
 
-/* Does s store into b? */
-static int stmt_stores(const Stmt *s, const Buffer *b)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return stmt_stores(s->u.loop.body, b);
-    case S_LET: return stmt_stores(s->u.let.body, b);
-    case S_IF: return stmt_stores(s->u.cond.then, b) || stmt_stores(s->u.cond.els, b);
-    case S_STORE: return s->u.store.buf == b;
-    case S_ALLOC: return stmt_stores(s->u.alloc.body, b);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (stmt_stores(s->u.seq.items[i], b))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
 
 /* Places the run-time loops (IrLoop) in m's kernel sequence; kloop[k] is the loop kernel k
  * computes a tensor of (NULL: none). Each loop's body kernels are contiguous; its start
@@ -2033,7 +2014,7 @@ static int place_loops(Model *m, const Schedule *s, const PtrVec *kloop)
             Kernel *kk = m->kernels.items[k];
             for (int q = 0; q < kk->params.n; q++)
                 for (int r = b[j]; r <= e[j]; r++)
-                    if (stmt_stores(((Kernel *)m->kernels.items[r])->body, kk->params.items[q]))
+                    if (ir_stmt_stores(((Kernel *)m->kernels.items[r])->body, kk->params.items[q]))
                         return ir_fail("%s: kernel %s, after the loop, reads %s, which the loop's body computes",
                                        ((IrLoop *)loops.items[j])->name, kk->name,
                                        ((Buffer *)kk->params.items[q])->name);
@@ -2179,7 +2160,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
             int is_state = 0;
             for (int k = ml->begin; k < ml->end && !is_state; k++) {
                 Kernel *kk = m->kernels.items[k];
-                is_state = (k == ml->begin || k == ml->end - 1) && stmt_stores(kk->body, m->arena.items[i]);
+                is_state = (k == ml->begin || k == ml->end - 1) && ir_stmt_stores(kk->body, m->arena.items[i]);
             }
             state[i] |= is_state;
             if (is_state && first[i] > ml->begin)

@@ -268,3 +268,22 @@ void ir_print_kernel(FILE *f, const Kernel *k)
     fprintf(f, ") workspace %lld bytes\n", (long long)k->workspace_bytes);
     ir_print_stmt(f, k->body, 1);
 }
+
+int ir_stmt_stores(const Stmt *s, const Buffer *b)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return ir_stmt_stores(s->u.loop.body, b);
+    case S_LET: return ir_stmt_stores(s->u.let.body, b);
+    case S_IF: return ir_stmt_stores(s->u.cond.then, b) || ir_stmt_stores(s->u.cond.els, b);
+    case S_STORE: return s->u.store.buf == b;
+    case S_ALLOC: return ir_stmt_stores(s->u.alloc.body, b);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (ir_stmt_stores(s->u.seq.items[i], b))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
