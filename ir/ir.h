@@ -449,6 +449,7 @@ int ir_scan_finish(Tensor *t, int64_t init_steps, Expr *init, Expr *update);
 int64_t ir_tensor_numel(const Tensor *t);
 /* A tensor with no computation of its own: a placeholder or a constant. */
 int ir_tensor_is_leaf(const Tensor *t);
+int ir_tensor_same_shape(const Tensor *a, const Tensor *b);   /* rank and extents */
 
 /* A program: tensors in definition order (every tensor after the ones it reads). */
 typedef struct {

@@ -225,6 +225,16 @@ static int reads_current(const Expr *e, const Tensor *t, const Var *time)
 
 int ir_tensor_is_leaf(const Tensor *t) { return t->kind == T_PLACEHOLDER || t->kind == T_CONSTANT; }
 
+int ir_tensor_same_shape(const Tensor *a, const Tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return 0;
+    return 1;
+}
+
 int64_t ir_tensor_numel(const Tensor *t)
 {
     int64_t n = 1;

@@ -133,15 +133,6 @@ static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, 
     }
 }
 
-static int same_shape(const Tensor *a, const Tensor *b)
-{
-    if (a->ndim != b->ndim)
-        return 0;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return 0;
-    return 1;
-}
 
 /* The stages that read s's tensor. */
 static int readers(Schedule *s, Stage *st, Stage **out, int max)
@@ -558,7 +549,7 @@ Stage *sch_reduction_epilogue(Schedule *s, Stage *st)
         if (readers(s, cur, rd, 2) != 1)
             return NULL;
         Stage *r = rd[0];
-        if (r->t->kind != T_COMPUTE || !same_shape(r->t, t) ||
+        if (r->t->kind != T_COMPUTE || !ir_tensor_same_shape(r->t, t) ||
             !identity_reads(r->t->body, cur->t, r->t->axes, r->t->ndim))
             return NULL;
         cur = r;

@@ -89,22 +89,6 @@ static int check_real(OpCtx *c, const Tensor *t, const char *what)
     return 0;
 }
 
-/* The output dimensions are positive and the element count fits an index. */
-static int check_dims(OpCtx *c, int ndim, const int64_t *shape)
-{
-    int64_t n = 1;
-    if (ndim > KG_MAX_DIMS)
-        return ir_fail("%s: the output would have rank %d (limit %d)", c->op, ndim, KG_MAX_DIMS);
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 1)
-            return ir_fail("%s: output dimension %d is %lld; empty tensors are not supported", c->op, d,
-                           (long long)shape[d]);
-        if (shape[d] > INT32_MAX || (n *= shape[d]) > INT32_MAX)
-            return ir_fail("%s: the output has more than %d elements", c->op, INT32_MAX);
-    }
-    return 0;
-}
-
 /* The samplers and MaxUnpool index their input with clamped positions: it must hold
  * elements. */
 static int check_nonempty(OpCtx *c, const Tensor *t, const char *what)
@@ -124,48 +108,6 @@ static int64_t prod_capped(const int64_t *v, int n, int64_t cap)
         if (v[i] > cap || (p *= v[i]) > cap)
             return cap + 1;
     return p;
-}
-
-/* A per-spatial-dimension attribute: ns values of at least minv, dflt where absent. */
-static int spatial_attr(OpCtx *c, const char *name, int ns, int64_t dflt, int64_t minv, int64_t *out)
-{
-    int64_t v[2 * KG_MAX_DIMS + 1];
-    for (int i = 0; i < ns; i++)
-        out[i] = dflt;
-    int n = op_attr_ints(c, name, v, 2 * KG_MAX_DIMS + 1);
-    if (n < 0)
-        return 0;
-    if (n != ns)
-        return ir_fail("%s: attribute %s has %d values, expected %d (one per spatial dimension)", c->op, name, n, ns);
-    for (int i = 0; i < ns; i++) {
-        if (v[i] < minv || v[i] > INT32_MAX)
-            return ir_fail("%s: attribute %s[%d] is %lld, outside %lld..%d", c->op, name, i, (long long)v[i],
-                           (long long)minv, INT32_MAX);
-        out[i] = v[i];
-    }
-    return 0;
-}
-
-/* pads: 2*ns non-negative values (all begins, then all ends), zeros where absent. */
-static int pads_attr(OpCtx *c, int ns, int64_t *lo, int64_t *hi)
-{
-    int64_t v[2 * KG_MAX_DIMS + 1];
-    for (int i = 0; i < ns; i++)
-        lo[i] = hi[i] = 0;
-    int n = op_attr_ints(c, "pads", v, 2 * KG_MAX_DIMS + 1);
-    if (n < 0)
-        return 0;
-    if (n != 2 * ns)
-        return ir_fail("%s: attribute pads has %d values, expected %d (begin and end per spatial dimension)", c->op,
-                       n, 2 * ns);
-    for (int i = 0; i < 2 * ns; i++)
-        if (v[i] < 0 || v[i] > INT32_MAX)
-            return ir_fail("%s: pads[%d] is %lld; pads must be in 0..%d", c->op, i, (long long)v[i], INT32_MAX);
-    for (int i = 0; i < ns; i++) {
-        lo[i] = v[i];
-        hi[i] = v[ns + i];
-    }
-    return 0;
 }
 
 /* A spatial input: N, C and 1 to MAX_SP spatial dimensions. */
@@ -405,7 +347,7 @@ static int grid_sample(OpCtx *c)
     shape[1] = x->shape[1];
     for (int d = 0; d < r; d++)
         shape[2 + d] = grid->shape[1 + d];
-    if (check_dims(c, nd, shape))
+    if (op_check_dims(c, nd, shape))
         return -1;
     Tensor *idx[MAX_SP], *w[MAX_SP];
     for (int d = 0; d < r; d++) {
@@ -451,7 +393,7 @@ static int affine_grid(OpCtx *c)
     for (int d = 0; d < r; d++)
         shape[1 + d] = size[2 + d];
     shape[nd - 1] = r;
-    if (check_dims(c, nd, shape))
+    if (op_check_dims(c, nd, shape))
         return -1;
     DType t = theta->dtype;
     int align = op_attr_int(c, "align_corners", 0) != 0;
@@ -609,7 +551,7 @@ static int roi_align(OpCtx *c)
     if (oh < 1 || ow < 1 || ratio > 4096 || oh > INT32_MAX || ow > INT32_MAX)
         return ir_fail("%s: output_height, output_width must be positive and sampling_ratio at most 4096", c->op);
     int64_t shape[4] = {rois->shape[0], x->shape[1], oh, ow};
-    if (check_dims(c, 4, shape))
+    if (op_check_dims(c, 4, shape))
         return -1;
     double scale = op_attr_float(c, "spatial_scale", 1.0);
     RoiAxis ay = {rois, oh, ratio, x->shape[2], scale, half ? 0.5 : 0, !half};
@@ -712,8 +654,8 @@ static int deform_geometry(OpCtx *c, Tensor *x, Tensor *wt, Tensor *off, Tensor 
     if (g->ogroups < 1 || C % g->ogroups)
         return ir_fail("%s: offset_group %lld must divide the input channels (%lld)", c->op, (long long)g->ogroups,
                        (long long)C);
-    if (spatial_attr(c, "kernel_shape", ns, 1, 1, g->k) || spatial_attr(c, "strides", ns, 1, 1, g->stride) ||
-        spatial_attr(c, "dilations", ns, 1, 1, g->dil) || pads_attr(c, ns, g->lo, g->hi))
+    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, g->k) || op_spatial_attr(c, "strides", ns, 1, 1, g->stride) ||
+        op_spatial_attr(c, "dilations", ns, 1, 1, g->dil) || op_pads_attr(c, ns, g->lo, g->hi, 0))
         return -1;
     for (int i = 0; i < ns; i++) {
         if (op_attr(c, "kernel_shape") && g->k[i] != wt->shape[2 + i])
@@ -787,7 +729,7 @@ static int deform_conv(OpCtx *c)
     shape[0] = x->shape[0];
     shape[1] = wt->shape[0];
     memcpy(shape + 2, g.out, sizeof(int64_t) * (size_t)g.ns);
-    if (check_dims(c, g.ns + 2, shape))
+    if (op_check_dims(c, g.ns + 2, shape))
         return -1;
     Tensor *cols = deform_columns(c, x, off, mask, &g);
     return cols ? deform_contract(c, cols, wt, b, &g, shape) : -1;
@@ -819,8 +761,8 @@ static int col2im(OpCtx *c)
         return ir_fail("%s: block_shape has %lld values, image_shape %lld", c->op, (long long)nb, (long long)ns);
     int n = (int)ns;
     int64_t stride[MAX_SP], dil[MAX_SP], lo[MAX_SP], hi[MAX_SP], nblk[MAX_SP];
-    if (spatial_attr(c, "strides", n, 1, 1, stride) || spatial_attr(c, "dilations", n, 1, 1, dil) ||
-        pads_attr(c, n, lo, hi))
+    if (op_spatial_attr(c, "strides", n, 1, 1, stride) || op_spatial_attr(c, "dilations", n, 1, 1, dil) ||
+        op_pads_attr(c, n, lo, hi, 0))
         return -1;
     for (int d = 0; d < n; d++) {
         if (img[d] < 1 || blk[d] < 1 || img[d] > INT32_MAX || blk[d] > INT32_MAX)
@@ -841,7 +783,7 @@ static int col2im(OpCtx *c)
     shape[0] = x->shape[0];
     shape[1] = x->shape[1] / K;
     memcpy(shape + 2, img, sizeof(int64_t) * (size_t)n);
-    if (check_dims(c, nd, shape))
+    if (op_check_dims(c, nd, shape))
         return -1;
     IterVar **ax = op_axes(nd, shape);
     Expr *o[KG_MAX_DIMS], *ki[MAX_SP], *li[MAX_SP], *cond = NULL;
@@ -900,7 +842,7 @@ static int center_crop_pad(OpCtx *c)
         shape[a] = sh[i];
         shift[a] = x->shape[a] >= sh[i] ? (x->shape[a] - sh[i]) / 2 : -((sh[i] - x->shape[a]) / 2);
     }
-    if (check_dims(c, r, shape))
+    if (op_check_dims(c, r, shape))
         return -1;
     IterVar **ax = op_axes(r, shape);
     Expr *o[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *cond = NULL;
@@ -932,14 +874,14 @@ static int max_unpool(OpCtx *c)
     int64_t k[MAX_SP], stride[MAX_SP], lo[MAX_SP], hi[MAX_SP], inf[KG_MAX_DIMS], shape[KG_MAX_DIMS + 1];
     if (!op_attr(c, "kernel_shape"))
         return ir_fail("%s: attribute kernel_shape is required", c->op);
-    if (spatial_attr(c, "kernel_shape", ns, 1, 1, k) || spatial_attr(c, "strides", ns, 1, 1, stride) ||
-        pads_attr(c, ns, lo, hi))
+    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, k) || op_spatial_attr(c, "strides", ns, 1, 1, stride) ||
+        op_pads_attr(c, ns, lo, hi, 0))
         return -1;
     inf[0] = x->shape[0];
     inf[1] = x->shape[1];
     for (int d = 0; d < ns; d++)
         inf[2 + d] = (x->shape[2 + d] - 1) * stride[d] - (lo[d] + hi[d]) + k[d];
-    if (check_dims(c, nd, inf))
+    if (op_check_dims(c, nd, inf))
         return -1;
     memcpy(shape, inf, sizeof(int64_t) * (size_t)nd);
     if (op_has_input(c, 2)) {
@@ -952,7 +894,7 @@ static int max_unpool(OpCtx *c)
             if (shape[d] < inf[d] || (d < 2 && shape[d] != inf[d]))
                 return ir_fail("%s: output_shape[%d] is %lld; the unpooled shape needs %lld", c->op, d,
                                (long long)shape[d], (long long)inf[d]);
-        if (check_dims(c, nd, shape))
+        if (op_check_dims(c, nd, shape))
             return -1;
     }
     int64_t total = prod(inf, nd), nx = ir_tensor_numel(x);

@@ -46,49 +46,6 @@ static Tensor *emit(OpCtx *c, int out, const char *what, int ndim, IterVar **ax,
     return op_emit(c, op_name(c, what), ndim, ax, body);
 }
 
-/* A per-spatial-dimension attribute (strides, dilations, kernel_shape): ns values, each
- * at least minv; dflt where the attribute is absent. */
-static int spatial_attr(OpCtx *c, const char *name, int ns, int64_t dflt, int64_t minv, int64_t *out)
-{
-    int64_t v[2 * KG_MAX_DIMS + 1];
-    for (int i = 0; i < ns; i++)
-        out[i] = dflt;
-    int n = op_attr_ints(c, name, v, 2 * KG_MAX_DIMS + 1);
-    if (n < 0)
-        return 0;
-    if (n != ns)
-        return ir_fail("%s: attribute %s has %d values, expected %d (one per spatial dimension)", c->op, name, n, ns);
-    for (int i = 0; i < ns; i++) {
-        if (v[i] < minv)
-            return ir_fail("%s: attribute %s[%d] is %lld, must be at least %lld", c->op, name, i, (long long)v[i],
-                           (long long)minv);
-        out[i] = v[i];
-    }
-    return 0;
-}
-
-/* Explicit pads: 2*ns values (all begins, then all ends), zeros where absent. */
-static int pads_attr(OpCtx *c, int ns, int64_t *lo, int64_t *hi, int allow_negative)
-{
-    int64_t v[2 * KG_MAX_DIMS + 1];
-    for (int i = 0; i < ns; i++)
-        lo[i] = hi[i] = 0;
-    int n = op_attr_ints(c, "pads", v, 2 * KG_MAX_DIMS + 1);
-    if (n < 0)
-        return 0;
-    if (n != 2 * ns)
-        return ir_fail("%s: attribute pads has %d values, expected %d (begin and end per spatial dimension)", c->op,
-                       n, 2 * ns);
-    for (int i = 0; i < 2 * ns; i++)
-        if (v[i] < 0 && !allow_negative)
-            return ir_fail("%s: pads[%d] is %lld; pads must not be negative", c->op, i, (long long)v[i]);
-    for (int i = 0; i < ns; i++) {
-        lo[i] = v[i];
-        hi[i] = v[ns + i];
-    }
-    return 0;
-}
-
 /* The data input of a convolution or pooling: N, C and at least one spatial dimension. */
 static Tensor *nc_input(OpCtx *c, int i, const char *what)
 {
@@ -123,8 +80,8 @@ static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, 
         g->in[i] = x->shape[2 + i];
         g->k[i] = k[i];
     }
-    if (spatial_attr(c, "strides", ns, 1, 1, g->stride) || spatial_attr(c, "dilations", ns, 1, 1, g->dil) ||
-        pads_attr(c, ns, g->lo, g->hi, 0))
+    if (op_spatial_attr(c, "strides", ns, 1, 1, g->stride) || op_spatial_attr(c, "dilations", ns, 1, 1, g->dil) ||
+        op_pads_attr(c, ns, g->lo, g->hi, 0))
         return -1;
     const char *ap = op_attr_str(c, "auto_pad", "NOTSET");
     int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
@@ -309,7 +266,7 @@ Tensor *op_nn_conv(OpCtx *c, Tensor *x, Tensor *w, Tensor *bias, Expr *fill, int
                 (long long)w->shape[1], (long long)C, (long long)group);
         return NULL;
     }
-    if (spatial_attr(c, "kernel_shape", ns, 1, 1, k))
+    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, k))
         return NULL;
     for (int i = 0; i < ns; i++) {
         if (op_attr(c, "kernel_shape") && k[i] != w->shape[2 + i]) {
@@ -373,9 +330,9 @@ static int conv_transpose(OpCtx *c)
     memset(&g, 0, sizeof g);
     g.ns = ns;
     int64_t k[MAX_SP], opad[MAX_SP], oshape[KG_MAX_DIMS + 1];
-    if (spatial_attr(c, "kernel_shape", ns, 1, 1, k) || spatial_attr(c, "strides", ns, 1, 1, g.stride) ||
-        spatial_attr(c, "dilations", ns, 1, 1, g.dil) || spatial_attr(c, "output_padding", ns, 0, 0, opad) ||
-        pads_attr(c, ns, g.lo, g.hi, 1))
+    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, k) || op_spatial_attr(c, "strides", ns, 1, 1, g.stride) ||
+        op_spatial_attr(c, "dilations", ns, 1, 1, g.dil) || op_spatial_attr(c, "output_padding", ns, 0, 0, opad) ||
+        op_pads_attr(c, ns, g.lo, g.hi, 1))
         return -1;
     for (int i = 0; i < ns; i++) {
         if (op_attr(c, "kernel_shape") && k[i] != w->shape[2 + i])
@@ -482,7 +439,7 @@ static int pool_geom(OpCtx *c, Tensor *x, Geom *g)
     int64_t k[MAX_SP];
     if (!op_attr(c, "kernel_shape"))
         return ir_fail("%s: attribute kernel_shape is required", c->op);
-    if (spatial_attr(c, "kernel_shape", ns, 1, 1, k))
+    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, k))
         return -1;
     int64_t ceil_mode = op_attr_int(c, "ceil_mode", 0);
     return fwd_geom(c, x, k, ceil_mode != 0, g);

@@ -108,6 +108,14 @@ Expr *op_read_bcast(Tensor *t, Expr **idx, int ndim);
 
 /* Literals of a dtype. */
 Expr *op_lit(double v, DType t);
+
+/* A per-spatial-dimension attribute (strides, dilations, kernel_shape): ns values in
+ * minv..INT32_MAX; dflt where the attribute is absent. 0, or -1 with ir_fail(). */
+int op_spatial_attr(OpCtx *c, const char *name, int ns, int64_t dflt, int64_t minv, int64_t *out);
+/* Explicit pads: 2*ns values (all begins, then all ends), zeros where absent. */
+int op_pads_attr(OpCtx *c, int ns, int64_t *lo, int64_t *hi, int allow_negative);
+/* The output dimensions are positive and the element count fits a 32-bit index. */
+int op_check_dims(OpCtx *c, int ndim, const int64_t *shape);
 /* v (any type) ready for a store to the float8 type `to` under ONNX's saturate rule: with
  * saturate, a clamp to +-the largest finite value (infinities too; NaN stays NaN), computed
  * in float (double for f64); without, v itself: the store turns overflow into NaN, or inf

@@ -34,21 +34,6 @@ static int check_rank(OpCtx *c, int r)
     return 0;
 }
 
-static int check_dims(OpCtx *c, int ndim, const int64_t *shape)
-{
-    int64_t n = 1;
-    if (check_rank(c, ndim))
-        return -1;
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 1)
-            return ir_fail("%s: output dimension %d is %lld; empty tensors are not supported", c->op, d,
-                           (long long)shape[d]);
-        if (shape[d] > INT32_MAX || (n *= shape[d]) > INT32_MAX)
-            return ir_fail("%s: the output has more than %d elements", c->op, INT32_MAX);
-    }
-    return 0;
-}
-
 /* An empty value (a zero dimension): a constant without elements. The IR computes
  * nothing over it; operators that read shapes as values see zero elements, and Concat
  * drops empty parts. */
@@ -66,7 +51,7 @@ static int emit_body(OpCtx *c, int out, int ndim, const int64_t *shape, DType t,
     for (int d = 0; d < ndim; d++)
         if (shape[d] == 0)
             return (c->out[out] = empty_value(c, "empty", t, ndim, shape)) ? 0 : -1;
-    if (check_dims(c, ndim, shape))
+    if (op_check_dims(c, ndim, shape))
         return -1;
     IterVar **ax = op_axes(ndim, shape);
     Expr *idx[KG_MAX_DIMS];
@@ -783,7 +768,7 @@ static int pad(OpCtx *c)
             empty |= s[d] == 0;
         if (empty)
             return emit_body(c, 0, r, s, x->dtype, pad_body, &a);
-        if (check_dims(c, r, s))
+        if (op_check_dims(c, r, s))
             return -1;
         IterVar **ax = op_axes(r, s);
         return op_emit_out(c, 0, r, ax, a.value) ? 0 : -1;
@@ -1481,7 +1466,7 @@ static int resize_emit(OpCtx *c, Tensor *x, const int64_t *os, AxisTable *tabs, 
         exact = exact && tabs[d].unit;
     if (ir_dtype_is_storage(x->dtype) && !exact)
         return ir_fail("%s: unsupported type %s (only nearest mode copies it)", c->op, ir_dtype_name(x->dtype));
-    if (check_dims(c, r, os))
+    if (op_check_dims(c, r, os))
         return -1;
     Tensor *ti[KG_MAX_DIMS] = {0}, *tw[KG_MAX_DIMS] = {0}, *tf[KG_MAX_DIMS] = {0};
     for (int d = 0; d < r; d++) {
@@ -1653,7 +1638,7 @@ static int resize_common(OpCtx *c, Tensor *x, const ResizeOpts *o, const double 
     }
     for (int d = 0; d < r; d++)
         owm1[d] = scales_f32 && !sizes ? (double)(float)(ow[d] - 1) : ow[d] - 1;
-    if (check_dims(c, r, os))
+    if (op_check_dims(c, r, os))
         return -1;
     AxisTable tabs[KG_MAX_DIMS];
     memset(tabs, 0, sizeof tabs);

@@ -33,15 +33,6 @@ static Expr *call2(MathFn fn, Expr *a, Expr *b)
     return ir_call(fn, args);
 }
 
-static int same_shape(const Tensor *a, const Tensor *b)
-{
-    if (a->ndim != b->ndim)
-        return 0;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return 0;
-    return 1;
-}
 
 /* The flat (row-major) position of the element at idx in a tensor of the given shape. */
 static Expr *flat_index(int ndim, const int64_t *shape, Expr **idx)
@@ -257,7 +248,7 @@ static int optimizer_inputs(OpCtx *c, int groups, int *n)
         Tensor *x0 = c->in[2 + (i - 2) % *n];
         if (x->dtype != DT_F32 && x->dtype != DT_F64)
             return ir_fail("%s: input %d has type %s (float or double expected)", c->op, i, ir_dtype_name(x->dtype));
-        if (x->dtype != x0->dtype || !same_shape(x, x0))
+        if (x->dtype != x0->dtype || !ir_tensor_same_shape(x, x0))
             return ir_fail("%s: input %d differs in type or shape from the X it goes with (input %d)", c->op, i,
                            2 + (i - 2) % *n);
     }

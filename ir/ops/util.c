@@ -358,3 +358,65 @@ int op_dtype_to_onnx(DType t)
     default: return 0;
     }
 }
+
+/* ---------------------------------------------------------------- shared attribute and shape checks */
+
+int op_spatial_attr(OpCtx *c, const char *name, int ns, int64_t dflt, int64_t minv, int64_t *out)
+{
+    int64_t v[2 * KG_MAX_DIMS + 1];
+    for (int i = 0; i < ns; i++)
+        out[i] = dflt;
+    int n = op_attr_ints(c, name, v, 2 * KG_MAX_DIMS + 1);
+    if (n < 0)
+        return 0;
+    if (n != ns)
+        return ir_fail("%s: attribute %s has %d values, expected %d (one per spatial dimension)", c->op, name, n, ns);
+    for (int i = 0; i < ns; i++) {
+        if (v[i] < minv)
+            return ir_fail("%s: attribute %s[%d] is %lld, must be at least %lld", c->op, name, i, (long long)v[i],
+                           (long long)minv);
+        if (v[i] > INT32_MAX)
+            return ir_fail("%s: attribute %s[%d] is %lld, more than %d", c->op, name, i, (long long)v[i], INT32_MAX);
+        out[i] = v[i];
+    }
+    return 0;
+}
+
+int op_pads_attr(OpCtx *c, int ns, int64_t *lo, int64_t *hi, int allow_negative)
+{
+    int64_t v[2 * KG_MAX_DIMS + 1];
+    for (int i = 0; i < ns; i++)
+        lo[i] = hi[i] = 0;
+    int n = op_attr_ints(c, "pads", v, 2 * KG_MAX_DIMS + 1);
+    if (n < 0)
+        return 0;
+    if (n != 2 * ns)
+        return ir_fail("%s: attribute pads has %d values, expected %d (begin and end per spatial dimension)", c->op,
+                       n, 2 * ns);
+    for (int i = 0; i < 2 * ns; i++) {
+        if (v[i] < 0 && !allow_negative)
+            return ir_fail("%s: pads[%d] is %lld; pads must not be negative", c->op, i, (long long)v[i]);
+        if (v[i] > INT32_MAX || v[i] < -(int64_t)INT32_MAX)
+            return ir_fail("%s: pads[%d] is %lld, beyond %d", c->op, i, (long long)v[i], INT32_MAX);
+    }
+    for (int i = 0; i < ns; i++) {
+        lo[i] = v[i];
+        hi[i] = v[ns + i];
+    }
+    return 0;
+}
+
+int op_check_dims(OpCtx *c, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    if (ndim > KG_MAX_DIMS)
+        return ir_fail("%s: the output would have rank %d (limit %d)", c->op, ndim, KG_MAX_DIMS);
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 1)
+            return ir_fail("%s: output dimension %d is %lld; empty tensors are not supported", c->op, d,
+                           (long long)shape[d]);
+        if (shape[d] > INT32_MAX || (n *= shape[d]) > INT32_MAX)
+            return ir_fail("%s: the output has more than %d elements", c->op, INT32_MAX);
+    }
+    return 0;
+}
