@@ -2021,6 +2021,7 @@ static int place_loops(Model *m, const Schedule *s, const PtrVec *kloop)
         }
     PtrVec out = {0};
     m->loops = ir_alloc(sizeof *m->loops * (size_t)nl);
+    int *slot = ir_alloc(sizeof *slot * (size_t)nl);   /* loop j's ModelLoop */
     for (int k = 0; k <= nk; k++) {
         for (int j = 0; j < nl; j++) {
             const IrLoop *L = loops.items[j];
@@ -2031,6 +2032,7 @@ static int place_loops(Model *m, const Schedule *s, const PtrVec *kloop)
                 ir_vec_push(&out, start, 1 << 20, "kernels");
                 if (e[j] < b[j])
                     continue;   /* no body */
+                slot[j] = m->nloops;
                 ModelLoop *ml = &m->loops[m->nloops++];
                 ml->name = L->name;
                 ml->begin = out.n - 1;
@@ -2050,9 +2052,7 @@ static int place_loops(Model *m, const Schedule *s, const PtrVec *kloop)
                 if (!next)
                     return -1;
                 ir_vec_push(&out, next, 1 << 20, "kernels");
-                for (int q = 0; q < m->nloops; q++)
-                    if (!strcmp(m->loops[q].name, ((IrLoop *)loops.items[j])->name) && !m->loops[q].end)
-                        m->loops[q].end = out.n;
+                m->loops[slot[j]].end = out.n;
             }
     }
     m->kernels = out;
