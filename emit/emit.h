@@ -123,6 +123,7 @@ typedef struct {
                                   0 or EM_WEIGHTS_FILE) */
     PtrVec notes;              /* char*: lines for the header comment of NAME.c */
     const Target *target;      /* NULL: C; a GPU target: host glue over device memory */
+    const char *cflags;        /* the runner Makefile's default CFLAGS (target_c_cflags); NULL: -O2 */
 } EmModel;
 
 /* The C target for a model: NAME.h, NAME.c (kernels and the model function),

@@ -103,6 +103,7 @@ static int attr_mcpu(Target *t, const char *attr, const char *v)
     for (size_t k = 0; k < sizeof cpus / sizeof *cpus; k++)
         if (!strcmp(v, cpus[k].name)) {
             t->features = cpus[k].features;
+            t->cpu = cpus[k].name;
             return 0;
         }
     return ir_fail("target attribute '%s': unknown CPU '%s' (for example x86-64-v3, x86-64-v4, skylake-avx512, "
@@ -124,6 +125,18 @@ const char *target_simd_name(const Target *t)
     case 4: return "neon";
     default: return NULL;
     }
+}
+
+const char *target_c_cflags(const Target *t)
+{
+    if (t->cpu)   /* gcc and clang spell an x86 CPU with -march, an ARM one with -mcpu (armv8-a: -march) */
+        return ir_fmt("-O3 %s=%s", t->features & TARGET_F_NEON && strncmp(t->cpu, "armv", 4) ? "-mcpu" : "-march",
+                      t->cpu);
+    if (t->features & TARGET_F_AVX512F)
+        return "-O3 -mavx512f -mavx2 -mfma";
+    if (t->features & (TARGET_F_AVX2 | TARGET_F_FMA))
+        return t->features & TARGET_F_AVX2 ? t->features & TARGET_F_FMA ? "-O3 -mavx2 -mfma" : "-O3 -mavx2" : "-O3 -mfma";
+    return "-O3 $(NATIVE)";
 }
 
 int target_attr(Target *t, const char *attr)
@@ -232,7 +245,11 @@ int em_model_files(OutSet *o, const EmModel *m, const Target *t)
     EmModel other = *m;
     other.weights_in_file = m->weights_in_file == EM_WEIGHTS_FILE;
     switch (t->kind) {
-    case TARGET_C: return em_c_model_files(o, m);
+    case TARGET_C: {
+        EmModel c = *m;
+        c.cflags = target_c_cflags(t);
+        return em_c_model_files(o, &c);
+    }
     case TARGET_CUDA:
     case TARGET_OPENCL:
     case TARGET_METAL: return em_gpu_model_files(o, &other);

@@ -34,6 +34,7 @@ typedef struct {
     int simd;                  /* -simd: SIMD128 */
     /* c */
     unsigned features;         /* TARGET_F_* from -mattr and -mcpu */
+    const char *cpu;           /* -mcpu=NAME, or NULL */
 } Target;
 
 enum {
@@ -53,5 +54,10 @@ int target_is_gpu(const Target *t);
  * NEON: 4), 0 without any; and their name ("avx512f", "avx2", "neon") or NULL. */
 int target_simd_lanes(const Target *t);
 const char *target_simd_name(const Target *t);
+/* The C target's default CFLAGS for a runner's Makefile: the flags kgen's speed is measured
+ * with. -O3 and the named CPU (-march=x86-64-v3, -mcpu=neoverse-n1), the -mattr features'
+ * flags (-mavx2 -mfma), else $(NATIVE): -march=native where the compiler takes it, which
+ * the Makefile probes. */
+const char *target_c_cflags(const Target *t);
 
 #endif

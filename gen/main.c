@@ -100,19 +100,29 @@ static int is_target_attr(const char *a)
            !strcmp(a, "-simd") || !strncmp(a, "-mattr=", 7) || !strncmp(a, "-mcpu=", 6);
 }
 
+/* The length of the list's first target: up to a comma, except one inside an -mattr list
+ * ("c -mattr=+avx2,+fma,js": a comma before + or - goes on with the features). */
+static size_t target_spec_len(const char *p)
+{
+    size_t n = strcspn(p, ",");
+    while (p[n] == ',' && (p[n + 1] == '+' || p[n + 1] == '-'))
+        n += 1 + strcspn(p + n + 1, ",");
+    return n;
+}
+
 /* Compile for each target of the comma-separated list; with several, each gets DIR/TARGET. */
 static int compile_targets(GenOptions *opt, const char *list, const char **attrs, int nattrs)
 {
     int ntargets = 1;
-    for (const char *c = list; *c; c++)
-        ntargets += *c == ',';
+    for (const char *c = list; c[target_spec_len(c)]; c += target_spec_len(c) + 1)
+        ntargets++;
     const char *outdir = opt->outdir;
     int used[64] = {0};
     /* pass 0 checks every target and attribute, so that nothing is written for a list
      * with a bad one; pass 1 compiles */
     for (int pass = 0; pass < 2; pass++) {
         for (const char *p = list;;) {
-            size_t n = strcspn(p, ",");
+            size_t n = target_spec_len(p);
             char spec[512];
             if (n >= sizeof spec)
                 return ir_fail("target '%s' is too long", list);

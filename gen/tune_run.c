@@ -667,7 +667,8 @@ static int tune(GenOptions *opt, const Tools *tl, const char *log, int trials, u
     int rc = -1;
     SchTuner t;
     sch_tune_init(&t, &w->space, seed);
-    char path[4096], ref[4096], cfg[1024], err[512], cmd[CMD_MAX];
+    char path[4096], ref[4096], cfg[1024], err[512], cmd[CMD_MAX], built[1024];
+    snprintf(built, sizeof built, "%s %s", tl->cc, tl->cflags);   /* logged with each trial */
     if (load_workload(opt, w))
         goto done;
     sch_tune_init(&t, &w->space, seed);
@@ -703,7 +704,7 @@ static int tune(GenOptions *opt, const Tools *tl, const char *log, int trials, u
     int done_trials = 0;
     if (!sch_tune_seen(&t, &w->base) && trials > 0) {
         sch_tune_record(&t, &w->base, 1.0);
-        if (sch_tune_log_append(log, w->key, cfg, ms, 1.0, NULL))
+        if (sch_tune_log_append(log, w->key, cfg, ms, 1.0, built, NULL))
             goto done;
         done_trials++;
         fprintf(stderr, "tune: [%d/%d] %s  %.3f ms (untuned)\n", done_trials, trials, cfg, ms);
@@ -727,7 +728,7 @@ static int tune(GenOptions *opt, const Tools *tl, const char *log, int trials, u
                 ms = ms2, rel = rel2;
         }
         sch_tune_record(&t, &c, bad ? -1 : rel >= 0 ? rel : ms);
-        if (sch_tune_log_append(log, w->key, cfg, bad ? 0 : ms, rel, bad ? err : NULL))
+        if (sch_tune_log_append(log, w->key, cfg, bad ? 0 : ms, rel, built, bad ? err : NULL))
             goto done;
         const SchTrial *b = sch_tune_best(&t);
         char bcfg[1024] = "";
@@ -876,6 +877,7 @@ int gen_tune_apply(GenOptions *opt, const char *log)
     int rc = -1;
     char cfg[1024];
     double score;
+    char built[1024];
     static SchTile tile;
     if (load_workload(opt, w))
         goto done;
@@ -885,11 +887,13 @@ int gen_tune_apply(GenOptions *opt, const char *log)
         goto done;
     }
     fclose(f);
-    if (!sch_tune_log_best(log, w->key, cfg, sizeof cfg, &score)) {
+    if (!sch_tune_log_best(log, w->key, cfg, sizeof cfg, &score, built)) {
         fprintf(stderr, "kgen: note: no record for %s in %s; the schedule is untuned\n", w->key, log);
         rc = 0;
         goto done;
     }
+    if (built[0])   /* the speed measured holds for a build with the same flags */
+        fprintf(stderr, "kgen: note: %s was tuned built with '%s'\n", w->key, built);
     if (w->onnx) {
         int64_t v[6];
         tile = sch_tile_default;

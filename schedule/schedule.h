@@ -176,14 +176,17 @@ const SchTrial *sch_tune_best(const SchTuner *t);
 void sch_tune_format(const SchSpace *sp, const SchConfig *c, char *buf, size_t n);
 int sch_tune_parse(const SchSpace *sp, const char *config, SchConfig *out);
 int sch_tune_config_value(const char *config, const char *name, int64_t *out);   /* 0 or -1 */
-/* The log: "WORKLOAD\tCONFIG\tms=MEDIAN rel=RATIO" or "...\terror=WHAT", one line per trial. */
+/* The log: "WORKLOAD\tCONFIG\tms=MEDIAN rel=RATIO built=CC CFLAGS" or "...\terror=WHAT", one
+ * line per trial; built= (the compiler and flags the trial was timed with) runs to the end
+ * of the line, and records written before it existed have none. */
 typedef void (*SchTuneVisit)(void *ctx, const char *config, double score);   /* < 0: failed */
 int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx); /* records seen */
 int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, double rel,
-                        const char *error);   /* rel < 0: none */
-/* The fastest record of workload (as sch_tune_best): 1 with config and its score filled, 0
+                        const char *built, const char *error);   /* rel < 0: none; built: NULL or "" */
+/* The fastest record of workload (as sch_tune_best): 1 with config and its score filled
+ * (and built, n bytes, with what it was built with, "" when the record does not say), 0
  * when there is none. */
-int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *score);
+int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *score, char *built);
 
 /* Largest unroll and vector extents accepted (guards against code explosion). */
 #define SCH_MAX_UNROLL 64

@@ -280,7 +280,9 @@ static double result_score(const char *res)
     return end == rel + 5 || v < 0 ? -1 : v;
 }
 
-int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx)
+/* Scan path's records of workload; visit_res, when given, also sees each result field. */
+static int log_scan(const char *path, const char *workload, SchTuneVisit visit,
+                    void (*visit_res)(void *ctx, const char *res), void *ctx)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -292,14 +294,21 @@ int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit
         if (split_line(line, &wl, &cfg, &res) || strcmp(wl, workload))
             continue;
         visit(ctx, cfg, result_score(res));
+        if (visit_res)
+            visit_res(ctx, res);
         n++;
     }
     fclose(f);
     return n;
 }
 
+int sch_tune_log_scan(const char *path, const char *workload, SchTuneVisit visit, void *ctx)
+{
+    return log_scan(path, workload, visit, NULL, ctx);
+}
+
 int sch_tune_log_append(const char *path, const char *workload, const char *config, double ms, double rel,
-                        const char *error)
+                        const char *built, const char *error)
 {
     FILE *f = fopen(path, "a");
     if (!f)
@@ -312,10 +321,13 @@ int sch_tune_log_append(const char *path, const char *workload, const char *conf
             clean[i] = error[i] == '\t' || error[i] == '\n' || error[i] == '\r' ? ' ' : error[i];
         clean[i] = 0;
         fprintf(f, "%s\t%s\terror=%s\n", workload, config, clean);
-    } else if (rel >= 0) {
-        fprintf(f, "%s\t%s\tms=%.6f rel=%.4f\n", workload, config, ms, rel);
     } else {
-        fprintf(f, "%s\t%s\tms=%.6f\n", workload, config, ms);
+        fprintf(f, "%s\t%s\tms=%.6f", workload, config, ms);
+        if (rel >= 0)
+            fprintf(f, " rel=%.4f", rel);
+        if (built && *built && !strpbrk(built, "\t\r\n"))
+            fprintf(f, " built=%s", built);
+        fputc('\n', f);
     }
     int bad = ferror(f);
     bad |= fclose(f) != 0;
@@ -323,24 +335,35 @@ int sch_tune_log_append(const char *path, const char *workload, const char *conf
 }
 
 typedef struct {
-    char *config;
+    char *config, *built;
     size_t n;
     double ms;
+    int taken;   /* the record just visited became the best */
 } BestCtx;
 
 static void visit_best(void *ctx, const char *config, double ms)
 {
     BestCtx *b = ctx;
-    if (ms >= 0 && (b->ms < 0 || ms < b->ms * MARGIN) && strlen(config) < b->n) {
+    b->taken = ms >= 0 && (b->ms < 0 || ms < b->ms * MARGIN) && strlen(config) < b->n;
+    if (b->taken) {
         b->ms = ms;
         strcpy(b->config, config);
     }
 }
 
-int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *ms)
+static void visit_best_res(void *ctx, const char *res)
 {
-    BestCtx b = {config, n, -1};
-    sch_tune_log_scan(path, workload, visit_best, &b);
+    BestCtx *b = ctx;
+    if (!b->taken)
+        return;
+    const char *p = strstr(res, " built=");
+    snprintf(b->built, b->n, "%s", p ? p + 7 : "");
+}
+
+int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *ms, char *built)
+{
+    BestCtx b = {config, built, n, -1, 0};
+    log_scan(path, workload, visit_best, visit_best_res, &b);
     if (b.ms < 0)
         return 0;
     *ms = b.ms;

@@ -76,6 +76,20 @@ if [ -x $d/scw ]; then
   refuse "--profile without -DKGEN_PROFILE" 2 "--profile needs the runner built with -DKGEN_PROFILE (make scw_profile)" \
     --profile 3 tests/models/small_cnn/input_0.npy
 fi
+# the runner's Makefile builds the fast way by default: -O3, -march=native where the
+# compiler takes it, the named CPU or the -mattr features' flags otherwise
+mkflags() {   # mkflags TARGET...: the compile line `make -n` prints for the small CNN
+  rm -rf $work/mk && $KGEN tests/models/small_cnn/model.onnx --target "$*" -o $work/mk --name mk --main >/dev/null 2>&1 &&
+    make -n -s -C $work/mk CC=${CC:-cc} mk 2>/dev/null | head -1
+}
+native=""; ${CC:-cc} -march=native -E -x c /dev/null >/dev/null 2>&1 && native=" -march=native"
+for spec in "c|-O3$native " "c -mcpu=x86-64-v3|-O3 -march=x86-64-v3 " "c -mcpu=neoverse-n1|-O3 -mcpu=neoverse-n1 " \
+            "c -mattr=+avx2,+fma|-O3 -mavx2 -mfma "; do
+  tgt=${spec%%|*} want=${spec#*|}
+  got=$(mkflags $tgt)
+  if [[ "$got" == "${CC:-cc} $want"* ]]; then pass=$((pass + 1)); else
+    echo "FAIL onnx runner Makefile default flags for '$tgt': '$got', expected '${CC:-cc} $want...'"; fail=$((fail + 1)); fi
+done
 # a chain of 3000 elementwise nodes (tests/data/onnx/make_deep.py): as one fused
 # expression it would be thousands of operations deep (the simplifier once ran out of
 # stack); it must compile, build and run

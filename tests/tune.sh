@@ -47,12 +47,16 @@ if [ "$(points $log | head -4)" = "$(points $work/mm2.log)" ]; then ok "determin
 else bad "deterministic" "$(points $log | tr '\n' ' ')" "$(points $work/mm2.log | tr '\n' ' ')"; fi
 
 # 3. applied: the best record's params, and the outputs match the untuned build's
-best=$(awk -F'\t' '$3 ~ / rel=/ { sub(".* rel=", "", $3); print $3, $2 }' $log | sort -g | head -1 | cut -d' ' -f2)
+best=$(awk -F'\t' '$3 ~ / rel=/ { sub(".* rel=", "", $3); sub(" .*", "", $3); print $3, $2 }' $log | sort -g | head -1 | cut -d' ' -f2)
 d=$work/applied
 if $KGEN examples/matmul.kg $shape --tuning-log $log --name cand -o $d 2> $work/apply.err &&
    $KGEN examples/matmul.kg $shape $(echo "-D$best" | sed 's/,/ -D/g') --name cand -o $work/byhand 2>/dev/null &&
    diff -r $d $work/byhand >/dev/null; then ok "applied ($best)"
 else bad "applied ($best)" "$(cat $work/apply.err)"; fi
+# each trial records what it was built with, and applying the log says it
+if [ "$(grep -c " built=$CC $flags\$" $log)" = 5 ] && grep -q "was tuned built with '$CC $flags'" $work/apply.err; then
+  ok "the log records the build flags and applying it names them"
+else bad "build flags recorded" "$(head -2 $log)" "$(cat $work/apply.err)"; fi
 if $CC $flags -I$d $d/cand.c $log.work/harness.c -lm -o $d/run 2> $work/applied.cc &&
    $d/run 1 - $log.work/ref.bin > $work/applied.run 2>&1 && grep -q median_ms $work/applied.run; then
   ok "applied result correct"
