@@ -16,68 +16,35 @@
 
 /* ---------------------------------------------------------------- dialect: plain C */
 
-static const char *const c_f32_math[FN_COUNT] = {
-    [FN_EXP] = "expf",
-    [FN_LOG] = "logf",
-    [FN_SQRT] = "sqrtf",
-    [FN_RSQRT] = "kgen_rsqrtf",
-    [FN_TANH] = "tanhf",
-    [FN_SIGMOID] = "kgen_sigmoidf",
-    [FN_ERF] = "erff",
-    [FN_POW] = "powf",
-    [FN_ABS] = "fabsf",
-    [FN_FLOOR] = "floorf",
-    [FN_CEIL] = "ceilf",
-    /* ONNX Round rounds halves to even. rintf does, in the default rounding mode, which
-     * generated code never changes; roundf would round them away from zero. */
-    [FN_ROUND] = "rintf",
-    [FN_TRUNC] = "truncf",
-    [FN_SIN] = "sinf",
-    [FN_COS] = "cosf",
-    [FN_TAN] = "tanf",
-    [FN_ASIN] = "asinf",
-    [FN_ACOS] = "acosf",
-    [FN_ATAN] = "atanf",
-    [FN_SINH] = "sinhf",
-    [FN_COSH] = "coshf",
-    [FN_ASINH] = "asinhf",
-    [FN_ACOSH] = "acoshf",
-    [FN_ATANH] = "atanhf",
-    [FN_ISNAN] = "isnan",     /* type-generic macros in C99 */
-    [FN_ISINF] = "isinf",
-    [FN_FMA] = "fmaf",
+/* The base spelling of each math function: C's double library, and kgen_runtime.h's
+ * helpers where it has none. A dialect names only what it spells otherwise. */
+static const char *const base_math[FN_COUNT] = {
+    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "kgen_rsqrt",
+    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoid", [FN_ERF] = "erf", [FN_POW] = "pow",
+    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil",
+    /* ONNX Round rounds halves to even. rint does, in the default rounding mode, which
+     * generated code never changes; round would round them away from zero. */
+    [FN_ROUND] = "rint",
+    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
+    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
+    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
+    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
 };
 
-/* f64 spellings. The Dialect has no f64 table yet; C's names serve CUDA too. */
-static const char *const c_f64_math[FN_COUNT] = {
-    [FN_EXP] = "exp",
-    [FN_LOG] = "log",
-    [FN_SQRT] = "sqrt",
-    [FN_RSQRT] = "kgen_rsqrt",
-    [FN_TANH] = "tanh",
-    [FN_SIGMOID] = "kgen_sigmoid",
-    [FN_ERF] = "erf",
-    [FN_POW] = "pow",
-    [FN_ABS] = "fabs",
-    [FN_FLOOR] = "floor",
-    [FN_CEIL] = "ceil",
-    [FN_ROUND] = "rint",
-    [FN_TRUNC] = "trunc",
-    [FN_SIN] = "sin",
-    [FN_COS] = "cos",
-    [FN_TAN] = "tan",
-    [FN_ASIN] = "asin",
-    [FN_ACOS] = "acos",
-    [FN_ATAN] = "atan",
-    [FN_SINH] = "sinh",
-    [FN_COSH] = "cosh",
-    [FN_ASINH] = "asinh",
-    [FN_ACOSH] = "acosh",
-    [FN_ATANH] = "atanh",
-    [FN_ISNAN] = "isnan",
-    [FN_ISINF] = "isinf",
-    [FN_FMA] = "fma",
-};
+/* C99's float library: expf, fabsf, rintf ...; isnan and isinf are type-generic macros. */
+static const EmMathName c_f32_math[] = {{FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_COUNT, NULL}};
+
+const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t n)
+{
+    const EmMathName *over = t == DT_F64 ? d->f64_math : d->f32_math;
+    for (; over && over->name; over++)
+        if (over->fn == fn)
+            return over->name;
+    if (t == DT_F64 || !d->f32_suffix)
+        return base_math[fn];
+    snprintf(buf, n, "%sf", base_math[fn]);
+    return buf;
+}
 
 const Dialect em_dialect_c = {
     .name = "c",
@@ -87,6 +54,7 @@ const Dialect em_dialect_c = {
     .local_qual = NULL,
     .barrier = NULL,
     .prefetch = "KGEN_PREFETCH",
+    .f32_suffix = 1,
     .f32_math = c_f32_math,
     .fmod_f32 = "fmodf",
     .has_openmp = 1,
@@ -96,47 +64,17 @@ const Dialect em_dialect_c = {
 /* ---------------------------------------------------------------- dialects: GPUs */
 
 /* CUDA has C's float library in device code, and rsqrtf besides. */
-static const char *const cuda_f32_math[FN_COUNT] = {
-    [FN_EXP] = "expf", [FN_LOG] = "logf", [FN_SQRT] = "sqrtf", [FN_RSQRT] = "rsqrtf",
-    [FN_TANH] = "tanhf", [FN_SIGMOID] = "kgen_sigmoidf", [FN_ERF] = "erff", [FN_POW] = "powf",
-    [FN_ABS] = "fabsf", [FN_FLOOR] = "floorf", [FN_CEIL] = "ceilf", [FN_ROUND] = "rintf",
-    [FN_TRUNC] = "truncf", [FN_SIN] = "sinf", [FN_COS] = "cosf", [FN_TAN] = "tanf",
-    [FN_ASIN] = "asinf", [FN_ACOS] = "acosf", [FN_ATAN] = "atanf", [FN_SINH] = "sinhf",
-    [FN_COSH] = "coshf", [FN_ASINH] = "asinhf", [FN_ACOSH] = "acoshf", [FN_ATANH] = "atanhf",
-    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fmaf",
-};
+static const EmMathName cuda_f32_math[] = {
+    {FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_RSQRT, "rsqrtf"}, {FN_COUNT, NULL}};
 
-/* OpenCL C and Metal overload one name per function for every float type. */
-static const char *const overloaded_math[FN_COUNT] = {
-    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "rsqrt",
-    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoidf", [FN_ERF] = "erf", [FN_POW] = "pow",
-    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil", [FN_ROUND] = "rint",
-    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
-    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
-    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
-    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
-};
-
-static const char *const opencl_f64_math[FN_COUNT] = {
-    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "rsqrt",
-    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoid", [FN_ERF] = "erf", [FN_POW] = "pow",
-    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil", [FN_ROUND] = "rint",
-    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
-    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
-    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
-    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
-};
+/* OpenCL C and Metal overload one name per function for every float type, rsqrt among
+ * them; kgen's sigmoid helper has a float version (kgen_gpu.h). */
+static const EmMathName opencl_f32_math[] = {{FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_COUNT, NULL}};
+static const EmMathName opencl_f64_math[] = {{FN_RSQRT, "rsqrt"}, {FN_COUNT, NULL}};
 
 /* Metal lacks erf: kgen_metal.h supplies it. */
-static const char *const metal_f32_math[FN_COUNT] = {
-    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "rsqrt",
-    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoidf", [FN_ERF] = "kgen_erff", [FN_POW] = "pow",
-    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil", [FN_ROUND] = "rint",
-    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
-    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
-    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
-    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
-};
+static const EmMathName metal_f32_math[] = {
+    {FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
 
 const Dialect em_dialect_cuda = {
     .name = "cuda",
@@ -145,6 +83,7 @@ const Dialect em_dialect_cuda = {
     .global_qual = NULL,
     .local_qual = "__shared__",
     .barrier = "__syncthreads();",
+    .f32_suffix = 1,
     .f32_math = cuda_f32_math,
     .fmod_f32 = "fmodf",
     .block_index = "blockIdx.%c",
@@ -160,7 +99,7 @@ const Dialect em_dialect_opencl = {
     .global_qual = "__global",
     .local_qual = "__local",
     .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
-    .f32_math = overloaded_math,
+    .f32_math = opencl_f32_math,
     .f64_math = opencl_f64_math,
     .fmod_f32 = "fmod",
     .block_index = "get_group_id(%d)",
@@ -241,9 +180,10 @@ static int is_reserved(const char *s)
     for (size_t i = 0; i < sizeof reserved_words / sizeof *reserved_words; i++)
         if (strcmp(s, reserved_words[i]) == 0)
             return 1;
+    char buf[32];
     for (int f = 0; f < FN_COUNT; f++)
-        if ((c_f32_math[f] && strcmp(s, c_f32_math[f]) == 0) ||
-            (c_f64_math[f] && strcmp(s, c_f64_math[f]) == 0))
+        if (!strcmp(s, em_math_name(&em_dialect_c, (MathFn)f, DT_F32, buf, sizeof buf)) ||
+            !strcmp(s, em_math_name(&em_dialect_c, (MathFn)f, DT_F64, buf, sizeof buf)))
             return 1;
     return 0;
 }
@@ -693,24 +633,10 @@ static const char *minmax_suffix(DType t)
     }
 }
 
-static const char *math_name(const Printer *P, MathFn fn, DType t)
-{
-    if (t == DT_F64) {
-        const char *const *tab = P->d->f64_math ? P->d->f64_math : c_f64_math;
-        return tab[fn] ? tab[fn] : ir_mathfn_name(fn);
-    }
-    if (P->d->f32_math && P->d->f32_math[fn])
-        return P->d->f32_math[fn];
-    return NULL;     /* the caller appends "f" to ir_mathfn_name */
-}
-
 static void put_math_name(Printer *P, MathFn fn, DType t)
 {
-    const char *s = math_name(P, fn, t);
-    if (s)
-        sb_puts(P->out, s);
-    else
-        sb_printf(P->out, "%sf", ir_mathfn_name(fn));
+    char buf[32];
+    sb_puts(P->out, em_math_name(P->d, fn, t, buf, sizeof buf));
 }
 
 /* Converting between these prints nothing: f16, bf16, float8 values are computed in float. */

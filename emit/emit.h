@@ -1,14 +1,20 @@
 /* emit.h - printers from the loop IR to target source, and the files around them.
  *
  * One C-family printer (cprint.c) serves C, CUDA, OpenCL and Metal through a Dialect
- * table of differences; a NULL entry means plain C. JavaScript gets its own printer over
- * the same loop IR (later).
+ * table of differences; a NULL entry means plain C. JavaScript has its own printer over
+ * the same loop IR (jsprint.c).
  */
 #ifndef KGEN_EMIT_H
 #define KGEN_EMIT_H
 
 #include "../ir/ir.h"
 #include "target.h"
+
+/* A math function spelled differently from the base spelling (em_math_name). */
+typedef struct {
+    MathFn fn;
+    const char *name;
+} EmMathName;
 
 typedef struct {
     const char *name;               /* "c", "cuda", "opencl", "metal" */
@@ -19,9 +25,12 @@ typedef struct {
     const char *barrier;            /* statement for a work-group barrier */
     const char *prefetch;           /* macro taking an element's address: a cache-line
                                        prefetch (NULL: prefetch hints are not printed) */
-    /* math spelling per function for f32; NULL entries fall back to the C name + "f" */
-    const char *const *f32_math;
-    const char *const *f64_math;    /* NULL: C's names */
+    /* math spelling (em_math_name): C's double library ("exp", "fabs", "rint", kgen_
+     * helpers for rsqrt and sigmoid), with "f" appended for f32 when f32_suffix is set,
+     * then these overrides, each list ending at a NULL name */
+    int f32_suffix;
+    const EmMathName *f32_math;
+    const EmMathName *f64_math;
     const char *fmod_f32;           /* float remainder (C: fmodf) */
     int has_openmp;                 /* print FOR_PARALLEL as an OpenMP pragma */
     /* GPU dialects */
@@ -40,6 +49,8 @@ extern const Dialect em_dialect_cuda;
 extern const Dialect em_dialect_opencl;
 extern const Dialect em_dialect_metal;
 const Dialect *em_dialect_for(TargetKind k);    /* NULL for targets the printer does not serve */
+/* fn's name for type t (DT_F64, else f32) in dialect d: static, or written into buf. */
+const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t n);
 
 /* One launch of a GPU kernel: a function with its grid. A kernel prints as one launch per
  * top-level loop nest of its body (each runs after the previous one finished). */
