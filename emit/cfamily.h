@@ -1,5 +1,6 @@
 /* cfamily.h - private to emit/: what the C-family printer shares with the files that wrap
- * its output (ctarget.c, later the GPU hosts). Not part of emit.h's public contract. */
+ * its output (ctarget.c, model.c, the GPU hosts in gpu.c, the WebAssembly build in
+ * jsmodel.c). Not part of emit.h's public contract. */
 #ifndef KGEN_CFAMILY_H
 #define KGEN_CFAMILY_H
 

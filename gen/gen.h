@@ -1,5 +1,5 @@
-/* gen.h - the kgen driver's frontends: the .kg tensor-expression language (kg.c) and,
- * later, ONNX. */
+/* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c)
+ * and ONNX (onnx.c, onnx_import.c, onnx_driver.c). */
 #ifndef KGEN_GEN_H
 #define KGEN_GEN_H
 

@@ -24,6 +24,7 @@
 #define ONNX_MAX_ELEMENTS ((int64_t)1 << 40)     /* product of a tensor's dims: --max-elements */
 #define ONNX_MAX_RANK 8                          /* dims of a tensor or a value's shape */
 #define ONNX_MAX_DEPTH 16                        /* nested messages below the top one */
+#define ONNX_MAX_OPSET 27                        /* the newest default-domain opset kgen knows */
 #define ONNX_MAX_ATTRS 1000                      /* attributes of one node */
 #define ONNX_MAX_ATTR_VALUES (1 << 24)           /* values of one list attribute (ints, floats,
                                                     strings, tensors or graphs) */

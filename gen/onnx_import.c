@@ -1519,8 +1519,9 @@ int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out
     out->opset = onnx_opset(m, "");
     if (out->opset < 1)
         out->opset = 1;
-    if (out->opset > 27)
-        return ir_fail("opset %lld of the default domain is newer than kgen knows (27)", (long long)out->opset);
+    if (out->opset > ONNX_MAX_OPSET)
+        return ir_fail("opset %lld of the default domain is newer than kgen knows (%d)", (long long)out->opset,
+                       ONNX_MAX_OPSET);
 
     /* graph inputs that are not initializers */
     if (check_shape_options(g, o))
