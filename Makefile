@@ -10,7 +10,7 @@ SHELL   := /bin/bash
 LIB_SRC := $(sort $(wildcard ir/*.c ir/ops/*.c schedule/*.c emit/*.c)) gen/lex.c gen/kg.c gen/pb.c gen/onnx.c gen/onnx_import.c gen/check.c gen/onnx_driver.c gen/api.c gen/tune_run.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
 HEADERS := $(wildcard ir/*.h ir/ops/*.h schedule/*.h emit/*.h gen/*.h)
-TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs))
+TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs templates/*.m templates/*.mk))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 

@@ -93,6 +93,11 @@ void em_outset_free(OutSet *o);
 
 /* Built-in copies of templates/ (generated from the files at build time). */
 const char *em_template(const char *name);    /* "kgen_runtime.h"; NULL if unknown */
+/* Append template `name` to o with each {{KEY}} replaced by its value; vars holds KEY,
+ * VALUE pairs and ends with NULL. 0, or -1 with ir_fail() for a missing template or a
+ * placeholder vars does not name. */
+int em_template_fill(StrBuf *o, const char *name, const char *const *vars);
+int em_fill(StrBuf *o, const char *text, const char *name, const char *const *vars);   /* the same for text */
 
 /* The C target for one kernel: NAME.c, NAME.h and kgen_runtime.h. `source` names the
  * input (for the header comment). */

@@ -9,7 +9,11 @@
  * launches (kernel name, grid, block, arguments as buffer indices), see kgen_gpu.h. A
  * small header-only host runtime per API (kgen_cuda_host.h, kgen_opencl_host.h) runs any
  * such table; for Metal the same table is written as a JSON manifest and an Objective-C
- * host file. The generated host entry points are the C target's (NAME over host arrays,
+ * host file. What the APIs differ in is one row each of gpu_apis (file names, runtime
+ * headers and entry points, C++ linkage, whether conditions are read back); the Metal
+ * host and the runners' Makefiles are templates (templates/kgen_metal_host.m,
+ * kgen_cuda.mk, kgen_opencl.mk, kgen_metal.mk). The generated host entry points are the C
+ * target's (NAME over host arrays,
  * NAME_tensors over DLPack tensors), so the same runner and tests serve every target.
  *
  * Files:  cuda    NAME.cu (kernels, tables, entry points), NAME.h, NAME_weights.c,
@@ -49,12 +53,36 @@ typedef struct {
     EmLaunch l;
 } GLaunch;
 
+/* What the three APIs' files differ in, as data. Templates fill {{KEY}} placeholders
+ * (em_template_fill): the runner Makefile's NAME, MACRO (NAME in capitals), SOURCE and SM
+ * (CUDA's compute capability); the Metal host's NAME, MACRO, FILE (the files' base name),
+ * WEIGHTS and TABLES (the weight array and the buffer and launch tables), SIGNATURE, IO
+ * (the ins and outs arrays) and ARENA (the last parameter's name). */
+typedef struct {
+    TargetKind kind;
+    const char *device_head;   /* template the device source starts with; NULL: it includes
+                                  kgen_runtime.h (CUDA compiles it as C++ with the host) */
+    const char *device_file;   /* the kernels: NAME.cu, NAME.cl, NAME.metal */
+    const char *host_file;     /* the host entry points; CUDA's follow the kernels in NAME.cu */
+    const char *host_header;   /* the header-only host runtime copied beside, or NULL */
+    const char *host_head;     /* the host file's first lines (em_fill: NAME, MACRO, FILE) */
+    const char *state_type;    /* what the host runtime keeps between runs */
+    const char *run, *release; /* its entry points (a NULL run: host_template has its own) */
+    const char *run_file;      /* the macro suffix of the device file's path run takes, or NULL */
+    const char *host_template; /* the whole host as a template, or NULL */
+    const char *makefile;      /* the runner's Makefile template */
+    int cplusplus;             /* the host file is C++: extern "C" entry points, and the launch
+                                  table holds the kernels' addresses */
+    int reads_back;            /* the host reads conditions back: run-time If and loops */
+} GpuApi;
+
 typedef struct {
     const char *name;          /* C prefix of the symbols */
     const char *file;          /* base name of the files */
     const char *source;
     const Target *t;
     const Dialect *d;
+    const GpuApi *api;
     GBuf *bufs;
     int nbufs, capbufs;
     GLaunch *launches;
@@ -67,6 +95,28 @@ typedef struct {
 } GProg;
 
 enum { GPU_INPUT, GPU_OUTPUT, GPU_WEIGHT, GPU_ARENA };
+
+
+static const GpuApi gpu_apis[] = {
+    {TARGET_CUDA, NULL, "%s.cu", "%s.cu", "kgen_cuda_host.h", "#include \"{{FILE}}.h\"\n#include \"kgen_cuda_host.h\"\n",
+     "kgen_cuda_state", "kgen_cuda_run", "kgen_cuda_release", NULL, NULL, "kgen_cuda.mk", 1, 1},
+    {TARGET_OPENCL, "kgen_opencl.h", "%s.cl", "%s_host.c", "kgen_opencl_host.h",
+     "/* The OpenCL host: builds {{FILE}}.cl on the first run (the path {{MACRO}}_CL_FILE, or that file\n"
+     " * in the folder $KGEN_CL_DIR), see kgen_opencl_host.h. */\n"
+     "#include \"{{FILE}}.h\"\n#include \"kgen_opencl_host.h\"\n\n"
+     "#ifndef {{MACRO}}_CL_FILE\n#define {{MACRO}}_CL_FILE \"{{FILE}}.cl\"\n#endif\n",
+     "kgen_cl_state", "kgen_cl_run", "kgen_cl_release", "_CL_FILE", NULL, "kgen_opencl.mk", 0, 1},
+    {TARGET_METAL, "kgen_metal.h", "%s.metal", "%s_host.m", NULL, NULL, NULL, NULL, NULL, NULL, "kgen_metal_host.m",
+     "kgen_metal.mk", 0, 0},
+};
+
+static const GpuApi *gpu_api(TargetKind k)
+{
+    for (size_t i = 0; i < sizeof gpu_apis / sizeof *gpu_apis; i++)
+        if (gpu_apis[i].kind == k)
+            return &gpu_apis[i];
+    return NULL;
+}
 static const char *const kind_macro[] = {"KGEN_GPU_INPUT", "KGEN_GPU_OUTPUT", "KGEN_GPU_WEIGHT", "KGEN_GPU_ARENA"};
 static const char *const kind_json[] = {"input", "output", "weight", "arena"};
 
@@ -128,27 +178,22 @@ static int device_head(GProg *g)
 {
     StrBuf *o = &g->device;
     em_c_banner(o, g->source);
-    switch (g->t->kind) {
-    case TARGET_CUDA:
+    if (!g->api->device_head) {
         sb_puts(o, "#include \"kgen_runtime.h\"\n");
         return 0;
-    case TARGET_OPENCL:
-    case TARGET_METAL: {
-        const char *head = em_template(g->t->kind == TARGET_OPENCL ? "kgen_opencl.h" : "kgen_metal.h");
-        if (!head)
-            return ir_fail("the %s head template is missing from this build", g->t->name);
-        sb_puts(o, "\n");
-        sb_puts(o, head);
-        sb_puts(o, "\n/* ---------------------------------------------------------------- kgen_runtime.h's"
-                   " kernel helpers */\n");
-        if (put_helpers(o))
-            return -1;
-        /* the line after which only this program's kernels follow (tools may join programs) */
-        sb_puts(o, "\n/* ---------------------------------------------------------------- kernels */\n");
-        return 0;
     }
-    default: return ir_fail("%s is not a GPU target", g->t->name);
-    }
+    const char *head = em_template(g->api->device_head);
+    if (!head)
+        return ir_fail("the %s head template is missing from this build", g->t->name);
+    sb_puts(o, "\n");
+    sb_puts(o, head);
+    sb_puts(o, "\n/* ---------------------------------------------------------------- kgen_runtime.h's"
+               " kernel helpers */\n");
+    if (put_helpers(o))
+        return -1;
+    /* the line after which only this program's kernels follow (tools may join programs) */
+    sb_puts(o, "\n/* ---------------------------------------------------------------- kernels */\n");
+    return 0;
 }
 
 /* Print every kernel, recording its launches. */
@@ -225,7 +270,7 @@ static int host_tables(StrBuf *o, const GProg *g, const char *weights_array)
         const EmLaunch *l = &g->launches[i].l;
         int n = launch_args(g, g->launches[i].k, (int[KG_MAX_ARGS + 1024]){0});
         sb_printf(o, "    {\"%s\", %s%s, {%lld, %lld, %lld}, {%lld, %lld, %lld}, %d, %s_args_%d},\n", l->name,
-                  g->t->kind == TARGET_CUDA ? "(const void *)" : "NULL", g->t->kind == TARGET_CUDA ? l->name : "",
+                  g->api->cplusplus ? "(const void *)" : "NULL", g->api->cplusplus ? l->name : "",
                   (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
                   (long long)l->block[1], (long long)l->block[2], n, g->name, i);
     }
@@ -355,130 +400,71 @@ static void put_io_arrays(StrBuf *o, const GProg *g, const char *const *in_names
     sb_puts(o, g->noutputs ? "};\n" : "NULL};\n");
 }
 
-/* The entry points over host arrays: NAME(inputs..., outputs..., arena) and the rest. */
+/* The entry points over host arrays: NAME(inputs..., outputs..., arena) and the rest, over
+ * the API's host runtime. */
 static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
                        const char *const *out_names)
 {
     const char *N = g->name;
-    const char *st = g->t->kind == TARGET_CUDA ? "kgen_cuda_state" : "kgen_cl_state";
-    sb_printf(o, "\nstatic %s %s_state;\n\n", st, N);
+    const GpuApi *api = g->api;
+    sb_printf(o, "\nstatic %s %s_state;\n\n", api->state_type, N);
     sb_printf(o, "%s\n{\n", signature_text);
     put_io_arrays(o, g, in_names, out_names);
     sb_printf(o, "    (void)%s;    /* the arena is in device memory */\n", in_names[g->ninputs + g->noutputs]);
-    if (g->t->kind == TARGET_CUDA)
-        sb_printf(o, "    return kgen_cuda_run(&%s_state, &%s_program, ins, outs);\n}\n\n", N, N);
-    else {
+    sb_printf(o, "    return %s(&%s_state, &%s_program, ", api->run, N, N);
+    if (api->run_file) {
         char *UP = em_c_macro_name(N);
-        sb_printf(o, "    return kgen_cl_run(&%s_state, &%s_program, %s_CL_FILE, ins, outs);\n}\n\n", N, N, UP);
+        sb_printf(o, "%s%s, ", UP, api->run_file);
         free(UP);
     }
+    sb_puts(o, "ins, outs);\n}\n\n");
     sb_printf(o, "double %s_device_ms(void)\n{\n    return %s_state.last_ms;\n}\n\n", N, N);
-    sb_printf(o, "void %s_release(void)\n{\n    %s(&%s_state, &%s_program);\n}\n", N,
-              g->t->kind == TARGET_CUDA ? "kgen_cuda_release" : "kgen_cl_release", N, N);
+    sb_printf(o, "void %s_release(void)\n{\n    %s(&%s_state, &%s_program);\n}\n", N, api->release, N, N);
 }
 
-/* The Objective-C host for Metal: reads the manifest's tables from the C arrays. */
-static void metal_host(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
-                       const char *const *out_names)
+/* A host written whole as a template (Metal's Objective-C): the weights' declarations and
+ * the tables, then the template. */
+static int host_from_template(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
+                              const char *const *out_names)
 {
     const char *N = g->name;
-    char *UP = em_c_macro_name(N);
-    em_c_banner(o, g->source);
-    sb_puts(o, "/* The Metal host: compiles NAME.metal at run time (or use a .metallib from xcrun metal),\n"
-               " * makes one pipeline per launch, keeps the weights and the arena in device buffers and\n"
-               " * dispatches the launches in order in one compute encoder. Build on macOS/iOS with\n"
-               " * -framework Metal -framework Foundation (see the Makefile). */\n");
-    sb_puts(o, "#import <Foundation/Foundation.h>\n#import <Metal/Metal.h>\n#include <stdio.h>\n\n");
-    sb_printf(o, "#include \"%s.h\"\n#include \"kgen_gpu.h\"\n\n", g->file);
-    sb_printf(o, "#ifndef %s_METAL_FILE\n#define %s_METAL_FILE \"%s.metal\"\n#endif\n", UP, UP, g->file);
+    StrBuf weights = {0}, tables = {0}, io = {0};
     for (int i = 0; i < g->nweights; i++) {
         const GBuf *b = NULL;
         for (int j = 0; j < g->nbufs; j++)
             if (g->bufs[j].kind == GPU_WEIGHT && g->bufs[j].index == i)
                 b = &g->bufs[j];
         if (b && b->b)
-            sb_printf(o, "extern const %s %s_w_%s[];\n", ir_dtype_ctype(b->b->dtype), N, b->b->name);
+            sb_printf(&weights, "extern const %s %s_w_%s[];\n", ir_dtype_ctype(b->b->dtype), N, b->b->name);
     }
-    sb_printf(o, "static const void *const %s_weights[%d] = {", N, g->nweights ? g->nweights : 1);
+    sb_printf(&weights, "static const void *const %s_weights[%d] = {", N, g->nweights ? g->nweights : 1);
     for (int i = 0; i < g->nweights; i++) {
         for (int j = 0; j < g->nbufs; j++)
             if (g->bufs[j].kind == GPU_WEIGHT && g->bufs[j].index == i)
-                sb_printf(o, "%s%s_w_%s", i ? ", " : "", N, g->bufs[j].b->name);
+                sb_printf(&weights, "%s%s_w_%s", i ? ", " : "", N, g->bufs[j].b->name);
     }
-    sb_puts(o, g->nweights ? "};\n" : "NULL};\n");
-    StrBuf tables = {0};
-    GProg copy = *g;
-    host_tables(&tables, &copy, ir_fmt("%s_weights", N));
-    sb_puts(o, tables.data ? tables.data : "");
-    sb_free(&tables);
-    sb_printf(o, "\nstatic id<MTLDevice> %s_dev;\nstatic id<MTLCommandQueue> %s_queue;\n", N, N);
-    sb_printf(o, "static NSMutableArray *%s_pipes;\nstatic NSMutableArray *%s_bufs;   /* one per buffer entry */\n", N, N);
-    sb_printf(o, "static id<MTLBuffer> %s_arena;\nstatic double %s_ms;\n\n", N, N);
-    sb_printf(o, "static int %s_init(void)\n{\n", N);
-    sb_printf(o, "    const kgen_gpu_program *p = &%s_program;\n", N);
-    sb_printf(o, "    NSError *err = nil;\n    %s_dev = MTLCreateSystemDefaultDevice();\n", N);
-    sb_printf(o, "    if (!%s_dev) {\n        fprintf(stderr, \"%s: Metal: no device\\n\");\n        return KGEN_ERR_DEVICE;\n    }\n", N, N);
-    sb_printf(o, "    NSString *src = [NSString stringWithContentsOfFile:@%s_METAL_FILE encoding:NSUTF8StringEncoding error:&err];\n", UP);
-    sb_printf(o, "    id<MTLLibrary> lib = src ? [%s_dev newLibraryWithSource:src options:nil error:&err] : nil;\n", N);
-    sb_printf(o, "    if (!lib) {\n        fprintf(stderr, \"%s: Metal: %%s: %%s\\n\", %s_METAL_FILE, err.localizedDescription.UTF8String);\n        return KGEN_ERR_DEVICE;\n    }\n", N, UP);
-    sb_printf(o, "    %s_queue = [%s_dev newCommandQueue];\n    %s_pipes = [NSMutableArray array];\n    %s_bufs = [NSMutableArray array];\n", N, N, N, N);
-    sb_printf(o, "    for (int i = 0; i < p->nlaunches; i++) {\n"
-                 "        id<MTLFunction> f = [lib newFunctionWithName:@(p->launches[i].name)];\n"
-                 "        id<MTLComputePipelineState> ps = f ? [%s_dev newComputePipelineStateWithFunction:f error:&err] : nil;\n"
-                 "        if (!ps) {\n"
-                 "            fprintf(stderr, \"%s: Metal: kernel %%s: %%s\\n\", p->launches[i].name, err ? err.localizedDescription.UTF8String : \"not found\");\n"
-                 "            return KGEN_ERR_DEVICE;\n"
-                 "        }\n"
-                 "        [%s_pipes addObject:ps];\n    }\n", N, N, N);
-    sb_printf(o, "    %s_arena = [%s_dev newBufferWithLength:(p->arena_bytes ? p->arena_bytes : 4) options:MTLResourceStorageModeShared];\n", N, N);
-    sb_printf(o, "    for (int i = 0; i < p->nbuffers; i++) {\n"
-                 "        const kgen_gpu_buffer *b = &p->buffers[i];\n"
-                 "        size_t n = b->bytes ? b->bytes : 4;\n"
-                 "        id<MTLBuffer> mb = b->kind == KGEN_GPU_ARENA ? %s_arena\n"
-                 "                         : b->kind == KGEN_GPU_WEIGHT && b->bytes ? [%s_dev newBufferWithBytes:p->weights[b->index] length:n options:MTLResourceStorageModeShared]\n"
-                 "                         : [%s_dev newBufferWithLength:n options:MTLResourceStorageModeShared];\n"
-                 "        [%s_bufs addObject:mb];\n    }\n    return KGEN_OK;\n}\n\n", N, N, N, N);
-    sb_printf(o, "%s\n{\n", signature_text);
-    sb_printf(o, "    const kgen_gpu_program *p = &%s_program;\n", N);
-    put_io_arrays(o, g, in_names, out_names);
-    sb_printf(o, "    (void)%s;\n", in_names[g->ninputs + g->noutputs]);
-    sb_printf(o, "    if (!%s_dev && %s_init() != KGEN_OK)\n        return KGEN_ERR_DEVICE;\n", N, N);
-    sb_printf(o, "    @autoreleasepool {\n"
-                 "        for (int i = 0; i < p->nbuffers; i++)\n"
-                 "            if (p->buffers[i].kind == KGEN_GPU_INPUT && p->buffers[i].bytes)\n"
-                 "                memcpy([(id<MTLBuffer>)%s_bufs[i] contents], ins[p->buffers[i].index], p->buffers[i].bytes);\n"
-                 "        id<MTLCommandBuffer> cb = [%s_queue commandBuffer];\n"
-                 "        id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoder];\n"
-                 "        for (int i = 0; i < p->nlaunches; i++) {\n"
-                 "            const kgen_gpu_launch *l = &p->launches[i];\n"
-                 "            [enc setComputePipelineState:%s_pipes[i]];\n"
-                 "            for (int a = 0; a < l->nargs; a++) {\n"
-                 "                const kgen_gpu_buffer *b = &p->buffers[l->args[a]];\n"
-                 "                [enc setBuffer:%s_bufs[l->args[a]] offset:(b->kind == KGEN_GPU_ARENA ? b->offset : 0) atIndex:a];\n"
-                 "            }\n"
-                 "            [enc dispatchThreadgroups:MTLSizeMake(l->grid[0], l->grid[1], l->grid[2])\n"
-                 "                threadsPerThreadgroup:MTLSizeMake(l->block[0], l->block[1], l->block[2])];\n"
-                 "        }\n"
-                 "        [enc endEncoding];\n        [cb commit];\n        [cb waitUntilCompleted];\n"
-                 "        if (cb.error) {\n"
-                 "            fprintf(stderr, \"%s: Metal: %%s\\n\", cb.error.localizedDescription.UTF8String);\n"
-                 "            return KGEN_ERR_DEVICE;\n        }\n"
-                 "        %s_ms = (cb.GPUEndTime - cb.GPUStartTime) * 1e3;\n"
-                 "        for (int i = 0; i < p->nbuffers; i++)\n"
-                 "            if (p->buffers[i].kind == KGEN_GPU_OUTPUT && p->buffers[i].bytes)\n"
-                 "                memcpy(outs[p->buffers[i].index], [(id<MTLBuffer>)%s_bufs[i] contents], p->buffers[i].bytes);\n"
-                 "    }\n    return KGEN_OK;\n}\n\n", N, N, N, N, N, N, N);
-    sb_printf(o, "double %s_device_ms(void)\n{\n    return %s_ms;\n}\n\n", N, N);
-    sb_printf(o, "void %s_release(void)\n{\n    %s_pipes = nil;\n    %s_bufs = nil;\n    %s_arena = nil;\n    %s_queue = nil;\n    %s_dev = nil;\n}\n",
-              N, N, N, N, N, N);
+    sb_puts(&weights, g->nweights ? "};\n" : "NULL};\n");
+    int rc = host_tables(&tables, g, ir_fmt("%s_weights", N));
+    put_io_arrays(&io, g, in_names, out_names);
+    char *UP = em_c_macro_name(N);
+    const char *vars[] = {"NAME", N, "MACRO", UP, "FILE", g->file, "WEIGHTS", weights.data, "TABLES",
+                          tables.data ? tables.data : "", "SIGNATURE", signature_text, "IO", io.data,
+                          "ARENA", in_names[g->ninputs + g->noutputs], NULL};
+    em_c_banner(o, g->source);
+    if (rc == 0)
+        rc = em_template_fill(o, g->api->host_template, vars);
     free(UP);
+    sb_free(&weights);
+    sb_free(&tables);
+    sb_free(&io);
+    return rc;
 }
 
 static void put_runtime_headers(OutSet *o, const GProg *g)
 {
-    static const char *const names[] = {"kgen_runtime.h", "kgen_gpu.h", "kgen_cuda_host.h", "kgen_opencl_host.h"};
-    for (int i = 0; i < 4; i++) {
-        if ((i == 2 && g->t->kind != TARGET_CUDA) || (i == 3 && g->t->kind != TARGET_OPENCL))
+    const char *const names[] = {"kgen_runtime.h", "kgen_gpu.h", g->api->host_header};
+    for (int i = 0; i < 3; i++) {
+        if (!names[i])
             continue;
         StrBuf *r = em_outset_add(o, names[i]);
         em_c_banner(r, g->source);
@@ -513,7 +499,7 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
         sb_puts(&weights_decl, "\n/* weights: the arrays of NAME_weights.c, uploaded on the first run */\n");
         for (int i = 0; i < mod->constants.n; i++) {
             const Buffer *b = mod->constants.items[i];
-            sb_printf(&weights_decl, "extern%s const %s %s[%lld];\n", g->t->kind == TARGET_CUDA ? " \"C\"" : "",
+            sb_printf(&weights_decl, "extern%s const %s %s[%lld];\n", g->api->cplusplus ? " \"C\"" : "",
                       ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
                       (long long)(b->size ? ir_dtype_size(b->dtype, b->size) / ir_dtype_bytes(b->dtype) : 1));
         }
@@ -522,52 +508,44 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
             sb_printf(&weights_decl, "%s%s", i ? ", " : "", em_c_weight_symbol(m, mod->constants.items[i]));
         sb_puts(&weights_decl, mod->constants.n ? "};\n" : "NULL};\n");
     }
+    const GpuApi *api = g->api;
+    StrBuf *c;
     int rc = 0;
-    switch (g->t->kind) {
-    case TARGET_CUDA: {
-        StrBuf *c = em_outset_add(o, ir_fmt("%s.cu", g->file));
+    if (!strcmp(api->device_file, api->host_file)) {   /* CUDA: the host follows the kernels */
+        c = em_outset_add(o, ir_fmt(api->host_file, g->file));
         sb_puts(c, g->device.data);
         sb_puts(c, "\n/* ---------------------------------------------------------------- host */\n\n");
-        sb_printf(c, "#include \"%s.h\"\n#include \"kgen_cuda_host.h\"\n", g->file);
-        if (weights_decl.data)
-            sb_puts(c, weights_decl.data);
-        rc = host_tables(c, g, wa);
-        sb_puts(c, "\nextern \"C\" {\n");
-        host_entry(c, g, signature_text, names, names + g->ninputs);
-        if (m)
-            em_c_model_tables(c, m);
-        sb_puts(c, "\n} /* extern \"C\" */\n");
-        break;
+    } else {
+        sb_puts(em_outset_add(o, ir_fmt(api->device_file, g->file)), g->device.data);
+        c = em_outset_add(o, ir_fmt(api->host_file, g->file));
     }
-    case TARGET_OPENCL: {
-        sb_puts(em_outset_add(o, ir_fmt("%s.cl", g->file)), g->device.data);
-        StrBuf *c = em_outset_add(o, ir_fmt("%s_host.c", g->file));
-        em_c_banner(c, g->source);
-        sb_printf(c, "/* The OpenCL host: builds %s.cl on the first run (the path %s_CL_FILE, or that file\n"
-                     " * in the folder $KGEN_CL_DIR), see kgen_opencl_host.h. */\n", g->file, UP);
-        sb_printf(c, "#include \"%s.h\"\n#include \"kgen_opencl_host.h\"\n\n", g->file);
-        sb_printf(c, "#ifndef %s_CL_FILE\n#define %s_CL_FILE \"%s.cl\"\n#endif\n", UP, UP, g->file);
-        if (weights_decl.data)
-            sb_puts(c, weights_decl.data);
-        rc = host_tables(c, g, wa);
-        host_entry(c, g, signature_text, names, names + g->ninputs);
-        if (m)
-            em_c_model_tables(c, m);
-        break;
-    }
-    case TARGET_METAL: {
-        sb_puts(em_outset_add(o, ir_fmt("%s.metal", g->file)), g->device.data);
-        metal_host(em_outset_add(o, ir_fmt("%s_host.m", g->file)), g, signature_text, names, names + g->ninputs);
-        manifest(em_outset_add(o, ir_fmt("%s_manifest.json", g->file)), g, ir_fmt("%s.metal", g->file));
+    if (api->host_template) {
+        rc = host_from_template(c, g, signature_text, names, names + g->ninputs);
+        manifest(em_outset_add(o, ir_fmt("%s_manifest.json", g->file)), g, ir_fmt(api->device_file, g->file));
         if (m) {
-            StrBuf *c = em_outset_add(o, ir_fmt("%s_tables.c", g->file));
-            em_c_banner(c, g->source);
-            sb_printf(c, "/* NAME_tensors and the input/output tables (plain C, beside %s_host.m) */\n#include \"%s.h\"\n", N, N);
-            em_c_model_tables(c, m);
+            /* NAME_tensors and the tables, in plain C beside the host */
+            StrBuf *t = em_outset_add(o, ir_fmt("%s_tables.c", g->file));
+            em_c_banner(t, g->source);
+            sb_printf(t, "/* NAME_tensors and the input/output tables (plain C, beside %s_host.m) */\n#include \"%s.h\"\n", N, N);
+            em_c_model_tables(t, m);
         }
-        break;
-    }
-    default: rc = ir_fail("%s is not a GPU target", g->t->name);
+    } else {
+        const char *vars[] = {"NAME", N, "MACRO", UP, "FILE", g->file, NULL};
+        if (strcmp(api->device_file, api->host_file))
+            em_c_banner(c, g->source);
+        if (em_fill(c, api->host_head, "host head", vars))
+            rc = -1;
+        if (weights_decl.data)
+            sb_puts(c, weights_decl.data);
+        if (rc == 0)
+            rc = host_tables(c, g, wa);
+        if (api->cplusplus)
+            sb_puts(c, "\nextern \"C\" {\n");
+        host_entry(c, g, signature_text, names, names + g->ninputs);
+        if (m)
+            em_c_model_tables(c, m);
+        if (api->cplusplus)
+            sb_puts(c, "\n} /* extern \"C\" */\n");
     }
     sb_free(&weights_decl);
     free(UP);
@@ -575,38 +553,14 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
     return rc;
 }
 
-/* The Makefile of a model's runner. */
-static void makefile(OutSet *o, const GProg *g, const EmModel *m)
+/* The Makefile of a model's runner, from the API's template. */
+static int makefile(OutSet *o, const GProg *g, const EmModel *m)
 {
-    const char *N = g->name;
-    char *UP = em_c_macro_name(N);
-    StrBuf *mk = em_outset_add(o, "Makefile");
-    sb_printf(mk, "# Generated by kgen from %s. Builds the runner `%s` (%s).\n", m->source, N, g->t->name);
-    const char *hdrs = "kgen_runtime.h kgen_gpu.h kgen_io.h kgen_main.h";
-    switch (g->t->kind) {
-    case TARGET_CUDA:
-        sb_printf(mk, "NVCC ?= nvcc\nARCH ?= sm_%d\nNVCCFLAGS ?= -O2\nCC ?= cc\nCFLAGS ?= -O2\n\n", g->t->sm);
-        sb_printf(mk, "%s: %s_main.c %s.cu %s_weights.c %s.h %s kgen_cuda_host.h\n", N, N, N, N, N, hdrs);
-        sb_printf(mk, "\t$(CC) $(CFLAGS) -c %s_main.c -o %s_main.o\n\t$(CC) $(CFLAGS) -c %s_weights.c -o %s_weights.o\n", N, N, N, N);
-        sb_printf(mk, "\t$(NVCC) $(NVCCFLAGS) -arch=$(ARCH) -o $@ %s.cu %s_main.o %s_weights.o\n\n", N, N, N);
-        break;
-    case TARGET_OPENCL:
-        sb_puts(mk, "CC ?= cc\nCFLAGS ?= -O2\n\n");
-        sb_printf(mk, "%s: %s_main.c %s_host.c %s_weights.c %s.cl %s.h %s kgen_opencl_host.h\n", N, N, N, N, N, N, hdrs);
-        sb_printf(mk, "\t$(CC) $(CFLAGS) -D%s_CL_FILE='\"$(CURDIR)/%s.cl\"' -o $@ %s_main.c %s_host.c %s_weights.c -lOpenCL -lm\n\n",
-                  UP, N, N, N, N);
-        break;
-    case TARGET_METAL:
-        sb_puts(mk, "# macOS: the host is Objective-C over Metal.framework\nCC ?= clang\nCFLAGS ?= -O2\n\n");
-        sb_printf(mk, "%s: %s_main.c %s_host.m %s_tables.c %s_weights.c %s.metal %s.h %s\n", N, N, N, N, N, N, N, hdrs);
-        sb_printf(mk, "\t$(CC) $(CFLAGS) -fobjc-arc -D%s_METAL_FILE='\"$(CURDIR)/%s.metal\"' -o $@ %s_main.c %s_host.m %s_tables.c %s_weights.c "
-                      "-framework Metal -framework Foundation\n\n",
-                  UP, N, N, N, N, N);
-        break;
-    default: break;
-    }
-    sb_printf(mk, "clean:\n\trm -f %s *.o\n\n.PHONY: clean\n", N);
+    char *UP = em_c_macro_name(g->name);
+    const char *vars[] = {"NAME", g->name, "MACRO", UP, "SOURCE", m->source, "SM", ir_fmt("%d", g->t->sm), NULL};
+    int rc = em_template_fill(em_outset_add(o, "Makefile"), g->api->makefile, vars);
     free(UP);
+    return rc;
 }
 
 static int gprog_init(GProg *g, const char *name, const char *source, const Target *t)
@@ -617,7 +571,8 @@ static int gprog_init(GProg *g, const char *name, const char *source, const Targ
     g->source = source;
     g->t = t;
     g->d = em_dialect_for(t->kind);
-    if (!g->d || !target_is_gpu(t))
+    g->api = gpu_api(t->kind);
+    if (!g->d || !g->api)
         return ir_fail("%s is not a GPU target", t->name);
     return 0;
 }
@@ -628,7 +583,7 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     if (m->weights_in_file)
         return ir_fail("--weights=file is not supported for the %s target yet (the weights are uploaded "
                        "from NAME_weights.c)", m->target->name);
-    if (mod->nloops && m->target->kind == TARGET_METAL)
+    if (mod->nloops && !gpu_api(m->target->kind)->reads_back)
         return ir_fail("%s runs as a loop at run time, which the %s host does not do yet (the C, JS, WASM, "
                        "OpenCL and CUDA targets do; or fix its trip count and condition with --bind so that it "
                        "unrolls)", mod->loops[0].name, m->target->name);
@@ -655,7 +610,7 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     if (device_head(&g) || device_kernels(&g, (const Kernel *const *)mod->kernels.items, mod->kernels.n))
         goto done;
     /* (the Metal host runs every launch: it reads no condition back) */
-    if (m->target->kind != TARGET_METAL && model_controls(&g, mod))
+    if (g.api->reads_back && model_controls(&g, mod))
         goto done;
     const Buffer **params = ir_alloc(sizeof *params * (size_t)(m->ninputs + m->noutputs + 1));
     for (int i = 0; i < m->ninputs; i++)
@@ -671,7 +626,7 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     sb_free(&sig);
     if (rc == 0 && m->with_main) {
         em_c_runner_files(o, m);
-        makefile(o, &g, m);
+        rc = makefile(o, &g, m);
     }
 done:
     gprog_free(&g);
@@ -716,18 +671,18 @@ int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char
     em_c_kernel_header(em_outset_add(o, ir_fmt("%s.h", name)), k, fn, name, source, t);
     rc = gpu_files(o, &g, sig.data, names, 0, NULL);
     sb_free(&sig);
-    if (rc == 0 && t->kind != TARGET_METAL) {
+    if (rc == 0 && !g.api->host_template) {
         /* NAME_tensors, as for C (the file already has the entry it calls) */
         StrBuf *c = NULL;
         for (int i = 0; i < o->n; i++)
-            if (!strcmp(o->files[i].name, ir_fmt(t->kind == TARGET_CUDA ? "%s.cu" : "%s_host.c", name)))
+            if (!strcmp(o->files[i].name, ir_fmt(g.api->host_file, name)))
                 c = &o->files[i].text;
         if (c) {
-            if (t->kind == TARGET_CUDA)
+            if (g.api->cplusplus)
                 sb_puts(c, "\nextern \"C\" {\n");
             sb_puts(c, "\n");
             em_c_tensors_entry(c, k, fn, "workspace");
-            if (t->kind == TARGET_CUDA)
+            if (g.api->cplusplus)
                 sb_puts(c, "\n} /* extern \"C\" */\n");
         }
     }

@@ -155,3 +155,30 @@ int em_outset_write(OutSet *o, const char *dir)
     free_paths(dst, n);
     return rc;
 }
+
+int em_fill(StrBuf *o, const char *t, const char *name, const char *const *vars)
+{
+    for (const char *p; (p = strstr(t, "{{")) != NULL;) {
+        const char *end = strstr(p + 2, "}}");
+        if (!end)
+            return ir_fail("template %s: an unclosed {{ placeholder", name);
+        size_t n = (size_t)(end - p - 2);
+        const char *const *v = vars;
+        while (*v && (strlen(*v) != n || strncmp(*v, p + 2, n)))
+            v += 2;
+        if (!*v)
+            return ir_fail("template %s: no value for {{%.*s}}", name, (int)n, p + 2);
+        sb_printf(o, "%.*s%s", (int)(p - t), t, v[1]);
+        t = end + 2;
+    }
+    sb_puts(o, t);
+    return 0;
+}
+
+int em_template_fill(StrBuf *o, const char *name, const char *const *vars)
+{
+    const char *t = em_template(name);
+    if (!t)
+        return ir_fail("the %s template is missing from this build", name);
+    return em_fill(o, t, name, vars);
+}
