@@ -279,13 +279,8 @@ typedef struct {
 
 static void push_decl(Decl **v, int *n, int *cap, const void *key, char *name, int live)
 {
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 32;
-        Decl *nv = realloc(*v, sizeof **v * (size_t)*cap);
-        if (!nv)
-            ir_die("out of memory");
-        *v = nv;
-    }
+    if (*n == *cap)
+        *v = ir_grow(*v, cap, sizeof **v, 32);
     (*v)[*n].key = key;
     (*v)[*n].name = name;
     (*v)[(*n)++].live = live;

@@ -122,12 +122,8 @@ static const char *const kind_json[] = {"input", "output", "weight", "arena"};
 
 static void add_buf(GProg *g, const Buffer *b, int kind, int index, int64_t offset, int64_t bytes, const char *name)
 {
-    if (g->nbufs == g->capbufs) {
-        g->capbufs = g->capbufs ? g->capbufs * 2 : 16;
-        g->bufs = realloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
-        if (!g->bufs)
-            ir_die("out of memory");
-    }
+    if (g->nbufs == g->capbufs)
+        g->bufs = ir_grow(g->bufs, &g->capbufs, sizeof *g->bufs, 16);
     g->bufs[g->nbufs++] = (GBuf){b, kind, index, offset, bytes, name};
 }
 
@@ -206,12 +202,8 @@ static int device_kernels(GProg *g, const Kernel *const *ks, int nk)
         if (n < 0)
             return -1;
         for (int j = 0; j < n; j++) {
-            if (g->nlaunches == g->caplaunches) {
-                g->caplaunches = g->caplaunches ? g->caplaunches * 2 : 16;
-                g->launches = realloc(g->launches, sizeof *g->launches * (size_t)g->caplaunches);
-                if (!g->launches)
-                    ir_die("out of memory");
-            }
+            if (g->nlaunches == g->caplaunches)
+                g->launches = ir_grow(g->launches, &g->caplaunches, sizeof *g->launches, 16);
             g->launches[g->nlaunches].k = ks[i];
             g->launches[g->nlaunches++].l = ls[j];
         }

@@ -122,14 +122,8 @@ static int lex_error(Lexer *lx, size_t at, const char *fmt, ...)
 
 static GenTok *push(Lexer *lx, GenTokKind kind, size_t start, size_t len)
 {
-    if (lx->n == lx->cap) {
-        int cap = lx->cap ? lx->cap * 2 : 256;
-        GenTok *t = realloc(lx->toks, sizeof *t * (size_t)cap);
-        if (!t)
-            ir_die("out of memory");
-        lx->toks = t;
-        lx->cap = cap;
-    }
+    if (lx->n == lx->cap)
+        lx->toks = ir_grow(lx->toks, &lx->cap, sizeof *lx->toks, 256);
     GenTok *t = &lx->toks[lx->n++];
     memset(t, 0, sizeof *t);
     t->kind = kind;

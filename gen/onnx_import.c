@@ -50,14 +50,8 @@ static void define(Import *I, const char *name, Tensor *t)
             I->vals[i].t = t;   /* SSA is not enforced by every exporter: the last one wins */
             return;
         }
-    if (I->nvals == I->cap) {
-        int cap = I->cap ? I->cap * 2 : 64;
-        Value *v = ir_alloc(sizeof *v * (size_t)cap);
-        if (I->nvals)
-            memcpy(v, I->vals, sizeof *v * (size_t)I->nvals);
-        I->vals = v;
-        I->cap = cap;
-    }
+    if (I->nvals == I->cap)
+        I->vals = ir_grow_arena(I->vals, I->nvals, &I->cap, sizeof *I->vals, 64);
     I->vals[I->nvals++] = (Value){name, t};
 }
 

@@ -54,12 +54,8 @@ static int64_t lookup(Interp *I, const Var *v)
 
 static void map_mem(Interp *I, const Buffer *b, unsigned char *data)
 {
-    if (I->nmems == I->capmems) {
-        I->capmems = I->capmems ? I->capmems * 2 : 16;
-        I->mems = realloc(I->mems, sizeof *I->mems * (size_t)I->capmems);
-        if (!I->mems)
-            ir_die("out of memory");
-    }
+    if (I->nmems == I->capmems)
+        I->mems = ir_grow(I->mems, &I->capmems, sizeof *I->mems, 16);
     I->mems[I->nmems++] = (Mem){b, data};
 }
 

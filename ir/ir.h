@@ -54,6 +54,11 @@ typedef struct {
     int n, cap;
 } PtrVec;
 void ir_vec_push(PtrVec *v, void *item, int limit, const char *what);
+/* Room for more elements of elem bytes in a growing array: *cap doubles (from first) and
+ * the array moves. ir_grow: a heap array (realloc); ir_grow_arena: one in the IR arena,
+ * its n elements in use copied over. Both return the new array (out of memory: ir_die). */
+void *ir_grow(void *items, int *cap, size_t elem, int first);
+void *ir_grow_arena(const void *items, int n, int *cap, size_t elem, int first);
 
 /* ---------------------------------------------------------------- dtypes */
 

@@ -14,14 +14,8 @@
 
 void ir_range_push(RangeMap *m, Var *v, int64_t lo, int64_t hi)
 {
-    if (m->n == m->cap) {
-        int cap = m->cap ? m->cap * 2 : 16;
-        VarRange *items = ir_alloc(sizeof *items * (size_t)cap);
-        if (m->n)
-            memcpy(items, m->items, sizeof *items * (size_t)m->n);
-        m->items = items;
-        m->cap = cap;
-    }
+    if (m->n == m->cap)
+        m->items = ir_grow_arena(m->items, m->n, &m->cap, sizeof *m->items, 16);
     m->items[m->n++] = (VarRange){v, lo, hi};
 }
 

@@ -121,15 +121,29 @@ void ir_vec_push(PtrVec *v, void *item, int limit, const char *what)
 {
     if (v->n >= limit)
         ir_die("too many %s (limit %d)", what, limit);
-    if (v->n == v->cap) {
-        int cap = v->cap ? v->cap * 2 : 8;
-        void **items = ir_alloc(sizeof *items * (size_t)cap);
-        if (v->n)
-            memcpy(items, v->items, sizeof *items * (size_t)v->n);
-        v->items = items;
-        v->cap = cap;
-    }
+    if (v->n == v->cap)
+        v->items = ir_grow_arena(v->items, v->n, &v->cap, sizeof *v->items, 8);
     v->items[v->n++] = item;
+}
+
+void *ir_grow(void *items, int *cap, size_t elem, int first)
+{
+    int c = *cap ? *cap * 2 : first;
+    void *p = realloc(items, elem * (size_t)c);
+    if (!p)
+        ir_die("out of memory");
+    *cap = c;
+    return p;
+}
+
+void *ir_grow_arena(const void *items, int n, int *cap, size_t elem, int first)
+{
+    int c = *cap ? *cap * 2 : first;
+    void *p = ir_alloc(elem * (size_t)c);
+    if (n)
+        memcpy(p, items, elem * (size_t)n);
+    *cap = c;
+    return p;
 }
 
 static void sb_reserve(StrBuf *b, size_t extra)

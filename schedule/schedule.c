@@ -109,14 +109,8 @@ static int need_loops(Stage *st, const char *prim)
 
 static void add_rel(Stage *st, Relation r)
 {
-    if (st->nrels == st->caprels) {
-        int cap = st->caprels ? st->caprels * 2 : 8;
-        Relation *rels = ir_alloc(sizeof *rels * (size_t)cap);
-        if (st->nrels)
-            memcpy(rels, st->rels, sizeof *rels * (size_t)st->nrels);
-        st->rels = rels;
-        st->caprels = cap;
-    }
+    if (st->nrels == st->caprels)
+        st->rels = ir_grow_arena(st->rels, st->nrels, &st->caprels, sizeof *st->rels, 8);
     st->rels[st->nrels++] = r;
 }
 

@@ -70,14 +70,8 @@ int sch_tune_seen(const SchTuner *t, const SchConfig *c)
 
 void sch_tune_record(SchTuner *t, const SchConfig *c, double ms)
 {
-    if (t->n == t->cap) {
-        int cap = t->cap ? t->cap * 2 : 64;
-        SchTrial *nt = realloc(t->trials, sizeof *nt * (size_t)cap);
-        if (!nt)
-            ir_die("out of memory");
-        t->trials = nt;
-        t->cap = cap;
-    }
+    if (t->n == t->cap)
+        t->trials = ir_grow(t->trials, &t->cap, sizeof *t->trials, 64);
     t->trials[t->n].cfg = *c;
     t->trials[t->n].ms = ms;
     t->n++;
