@@ -12,10 +12,12 @@
 #     disabled (tests/fuzz/ort_ref.mjs): a disagreement fails the graph as "reference";
 #  4. the graphs run through the conformance machinery, each target judged by the node
 #     tests' rule |got-exp| <= 1e-5 + 1e-3*|exp|: c (tests/conformance.sh, the default
-#     layout: auto, NCHWc16 on AVX-512 machines), c-nchw (the same with --layout=nchw,
-#     KGEN_CONF_FLAGS), opencl (pocl), js (tests/conformance_js.sh), wasm and wasm-simd
-#     (tests/conformance_wasm.sh). A target whose tools are missing is skipped (its runner
-#     prints why).
+#     layout: auto, NCHWc16 where a conv has 16 or more output channels), c-nchw (the same
+#     with --layout=nchw, KGEN_CONF_FLAGS), c-avx2 (-mattr=+avx2,+fma: NCHWc8 and the
+#     SIMD micro-kernels, built with -mavx2 -mfma; skipped on a CPU without them), opencl
+#     (pocl), js (tests/conformance_js.sh), wasm and wasm-simd (tests/conformance_wasm.sh);
+#     c-nchwc8 (--layout=nchwc8) on request. A target whose tools are missing is skipped
+#     (its runner prints why).
 # Every failing graph's folder is copied to $BUILD/fuzz-graphs-failed/gSEED with a line
 # "FAIL gSEED (TARGET): reason" and a one-line reproduction command. The last line is
 # "fuzz-graphs: N passed, N failed, N skipped", counting (graph, target) pairs.
@@ -31,7 +33,7 @@ KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
 FIRST=${1:-${FUZZ_SEED:-1}}
 N=${2:-${FUZZ_N:-40}}
-TARGETS=${FUZZ_TARGETS:-c c-nchw opencl js wasm wasm-simd}
+TARGETS=${FUZZ_TARGETS:-c c-nchw c-avx2 opencl js wasm wasm-simd}
 ORT=${FUZZ_ORT:-auto}
 ORT_DIR=${ORT_DIR:-/work/ort-cache}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,6 +135,15 @@ run_target() {
   case $t in
     c) env "${env[@]}" bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
     c-nchw) env "${env[@]}" KGEN_CONF_FLAGS=--layout=nchw bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
+    c-nchwc8) env "${env[@]}" KGEN_CONF_FLAGS=--layout=nchwc8 bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
+    c-avx2)
+      if grep -qw avx2 /proc/cpuinfo 2> /dev/null && grep -qw fma /proc/cpuinfo; then
+        env "${env[@]}" KGEN_CONF_FLAGS=-mattr=+avx2,+fma KGEN_GEN_CFLAGS="${KGEN_GEN_CFLAGS:-} -mavx2 -mfma" \
+          bash "$here/conformance.sh"
+      else
+        echo "SKIP c-avx2: this CPU has no AVX2 and FMA"
+      fi
+      res=$b/conf/results.tsv ;;
     opencl) env "${env[@]}" KGEN_CONF_TARGET=opencl bash "$here/conformance.sh"; res=$b/conf-opencl/results.tsv ;;
     js) env "${env[@]}" bash "$here/conformance_js.sh"; res=$b/conf_js/results.tsv ;;
     wasm|wasm-simd)
@@ -143,7 +154,7 @@ run_target() {
         cat "$work/run-wasm.out"
       fi
       res=$work/run-wasm/conf_wasm/results-$t.tsv ;;
-    *) echo "FAIL $part: unknown target '$t' in FUZZ_TARGETS (use c c-nchw opencl js wasm wasm-simd)"; return ;;
+    *) echo "SKIP $part: unknown target '$t' in FUZZ_TARGETS (use c c-nchw c-nchwc8 c-avx2 opencl js wasm wasm-simd)" ;;
   esac > "$work/run-$t.out" 2>&1
   if [ -f "$res" ]; then
     # results.tsv rows: name, op, status, reason
@@ -166,7 +177,9 @@ repro() {
 keep() {
   rm -rf "$failed/$1"
   cp -r "$work/tests/$1" "$failed/$1"
-  printf 'graphgen seed %s\nmake fuzz-graphs SEED=%s N=1 TARGETS="%s"\n' "${1#g}" "${1#g}" "$2" > "$failed/$1/REPRO"
+  local t=$2
+  [ "$t" = reference ] && t=c   # any run checks the reference
+  printf 'graphgen seed %s\nmake fuzz-graphs SEED=%s N=1 TARGETS="%s"\n' "${1#g}" "${1#g}" "$t" > "$failed/$1/REPRO"
 }
 mapfile -t names < <(awk -F'\t' 'NR > 1 { print $1 }' "$work/all.tsv")
 ntargets=$(wc -w <<< "$TARGETS")

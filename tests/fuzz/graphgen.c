@@ -191,6 +191,7 @@ typedef struct {
     int64_t d[MAX_RANK];
     int uses;    /* nodes that read it */
     int input;   /* a graph input */
+    int flat;    /* may hold blocks of equal values (see step_flat) */
 } Tens;
 
 static Tens pool[MAX_POOL];
@@ -198,6 +199,12 @@ static int npool;
 static Buf g_nodes, g_inits, g_inputs;   /* GraphProto fields 1, 5, 11 */
 static int nnames;
 static char ops_seen[1024];              /* the graph's distinct op types, comma-separated */
+/* Set by an op whose output may hold blocks of equal values (a global pool, a reduce, a
+ * softmax, a resize, a broadcast, a concat of a tensor with itself) or that reads such a
+ * tensor: flatness is inherited by everything downstream. LayerNormalization refuses
+ * such inputs: over a block of equal values it divides rounding noise by about
+ * sqrt(epsilon), and two correct programs differ by more than the tolerance. */
+static int step_flat;
 
 static const char *fresh(const char *prefix)
 {
@@ -493,6 +500,7 @@ static int op_global_pool(int a)
     Tens x = pool[a];
     if (x.nd < 3)
         return -1;
+    step_flat = 1;
     int64_t od[MAX_RANK];
     for (int i = 0; i < x.nd; i++)
         od[i] = i < 2 ? x.d[i] : 1;
@@ -507,6 +515,7 @@ static int op_resize(int a)
     if (x.nd != 3 && x.nd != 4)
         return -1;
     int linear = chance(50), by_sizes = linear && chance(50);
+    step_flat = 1;
     int64_t od[4];
     float sc[4] = {1, 1, 1, 1};
     const char *ctm;
@@ -620,6 +629,8 @@ static int op_batchnorm(int a)
 static int op_layernorm(int a)
 {
     Tens x = pool[a];
+    if (x.flat)
+        return -1;
     int axis = ri(x.nd > 1 ? 1 : 0, x.nd - 1);
     int64_t n = numel(x.d + axis, x.nd - axis);
     if (n < 4 || n > 4096)
@@ -703,6 +714,7 @@ static int op_softmax(int a)
 {
     Tens x = pool[a];
     Buf at = {0};
+    step_flat = 1;
     attr_int(&at, "axis", ri(-x.nd, x.nd - 1));
     return unary_node(chance(75) ? "Softmax" : "LogSoftmax", a, x.d, x.nd, &at);
 }
@@ -722,6 +734,7 @@ static int op_reduce(int a)
     }
     if (n == 0 || nd == 0)
         return -1;
+    step_flat = 1;
     Buf at = {0};
     attr_ints(&at, "axes", axes, n);
     attr_int(&at, "keepdims", keep);
@@ -949,6 +962,8 @@ static int op_binary(int a)
     if (n && chance(75)) {
         int b = cand[ri(0, n - 1)];
         broadcasts(&x, &pool[b], od, &nd);
+        step_flat = pool[b].flat || numel(od, nd) != numel(pool[b].d, pool[b].nd) ||
+                    numel(od, nd) != numel(x.d, x.nd);
         other = pool[b].name;
         pool[b].uses++;
     } else {
@@ -1002,6 +1017,7 @@ static int op_concat(int a)
     for (int k = 1; k <= m; k++) {
         pick[k] = cand[ri(0, n - 1)];
         od[axis] += pool[pick[k]].d[axis];
+        step_flat |= pool[pick[k]].flat || pick[k] == a || (k == 2 && pick[2] == pick[1]);
     }
     if (axis == 1 && x.nd >= 3 && od[1] > MAX_CHANNELS)
         return -1;
@@ -1203,9 +1219,15 @@ int main(int argc, char **argv)
 
     int steps = ri(2, 12), cur = 0;
     for (int s = 0; s < steps; s++) {
-        int a = chance(70) ? cur : ri(0, npool - 1), o = -1;
-        for (int tries = 0; tries < 30 && o < 0; tries++)
+        int a = chance(70) ? cur : ri(0, npool - 1), o = -1, before = npool;
+        for (int tries = 0; tries < 30 && o < 0; tries++) {
+            step_flat = 0;
             o = pick_op()(a);
+            if (o < 0)
+                npool = before;   /* the tensors of a refused op (it wrote no node) */
+        }
+        for (int i = before; i < npool; i++)
+            pool[i].flat = pool[a].flat || step_flat;
         if (o >= 0)
             cur = o;
     }
