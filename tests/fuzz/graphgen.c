@@ -459,6 +459,20 @@ static int op_conv_transpose(int a)
     return o;
 }
 
+/* does every window of a pool (output size out) hold an element of the input: where
+ * none does, the frameworks differ (onnxruntime gives -FLT_MAX, kgen -inf) */
+static int windows_hit(int64_t n, int64_t out, int64_t k, int64_t s, int64_t dil, int64_t pb)
+{
+    for (int64_t o = 0; o < out; o++) {
+        int hit = 0;
+        for (int64_t j = 0; j < k && !hit; j++)
+            hit = o * s - pb + j * dil >= 0 && o * s - pb + j * dil < n;
+        if (!hit)
+            return 0;
+    }
+    return 1;
+}
+
 static int op_pool(int a)
 {
     Tens x = pool[a];
@@ -481,6 +495,8 @@ static int op_pool(int a)
     for (int i = 0; i < nsp; i++) {
         int64_t span = x.d[2 + i] + pads[i] + pads[nsp + i] - dil[i] * (k[i] - 1) - 1;
         od[2 + i] = ceil_mode ? (span + s[i] - 1) / s[i] + 1 : out[i];
+        if (!windows_hit(x.d[2 + i], od[2 + i], k[i], s[i], max ? dil[i] : 1, pads[i]))
+            return -1;
     }
     Buf at = {0};
     attr_ints(&at, "kernel_shape", k, nsp);
@@ -1048,7 +1064,24 @@ static int op_matmul(int a)
     int64_t od[MAX_RANK];
     memcpy(od, x.d, sizeof od);
     od[x.nd - 1] = m;
-    if (x.nd == 2 && chance(60)) {
+    int flattened = 0;
+    if (x.nd > 2 && chance(30) && numel(x.d + 1, x.nd - 1) <= 1024) {
+        /* Flatten, then Gemm */
+        int64_t fd[2] = {x.d[0], numel(x.d + 1, x.nd - 1)};
+        Buf at = {0};
+        attr_int(&at, "axis", 1);
+        int f = unary_node("Flatten", a, fd, 2, &at);
+        if (f < 0)
+            return -1;
+        pool[f].uses = 1;
+        a = f;
+        x = pool[f];
+        k = x.d[1];
+        memcpy(od, x.d, sizeof od);
+        od[1] = m;
+        flattened = 1;
+    }
+    if (x.nd == 2 && (flattened || chance(60))) {
         int tb = chance(50);
         int64_t wd[2] = {tb ? m : k, tb ? k : m};
         float alpha = chance(70) ? 1.0f : rf(0.5, 1.5);
