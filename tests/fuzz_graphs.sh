@@ -124,13 +124,19 @@ fi
 awk -F'\t' 'FILENAME == "-" { skip[$1] = 1; next } FNR == 1 || !($1 in skip)' \
   - "$work/all.tsv" < <(for n in "${!skip_why[@]}"; do echo "$n"; done) > "$work/tests/MANIFEST.tsv"
 t_ort=$SECONDS
+ntests=$(($(wc -l < "$work/tests/MANIFEST.tsv") - 1))
 
 # ---------------------------------------------------------------- 4. the targets
 # run TARGET: its runner on the folder; results in $work/TARGET.tsv (name, status, reason)
 declare -A target_skip
 run_target() {
   local t=$1 b=$work/run-$1 res
-  local -a env=(KGEN="$kgen_abs" BUILD="$b" KGEN_ONNX_TESTS="$work/tests" KGEN_ONNX_TESTS_MORE=)
+  # batches of half the tests (60 at most): both cores compile, one C unit each
+  local half=$(( (ntests + 1) / 2 ))
+  [ $half -ge 1 ] || half=1
+  [ $half -le 60 ] || half=60
+  local -a env=(KGEN="$kgen_abs" BUILD="$b" KGEN_ONNX_TESTS="$work/tests" KGEN_ONNX_TESTS_MORE=
+                KGEN_CONF_BATCH=$half KGEN_CONF_WASM_BATCH=$half)
   mkdir -p "$b"
   case $t in
     c) env "${env[@]}" bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
