@@ -130,7 +130,7 @@ ntests=$(($(wc -l < "$work/tests/MANIFEST.tsv") - 1))
 # run TARGET: its runner on the folder; results in $work/TARGET.tsv (name, status, reason)
 declare -A target_skip
 run_target() {
-  local t=$1 b=$work/run-$1 res
+  local t=$1 b=$work/run-$1 res=/nonexistent
   # batches of half the tests (60 at most): both cores compile, one C unit each
   local half=$(( (ntests + 1) / 2 ))
   [ $half -ge 1 ] || half=1
@@ -214,6 +214,7 @@ for n in "${names[@]}"; do
       SKIP) skip=$((skip + 1)) ;;
       *)
         [ -n "$st" ] || why="no result"
+        [ "$st" = FAIL ] && st=
         echo "FAIL $n ($t): ${st:+$st: }$why"
         keep "$n" "$t"
         repro "$n" "$t"
