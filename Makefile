@@ -14,7 +14,7 @@ TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs templates/*.m templ
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit sanitize bench golden demo web-demo clean conformance fuzz fuzz-build
+.PHONY: all test unit sanitize bench golden demo web-demo clean conformance fuzz fuzz-build fuzz-graphs
 
 all: kgen libkgen.a
 
@@ -52,7 +52,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgen.a $(HEADERS)
 unit: $(UNIT_BIN)
 
 # The whole suite; the last line is "N passed, N failed, N skipped".
-test: all unit
+test: all unit $(BUILD)/graphgen
 	@KGEN=./kgen BUILD=$(BUILD) bash tests/run.sh
 
 # The same suite with kgen and the unit tests built under ASan and UBSan, and the C that
@@ -111,6 +111,18 @@ $(FUZZ_BUILD)/mkseeds: tests/fuzz/mkseeds.c templates/kgen_io.h
 
 fuzz: fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) bash tests/fuzz/fuzz.sh
+
+# The random-graph differential test (tests/fuzz/README.md): N graphs from seed SEED on,
+# interpreter (and onnxruntime, when installed) against the TARGETS; `make test` runs 40.
+N ?= 200
+SEED ?= 1
+TARGETS ?= c c-nchw c-avx2 opencl js wasm wasm-simd
+$(BUILD)/graphgen: tests/fuzz/graphgen.c
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) -O2 $< -lm -o $@
+
+fuzz-graphs: kgen $(BUILD)/graphgen
+	FUZZ_TARGETS="$(TARGETS)" BUILD=$(BUILD) bash tests/fuzz_graphs.sh $(SEED) $(N)
 
 clean:
 	rm -rf build build-san build-fuzz kgen libkgen.a

@@ -1,5 +1,8 @@
 /* check.c - runs an ONNX node test through the importer and the loop-IR interpreter
- * (no C compiler involved): the quick way to check an operator's semantics. */
+ * (no C compiler involved): the quick way to check an operator's semantics, and the
+ * reference of the random-graph test (tests/fuzz_graphs.sh), which writes the
+ * interpreter's outputs as the test's expected ones. Neither runs the layout pass nor a
+ * schedule: the program is the importer's, lowered as it is. */
 #include "gen.h"
 #include "../ir/ops/ops.h"
 
@@ -104,7 +107,48 @@ static int draws_random(const OnnxGraph *g)
     return 0;
 }
 
-int gen_check_onnx_dir(const char *dir)
+/* protobuf writing for write_tensor: a varint, a field key */
+static void pb_varint(FILE *f, uint64_t v)
+{
+    do {
+        fputc((int)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)), f);
+        v >>= 7;
+    } while (v);
+}
+
+static void pb_key(FILE *f, int field, int wire) { pb_varint(f, (uint64_t)field << 3 | (uint64_t)wire); }
+
+/* PATH: an onnx.TensorProto (dims, data_type, name, raw_data) of tensor t's data */
+static int write_tensor(const char *path, const char *name, const Tensor *t, const void *data)
+{
+    int code = op_dtype_to_onnx(t->dtype);
+    if (code <= 0 || ir_dtype_is_packed(t->dtype))
+        return ir_fail("%s: cannot write an output of type %s", path, ir_dtype_name(t->dtype));
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return ir_fail("%s: cannot create the file", path);
+    size_t bytes = (size_t)ir_tensor_numel(t) * (size_t)ir_dtype_bytes(t->dtype), len = strlen(name);
+    for (int d = 0; d < t->ndim; d++) {
+        pb_key(f, 1, 0);
+        pb_varint(f, (uint64_t)t->shape[d]);
+    }
+    pb_key(f, 2, 0);
+    pb_varint(f, (uint64_t)code);
+    pb_key(f, 8, 2);
+    pb_varint(f, len);
+    fwrite(name, 1, len, f);
+    pb_key(f, 9, 2);
+    pb_varint(f, bytes);
+    int bad = bytes && fwrite(data, 1, bytes, f) != bytes;
+    if (fclose(f) || bad)
+        return ir_fail("%s: write error", path);
+    return 0;
+}
+
+/* The test in DIR through the interpreter. write == 0: compare the outputs with
+ * DIR/test_data_set_0/output_N.pb (gen_check_onnx_dir); write == 1: write them there
+ * (gen_interp_write_dir). */
+static int run_dir(const char *dir, int write)
 {
     char err[1024];
     OnnxModel *m = onnx_load_file(ir_fmt("%s/model.onnx", dir), err, sizeof err);
@@ -128,7 +172,7 @@ int gen_check_onnx_dir(const char *dir)
         binds[nin].option = NULL;
         nin++;
     }
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 64 && !write; i++) {
         OnnxTensor *t = onnx_load_tensor_file(ir_fmt("%s/test_data_set_0/output_%d.pb", dir, i), err, sizeof err);
         if (!t)
             break;
@@ -140,6 +184,8 @@ int gen_check_onnx_dir(const char *dir)
     io.ndata = nin;
     if (gen_onnx_import(m, &io, &im))
         goto done;
+    if (write)
+        nout = im.noutputs;
     if (im.noutputs != nout) {
         ir_fail("%d outputs, expected %d", im.noutputs, nout);
         goto done;
@@ -174,7 +220,12 @@ int gen_check_onnx_dir(const char *dir)
         for (int o = 0; o < nout && !rc; o++)
             for (int i = 0; i < k->params.n; i++) {
                 Buffer *b = k->params.items[i];
-                if (!strcmp(b->name, im.outputs[o].t->name) && compare(im.outputs[o].onnx_name, im.outputs[o].t, params[i], outs[o], values))
+                if (strcmp(b->name, im.outputs[o].t->name))
+                    continue;
+                else if (write)
+                    rc = write_tensor(ir_fmt("%s/test_data_set_0/output_%d.pb", dir, o), im.outputs[o].onnx_name,
+                                      im.outputs[o].t, params[i]) ? 1 : 0;
+                else if (compare(im.outputs[o].onnx_name, im.outputs[o].t, params[i], outs[o], values))
                     rc = 1;
             }
     }
@@ -191,3 +242,7 @@ done:
     onnx_free(m);
     return rc;
 }
+
+int gen_check_onnx_dir(const char *dir) { return run_dir(dir, 0); }
+
+int gen_interp_write_dir(const char *dir) { return run_dir(dir, 1); }

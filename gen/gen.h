@@ -155,6 +155,10 @@ const char *gen_c_name(const char *onnx_name);
  * expected outputs (rtol 1e-3, atol 1e-5; integers exactly). Returns 0 on a match, 1 on
  * a mismatch (described in ir_errmsg()), -1 when the model cannot be compiled. */
 int gen_check_onnx_dir(const char *dir);
+/* The same run, writing the interpreter's outputs as DIR/test_data_set_0/output_N.pb
+ * (raw_data TensorProtos named after the graph outputs). Returns 0, 1 when an output
+ * cannot be written, -1 when the model cannot be compiled (ir_errmsg() says why). */
+int gen_interp_write_dir(const char *dir);
 
 /* ---------------------------------------------------------------- api.c (the driver) */
 

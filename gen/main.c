@@ -206,14 +206,16 @@ int main(int argc, char **argv)
                 fprintf(stderr, "kgen: error: unknown pass '%s' for --dump (use tir, schedule or lower)\n", opt.dump);
                 return 1;
             }
-        } else if (!strcmp(a, "--check-onnx")) {
-            /* developer aid: kgen --check-onnx DIR... runs node tests in the interpreter */
-            int bad = 0, pass = 0;
+        } else if (!strcmp(a, "--check-onnx") || !strcmp(a, "--interp-write")) {
+            /* developer aids: kgen --check-onnx DIR... runs node tests in the interpreter;
+             * --interp-write DIR... writes the interpreter's outputs as their expected ones
+             * (the reference of tests/fuzz_graphs.sh) */
+            int bad = 0, pass = 0, write = a[2] == 'i';
             for (int j = i + 1; j < argc; j++) {
                 Arena *ar = ir_arena_new();
                 ir_arena_set(ar);
                 ir_clear_error();
-                int rc = gen_check_onnx_dir(argv[j]);
+                int rc = write ? gen_interp_write_dir(argv[j]) : gen_check_onnx_dir(argv[j]);
                 printf("%s %s%s%s\n", rc == 0 ? "PASS" : rc == 1 ? "FAIL" : "ERROR", argv[j], rc ? ": " : "",
                        rc ? ir_errmsg() : "");
                 pass += rc == 0;

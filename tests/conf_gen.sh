@@ -11,6 +11,8 @@
 # non-blank line of output (tabs made spaces, 300 bytes at most) become a row
 # "test name<TAB>C name<TAB>T<TAB>status<TAB>first line" of GEN/status.*.tsv (one file per
 # worker). Each kgen run is limited to 120 s where coreutils' timeout exists (status 124).
+# KGEN_CONF_FLAGS (empty) adds options to every kgen run, e.g. --layout=nchw for
+# tests/fuzz_graphs.sh (a GEN made with other flags than the run's must not be reused).
 #
 # With several targets, the ones a test lacks are made by ONE kgen process
 # (`--target c,opencl,...` writes DIR/T for each). kgen compiles each target of the list on
@@ -37,7 +39,7 @@ if [ "${1:-}" = --worker ]; then
   run() {
     local name=$1 c=$2 out=$3 list=$4 rc line first="" t ts log=$gen/$c.${4//[, ]/_}.log
     $to "$kgen" "$tests/$name/model.onnx" --target "$list" -o "$out" --name "$c" \
-      --bind-inputs "$tests/$name/test_data_set_0" > "$log" 2>&1
+      --bind-inputs "$tests/$name/test_data_set_0" ${KGEN_CONF_FLAGS:-} > "$log" 2>&1
     rc=$?
     [ $rc = 0 ] || [ "${list/,/}" = "$list" ] || return $rc
     while IFS= read -r line || [ -n "$line" ]; do

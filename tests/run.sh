@@ -58,11 +58,11 @@ timed unit $BUILD/unit.time
 # the parts, in the order they are printed
 parts=()
 for p in golden exec tune errors onnx controlflow layout models published weights baremetal tensorize fuzz_replay gpu conformance js \
-         conformance_js conformance_wasm browser conformance-opencl; do
+         conformance_js conformance_wasm browser conformance-opencl fuzz_graphs; do
   [ -f tests/${p%-opencl}.sh ] && parts+=($p)
 done
 # the order they start in: the longest first (CPU seconds on 2 cores), then the rest
-first=" conformance-opencl conformance_wasm gpu conformance conformance_js js "
+first=" conformance-opencl conformance_wasm gpu conformance conformance_js js fuzz_graphs "
 start=()
 for p in $first; do [[ " ${parts[*]} " == *" $p "* ]] && start+=($p); done
 for p in "${parts[@]}"; do [[ $first == *" $p "* ]] || start+=($p); done
