@@ -474,17 +474,20 @@ static int phase_of(const Geom *g, const int64_t *np, int64_t f, PhaseDim *ph)
     return live;
 }
 
-/* The phase's kernel as a Conv's: Wp[m, rc, j'...] = W[group(m)*cg + rc, m % mg, r0 + (kp - 1 - j')*step ...];
- * a constant when W is, else a compute. */
-static Tensor *phase_weights(OpCtx *c, Tensor *w, const PhaseDim *ph, int ns, int64_t cg, int64_t mg, int64_t f)
+/* The kernel of phases ph[0 .. nstack-1] (ns PhaseDims each, the same kp) as a Conv's,
+ * the phases' output channels one after the other:
+ *   Wp[f*M + m, rc, j'...] = W[group(m)*cg + rc, m % mg, r0(f) + (kp - 1 - j')*step ...];
+ * a constant when W is, else a compute (one phase only). */
+static Tensor *phase_weights(OpCtx *c, Tensor *w, const PhaseDim *ph, int nstack, int ns, int64_t cg, int64_t mg,
+                             int64_t f)
 {
     int nd = ns + 2;
     int64_t M = w->shape[0] / cg * mg, shape[KG_MAX_DIMS];
-    shape[0] = M;
+    shape[0] = M * nstack;
     shape[1] = cg;
     for (int i = 0; i < ns; i++)
         shape[2 + i] = ph[i].kp;
-    const char *what = ir_fmt("w_phase%lld", (long long)f);
+    const char *what = ir_fmt(nstack > 1 ? "w_phases" : "w_phase%lld", (long long)f);
     if (w->kind == T_CONSTANT && w->data && ir_dtype_is_float(w->dtype)) {
         int64_t n = 1;
         for (int d = 0; d < nd; d++)
@@ -494,21 +497,24 @@ static Tensor *phase_weights(OpCtx *c, Tensor *w, const PhaseDim *ph, int ns, in
         if (!buf)
             ir_die("out of memory");
         for (int64_t e = 0; e < n; e++) {
-            int64_t rest = e, src = 0, j[KG_MAX_DIMS];
+            int64_t rest = e, src, j[KG_MAX_DIMS];
             for (int d = nd - 1; d >= 0; d--) {
                 j[d] = rest % shape[d];
                 rest /= shape[d];
             }
-            src = (j[0] / mg) * cg + j[1];
-            src = src * mg + j[0] % mg;
+            const PhaseDim *pf = ph + j[0] / M * ns;
+            int64_t m = j[0] % M;
+            src = ((m / mg) * cg + j[1]) * mg + m % mg;
             for (int i = 0; i < ns; i++)
-                src = src * w->shape[2 + i] + ph[i].r0 + (ph[i].kp - 1 - j[2 + i]) * ph[i].step;
+                src = src * w->shape[2 + i] + pf[i].r0 + (pf[i].kp - 1 - j[2 + i]) * pf[i].step;
             memcpy(buf + (size_t)e * esz, (const unsigned char *)w->data + (size_t)src * esz, esz);
         }
         Tensor *t = op_const_tensor(c, what, w->dtype, nd, shape, buf);
         free(buf);
         return t;
     }
+    if (nstack > 1)
+        ir_die("phase_weights: stacked phases need constant weights");
     IterVar **ax = op_axes(nd, shape);
     Expr *idx[KG_MAX_DIMS], *wi[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, idx);
@@ -522,24 +528,26 @@ static Tensor *phase_weights(OpCtx *c, Tensor *w, const PhaseDim *ph, int ns, in
     return emit(c, -1, what, nd, ax, op_read(w, wi));
 }
 
-/* Y at output indices idx from the phases (ph[f]: NULL where the phase reads nothing):
- * phase (o0 % s0, ...) at (o0 / s0, ...); dimension i and on, phase number f so far. */
-static Expr *interleave(Tensor **ph, const Geom *g, const int64_t *np, Expr **idx, int i, int64_t f, DType t)
+/* Y at output indices idx from the phases: phase (o0 % s0, ...) at (o0 / s0, ...), read
+ * in ph[f] (NULL: the phase reads nothing) at channel m + choff[f]; dimension i and on,
+ * phase number f so far. */
+static Expr *interleave(Tensor **ph, const int64_t *choff, const Geom *g, const int64_t *np, Expr **idx, int i,
+                        int64_t f, DType t)
 {
     if (i == g->ns) {
         if (!ph[f])
             return op_lit(0, t);
         Expr *qi[KG_MAX_DIMS];
         qi[0] = idx[0];
-        qi[1] = idx[1];
+        qi[1] = choff[f] ? ir_bin(OP_ADD, idx[1], ir_idx(choff[f])) : idx[1];
         for (int d = 0; d < g->ns; d++)
             qi[2 + d] = g->stride[d] == 1 ? idx[2 + d] : ir_bin(OP_DIV, idx[2 + d], ir_idx(g->stride[d]));
         return op_read(ph[f], qi);
     }
-    Expr *e = interleave(ph, g, np, idx, i + 1, f * np[i] + np[i] - 1, t);
+    Expr *e = interleave(ph, choff, g, np, idx, i + 1, f * np[i] + np[i] - 1, t);
     for (int64_t p = np[i] - 2; p >= 0; p--) {
         Expr *is_p = ir_bin(OP_EQ, ir_bin(OP_MOD, idx[2 + i], ir_idx(g->stride[i])), ir_idx(p));
-        e = ir_select(is_p, interleave(ph, g, np, idx, i + 1, f * np[i] + p, t), e);
+        e = ir_select(is_p, interleave(ph, choff, g, np, idx, i + 1, f * np[i] + p, t), e);
     }
     return e;
 }
@@ -558,49 +566,74 @@ static int64_t phase_counts(const Geom *g, int64_t *np)
     return n;
 }
 
+/* Can the phases ph (nph of ns PhaseDims) be one Conv with their output channels one
+ * after the other (ConvTranspose's k a multiple of s, pads of s: every phase reads the same
+ * window, only its taps differ)? Constant weights and one group only. */
+static int phases_stack(const Tensor *w, int64_t group, const PhaseDim *ph, int64_t nph, int ns)
+{
+    if (nph < 2 || group != 1 || w->kind != T_CONSTANT || !w->data || !ir_dtype_is_float(w->dtype))
+        return 0;
+    for (int64_t f = 0; f < nph; f++)
+        for (int i = 0; i < ns; i++) {
+            const PhaseDim *a = &ph[f * ns + i], *b = &ph[i];
+            if (!a->kp || a->kp != b->kp || a->base != b->base || a->qn != b->qn)
+                return 0;
+        }
+    return 1;
+}
+
 /* The phase form (see above) as output `out` (or a temporary when out < 0). */
 static Tensor *convt_phases(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64_t cg, int64_t mg, int out)
 {
     int ns = g->ns, nd = ns + 2, strided = 0;
-    int64_t np[MAX_SP], nph = phase_counts(g, np), group = x->shape[1] / cg;
+    int64_t np[MAX_SP], nph = phase_counts(g, np), group = x->shape[1] / cg, M = mg * group;
     for (int i = 0; i < ns; i++)
         strided |= g->stride[i] > 1;
+    PhaseDim *ph = ir_alloc(sizeof *ph * (size_t)(nph * ns));
+    unsigned char *live = ir_alloc((size_t)nph);
+    for (int64_t f = 0; f < nph; f++)
+        live[f] = (unsigned char)phase_of(g, np, f, ph + f * ns);
     /* one copy of X padded for every phase: plo positions before it, size in all */
     int64_t plo[MAX_SP] = {0}, size[MAX_SP];
-    PhaseDim ph[MAX_SP];
     for (int i = 0; i < ns; i++)
         size[i] = g->in[i];
-    for (int64_t f = 0; f < nph; f++) {
-        if (!phase_of(g, np, f, ph))
-            continue;
-        for (int i = 0; i < ns; i++) {
-            int64_t last = ph[i].qn - 1 + ph[i].base + (ph[i].kp - 1) * ph[i].dil;
-            if (-ph[i].base > plo[i])
-                plo[i] = -ph[i].base;
+    for (int64_t f = 0; f < nph; f++)
+        for (int i = 0; live[f] && i < ns; i++) {
+            const PhaseDim *pd = &ph[f * ns + i];
+            int64_t last = pd->qn - 1 + pd->base + (pd->kp - 1) * pd->dil;
+            if (-pd->base > plo[i])
+                plo[i] = -pd->base;
             if (last + 1 > size[i])
                 size[i] = last + 1;
         }
-    }
     for (int i = 0; i < ns; i++)
         size[i] += plo[i];
     Tensor *xp = pad_to(c, x, ns, plo, size, op_lit(0, x->dtype));
     if (!xp)
         return NULL;
+    int stack = phases_stack(w, group, ph, nph, ns);
     Tensor **phase = ir_alloc(sizeof *phase * (size_t)nph);
+    int64_t *choff = ir_alloc(sizeof *choff * (size_t)nph);
     for (int64_t f = 0; f < nph; f++) {
-        if (!phase_of(g, np, f, ph))
+        if (!live[f])
             continue;
+        if (stack && f > 0) {
+            phase[f] = phase[0];
+            choff[f] = f * M;
+            continue;
+        }
+        const PhaseDim *pf = ph + f * ns;
         Geom pg;
         memset(&pg, 0, sizeof pg);
         pg.ns = ns;
         for (int i = 0; i < ns; i++) {
-            pg.k[i] = ph[i].kp;
+            pg.k[i] = pf[i].kp;
             pg.stride[i] = 1;
-            pg.dil[i] = ph[i].dil;
-            pg.out[i] = ph[i].qn;
-            pg.off[i] = ph[i].base + plo[i];
+            pg.dil[i] = pf[i].dil;
+            pg.out[i] = pf[i].qn;
+            pg.off[i] = pf[i].base + plo[i];
         }
-        Tensor *wp = phase_weights(c, w, ph, ns, cg, mg, f);
+        Tensor *wp = phase_weights(c, w, pf, stack ? (int)nph : 1, ns, cg, mg, f);
         /* stride 1 everywhere: the one phase is the output */
         phase[f] = wp ? conv_reduce(c, xp, wp, &pg, group, strided ? -1 : out) : NULL;
         if (!phase[f])
@@ -610,13 +643,13 @@ static Tensor *convt_phases(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64
     }
     int64_t shape[KG_MAX_DIMS];
     shape[0] = x->shape[0];
-    shape[1] = mg * group;
+    shape[1] = M;
     for (int i = 0; i < ns; i++)
         shape[2 + i] = g->out[i];
     IterVar **ax = op_axes(nd, shape);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, idx);
-    return emit(c, out, "convt", nd, ax, interleave(phase, g, np, idx, 0, 0, x->dtype));
+    return emit(c, out, "convt", nd, ax, interleave(phase, choff, g, np, idx, 0, 0, x->dtype));
 }
 
 static int conv_transpose(OpCtx *c)

@@ -2,8 +2,9 @@
 # convt.sh - ConvTranspose models (tests/bench/convt_models.py: the PaddleOCR DB head
 # pattern, a k 4 s 2 p 1 U-Net/GAN upsampler, a 1-D one): kgen's generated C (default
 # options, -O3 -march=native, 1 thread, the runner's --bench) against onnxruntime-node's
-# CPU provider (1 thread, all optimisations), best of 3 medians, measured in the same
-# run, interleaved. Each kgen given is timed (e.g. a baseline build beside the current
+# CPU provider (1 thread, all optimisations), measured in the same run: the best of 3
+# medians and the smallest time of those runs (min: the steadier figure on a loaded
+# machine). Each kgen given is timed (e.g. a baseline build beside the current
 # one); max_rel: the largest |kgen - ort| / max|ort| against onnxruntime run with no graph
 # optimisation (the reference).
 #     bash tests/bench/convt.sh [WORK] [KGEN...]     (default build/bench/convt ./kgen)
@@ -27,13 +28,14 @@ if [ ! -d $ort_dir/node_modules/onnxruntime-node ] && command -v npm >/dev/null;
 fi
 $PY tests/bench/convt_models.py $work/models > $work/export.log 2>&1 || { echo "export failed: $(tail -1 $work/export.log)"; exit 1; }
 models="det_head up_k4 up_1d"
-best() {   # best FIELD CMD...: the smallest FIELD=... of three runs
-  local field=$1 b="" v rep; shift
+best() {   # best CMD...: "MEDIAN MIN", the smallest median_ms= and min_ms= of three runs
+  local b="" v rep
   for rep in 1 2 3; do
-    v=$("$@" 2>/dev/null | sed -n "s/.*\b$field=\([0-9.]*\).*/\1/p" | head -1)
-    [ -n "$v" ] && b=$(awk -v a="$v" -v b="$b" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }')
+    v=$("$@" 2>/dev/null | sed -n 's/.*median_ms=\([0-9.]*\) min_ms=\([0-9.]*\).*/\1 \2/p' | head -1)
+    [ -n "$v" ] && b=$(awk -v a="$v" -v b="$b" 'BEGIN { split(a, x, " "); if (b == "") { print a; exit }
+      split(b, y, " "); printf "%.3f %.3f\n", x[1] < y[1] ? x[1] : y[1], x[2] < y[2] ? x[2] : y[2] }')
   done
-  echo "${b:--}"
+  echo "${b:-- -}"
 }
 for m in $models; do
   for i in "${!kgens[@]}"; do
@@ -46,19 +48,19 @@ for m in $models; do
     --opt disabled --out $work/$m.ort.npy > /dev/null 2>&1 || echo "# $m: onnxruntime failed"
 done
 printf '%-10s' model
-for i in "${!kgens[@]}"; do printf ' %10s %9s' kgen${i}_ms max_rel$i; done
-printf ' %9s\n' ort_ms
+for i in "${!kgens[@]}"; do printf ' %10s %10s %9s' kgen${i}_med kgen${i}_min max_rel$i; done
+printf ' %9s %9s\n' ort_med ort_min
 for m in $models; do
   x=$work/models/${m}_input.npy
   printf '%-10s' $m
   for i in "${!kgens[@]}"; do
     d=$work/$m.k$i
-    t=$(best median_ms $pin $d/net --bench $runs $x)
+    t=$(best $pin $d/net --bench $runs $x)
     rm -rf $d.out
     r=$($d/net $x -o $d.out > /dev/null 2>&1 && $PY -c 'import sys, numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 print("%.2g" % (float(np.abs(a - b).max()) / float(np.abs(b).max())))' $d.out/output_0.npy $work/$m.ort.npy 2>/dev/null || echo -)
-    printf ' %10s %9s' $t $r
+    printf ' %10s %10s %9s' $t $r
   done
-  printf ' %9s\n' $(best median_ms $pin node tests/bench/ort_run.mjs $work/models/$m.onnx $x --runs $runs --ort $ort_dir)
+  printf ' %9s %9s\n' $(best $pin node tests/bench/ort_run.mjs $work/models/$m.onnx $x --runs $runs --ort $ort_dir)
 done
