@@ -11,7 +11,9 @@
  *   - a per-channel compute (not a graph output), injective or one reduction over a
  *     window at its top (pooling), that reads a region tensor, each such read at its own
  *     channel index (bias, Relu, Clip, Add, the padding before the next conv, MaxPool,
- *     AveragePool, GlobalAveragePool): it is re-indexed with c = co*B + ci.
+ *     AveragePool, GlobalAveragePool), or at that plus a multiple of B when its channel
+ *     count is one too (ConvTranspose's interleave of phases stacked in one conv): it is
+ *     re-indexed with c = co*B + ci.
  * Everything else stays NCHW and reads a region tensor through a conversion back
  * (X_to_nchw, a pure index shuffle the default schedule inlines into the reader); a
  * blocked op that reads a full NCHW activation reads it through X_to_nchwc. A group-1
