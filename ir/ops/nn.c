@@ -200,8 +200,8 @@ static void window_axes(const Geom *g, Expr **idx, IterVar **rax, Expr **xi)
 /* ---------------------------------------------------------------- Conv */
 
 /* Y[n, m, o...] = sum(rc, rk...: Xp[n, group(m)*C/g + rc, o*s + rk*d] * W[m, rc, rk...]) over
- * the padded input xp. out: output index or -1 for a temporary. */
-static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64_t group, int out)
+ * the padded input xp. out: output index or -1 for a temporary named after `what`. */
+static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64_t group, const char *what, int out)
 {
     int ns = g->ns, nd = ns + 2;
     int64_t C = xp->shape[1], M = w->shape[0], cg = C / group, mg = M / group;
@@ -225,16 +225,16 @@ static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64
         wi[2 + i] = ir_varref(rax[1 + i]->var);
     if (!ir_dtype_is_storage(xp->dtype)) {
         Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(xp, xi), op_read(w, wi)), rax, 1 + ns);
-        return emit(c, out, "conv", nd, ax, body);
+        return emit(c, out, what, nd, ax, body);
     }
     /* f16, bf16: the sum in f32, rounded once (as MatMul: an f16 accumulator loses a bit a step) */
     Expr *prod = ir_binary(OP_MUL, ir_cast(DT_F32, op_read(xp, xi)), ir_cast(DT_F32, op_read(w, wi)));
-    Tensor *sum = emit(c, -1, "conv32", nd, ax, ir_reduce(RED_SUM, prod, rax, 1 + ns));
+    Tensor *sum = emit(c, -1, ir_fmt("%s32", what), nd, ax, ir_reduce(RED_SUM, prod, rax, 1 + ns));
     if (!sum)
         return NULL;
     ax = op_axes(nd, shape);
     op_axis_exprs(ax, nd, idx);
-    return emit(c, out, "conv", nd, ax, ir_cast(xp->dtype, op_read(sum, idx)));
+    return emit(c, out, what, nd, ax, ir_cast(xp->dtype, op_read(sum, idx)));
 }
 
 /* y[n, m, ...] + b[m] as output `out` */
@@ -300,7 +300,7 @@ Tensor *op_nn_conv(OpCtx *c, Tensor *x, Tensor *w, Tensor *bias, Expr *fill, int
     Tensor *xp = pad_spatial(c, x, &g, fill);
     if (!xp)
         return NULL;
-    Tensor *y = conv_reduce(c, xp, w, &g, group, bias ? -1 : out);
+    Tensor *y = conv_reduce(c, xp, w, &g, group, "conv", bias ? -1 : out);
     if (!y || !bias)
         return y;
     return add_channel_bias(c, y, bias, out);
@@ -635,7 +635,8 @@ static Tensor *convt_phases(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64
         }
         Tensor *wp = phase_weights(c, w, pf, stack ? (int)nph : 1, ns, cg, mg, f);
         /* stride 1 everywhere: the one phase is the output */
-        phase[f] = wp ? conv_reduce(c, xp, wp, &pg, group, strided ? -1 : out) : NULL;
+        const char *what = !strided ? "conv" : stack ? "phases" : ir_fmt("phase%lld", (long long)f);
+        phase[f] = wp ? conv_reduce(c, xp, wp, &pg, group, what, strided ? -1 : out) : NULL;
         if (!phase[f])
             return NULL;
         if (!strided)
