@@ -341,16 +341,18 @@ static int const_f32(const Tensor *t, int64_t n)
     return t && t->kind == T_CONSTANT && t->dtype == DT_F32 && ir_tensor_numel(t) == n;
 }
 
-/* A BatchNormalization (inference) right after a Conv or Gemm that only it reads, with
- * every parameter constant, is folded into the weights and bias:
- *   s = scale / sqrt(var + eps),  W'[f] = W[f] * s[f],  B' = (B - mean) * s + beta.
+/* A BatchNormalization (inference) right after a Conv, ConvTranspose or Gemm that only it
+ * reads, with every parameter constant, is folded into the weights and bias:
+ *   s = scale / sqrt(var + eps),  W'[f] = W[f] * s[f],  B' = (B - mean) * s + beta
+ * (ConvTranspose's W is [C, F/group, k...]: output channel f of group (c / (C/group)).
  * Returns the index of the folded BN node (its output then aliases the producer's) or -1;
  * c->in[1..2] are replaced. */
 static int fold_bn(Import *I, const OnnxGraph *g, int ni, OpCtx *c)
 {
     const OnnxNode *n = &g->nodes[ni];
     int conv = !strcmp(n->op_type, "Conv"), gemm = !strcmp(n->op_type, "Gemm");
-    if ((!conv && !gemm) || n->noutputs != 1 || uses(g, n->outputs[0]) != 1)
+    int convt = !strcmp(n->op_type, "ConvTranspose");
+    if ((!conv && !gemm && !convt) || n->noutputs != 1 || uses(g, n->outputs[0]) != 1)
         return -1;
     int bi = -1;
     for (int i = ni + 1; i < g->nnodes && bi < 0; i++)
@@ -367,10 +369,18 @@ static int fold_bn(Import *I, const OnnxGraph *g, int ni, OpCtx *c)
     if (!W || W->kind != T_CONSTANT || W->dtype != DT_F32 || W->ndim < 2)
         return -1;
     int64_t F;
-    int64_t tB = 0;
+    int64_t tB = 0, cg = 1, mg = 1;
     if (conv)
         F = W->shape[0];
-    else {
+    else if (convt) {
+        const OnnxAttr *ga = onnx_node_attr(n, "group");
+        int64_t group = ga ? ga->i : 1;
+        if (group < 1 || W->shape[0] % group || W->shape[1] < 1)
+            return -1;   /* the operator reports it */
+        cg = W->shape[0] / group;
+        mg = W->shape[1];
+        F = mg * group;
+    } else {
         const OnnxAttr *ta = onnx_node_attr(n, "transA"), *tb = onnx_node_attr(n, "transB"),
                        *al = onnx_node_attr(n, "alpha"), *be = onnx_node_attr(n, "beta");
         if ((ta && ta->i) || (al && al->f != 1.0f) || (be && be->f != 1.0f) || W->ndim != 2)
@@ -390,13 +400,13 @@ static int fold_bn(Import *I, const OnnxGraph *g, int ni, OpCtx *c)
     const OnnxAttr *ea = onnx_node_attr(bn, "epsilon");
     double eps = ea ? ea->f : 1e-5;
     const float *scale = p[0]->data, *beta = p[1]->data, *mean = p[2]->data, *var = p[3]->data;
-    int64_t nw = ir_tensor_numel(W), per = nw / F;
+    int64_t nw = ir_tensor_numel(W), per = nw / (convt ? W->shape[0] * mg : F);
     float *w2 = malloc(sizeof *w2 * (size_t)nw), *b2 = malloc(sizeof *b2 * (size_t)F);
     if (!w2 || !b2)
         ir_die("out of memory");
     const float *w = W->data;
     for (int64_t k = 0; k < nw; k++) {
-        int64_t f = conv || tB ? k / per : k % F;
+        int64_t f = convt ? k / per / mg / cg * mg + k / per % mg : conv || tB ? k / per : k % F;
         w2[k] = (float)(w[k] * (scale[f] / sqrt((double)var[f] + eps)));
     }
     for (int64_t f = 0; f < F; f++) {

@@ -11,7 +11,9 @@
  *   - a per-channel compute (not a graph output), injective or one reduction over a
  *     window at its top (pooling), that reads a region tensor, each such read at its own
  *     channel index (bias, Relu, Clip, Add, the padding before the next conv, MaxPool,
- *     AveragePool, GlobalAveragePool): it is re-indexed with c = co*B + ci.
+ *     AveragePool, GlobalAveragePool), or at that plus a multiple of B when its channel
+ *     count is one too (ConvTranspose's interleave of phases stacked in one conv): it is
+ *     re-indexed with c = co*B + ci.
  * Everything else stays NCHW and reads a region tensor through a conversion back
  * (X_to_nchw, a pure index shuffle the default schedule inlines into the reader); a
  * blocked op that reads a full NCHW activation reads it through X_to_nchwc. A group-1
@@ -220,18 +222,29 @@ typedef struct {
     Expr *co, *ci;
 } Rw;
 
-/* Does access e read its tensor at t's own channel index (t's channel count, the index
- * exactly t's channel axis, which no other index uses)? */
-static int chan_exact(const Expr *e, const Tensor *t)
+/* Does access e read its tensor at t's own channel index c (t's channel count, the index
+ * exactly t's channel axis, which no other index uses), or at c + K for a multiple K of
+ * the block, t's channel count a multiple of the block too (ConvTranspose's phases
+ * stacked in one conv: blocks K/B on)? The offset K, or -1. */
+static int64_t chan_offset(const Layout *L, const Expr *e, const Tensor *t)
 {
     const Tensor *x = e->u.access.t;
     Var *c = t->axes[1]->var;
-    if (x->ndim != 4 || x->shape[1] != t->shape[1] || !is_var(e->u.access.idx[1], c))
-        return 0;
+    if (x->ndim != 4)
+        return -1;
+    const Expr *ci = e->u.access.idx[1];
+    int64_t K = 0;
+    if (ci->kind == E_BIN && ci->u.bin.op == OP_ADD && ir_expr_is_const(ci->u.bin.b, &K))
+        ci = ci->u.bin.a;
+    if ((K || x->shape[1] != t->shape[1]) &&
+        (K < 0 || K % L->B || t->shape[1] % L->B || K + t->shape[1] > x->shape[1]))
+        return -1;
+    if (!is_var(ci, c))
+        return -1;
     for (int d = 0; d < 4; d++)
         if (d != 1 && ir_expr_uses_var(e->u.access.idx[d], c))
-            return 0;
-    return 1;
+            return -1;
+    return K;
 }
 
 /* The one index of access e that is exactly t's channel axis (none other using it), or -1. */
@@ -259,10 +272,12 @@ static Expr *rw_access(Rw *k, Expr *e)
     Info *in = info_of(L, x);
     int n = e->u.access.n;
     Expr *idx[KG_MAX_DIMS];
-    if (k->t && chan_exact(e, k->t)) {
+    int64_t K = k->t ? chan_offset(L, e, k->t) : -1;
+    if (K >= 0) {
         Tensor *src = in->blocked ? in->nt : ir_tensor_numel(x) > x->shape[1] ? to_blocked(L, x) : NULL;
         if (src) {
-            Expr *bi[5] = {rw(k, e->u.access.idx[0]), k->co, rw(k, e->u.access.idx[2]), rw(k, e->u.access.idx[3]),
+            Expr *co = K ? ir_bin(OP_ADD, k->co, ir_idx(K / L->B)) : k->co;
+            Expr *bi[5] = {rw(k, e->u.access.idx[0]), co, rw(k, e->u.access.idx[2]), rw(k, e->u.access.idx[3]),
                            k->ci};
             return ir_access(src, bi, 5);
         }
@@ -665,7 +680,7 @@ static int elem_ok(Layout *L, const Tensor *t)
         const Expr *e = stack.items[--stack.n];
         switch (e->kind) {
         case E_ACCESS:
-            if (info_of(L, e->u.access.t)->blocked && !chan_exact(e, t))
+            if (info_of(L, e->u.access.t)->blocked && chan_offset(L, e, t) < 0)
                 return 0;
             for (int i = 0; i < e->u.access.n; i++)
                 ir_vec_push(&stack, e->u.access.idx[i], 1 << 24, "expressions");

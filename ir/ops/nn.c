@@ -7,6 +7,7 @@
 #include "ops.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_SP (KG_MAX_DIMS - 2)   /* spatial dimensions of an N, C, ... tensor */
@@ -69,6 +70,7 @@ static Tensor *nc_input(OpCtx *c, int i, const char *what)
 typedef struct {
     int ns;
     int64_t in[MAX_SP], k[MAX_SP], stride[MAX_SP], dil[MAX_SP], lo[MAX_SP], hi[MAX_SP], out[MAX_SP];
+    int64_t off[MAX_SP];   /* added to every read position (0 but in ConvTranspose's phases) */
 } Geom;
 
 static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, Geom *g)
@@ -121,36 +123,46 @@ static int64_t window_last(const Geom *g, int i)
     return (g->out[i] - 1) * g->stride[i] + (g->k[i] - 1) * g->dil[i] - g->lo[i];
 }
 
-/* x padded on the spatial dimensions so that every window read of g is in range; the
- * padding reads `fill`. x itself when no window leaves it. */
-static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
+/* x padded on the spatial dimensions: lo[i] positions before the input and up to size[i]
+ * in all; the padding reads `fill`. x itself when nothing is added. */
+static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int64_t *size, Expr *fill)
 {
     int64_t shape[KG_MAX_DIMS];
     int need = 0;
     shape[0] = x->shape[0];
     shape[1] = x->shape[1];
-    for (int i = 0; i < g->ns; i++) {
-        shape[2 + i] = window_last(g, i) + g->lo[i] + 1;
-        if (g->lo[i] > 0 || shape[2 + i] > g->in[i])
+    for (int i = 0; i < ns; i++) {
+        shape[2 + i] = size[i];
+        if (lo[i] > 0 || size[i] > x->shape[2 + i])
             need = 1;
     }
     if (!need)
         return x;
-    int nd = 2 + g->ns;
+    int nd = 2 + ns;
     IterVar **ax = op_axes(nd, shape);
     Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *cond = NULL;
     op_axis_exprs(ax, nd, idx);
     xi[0] = idx[0];
     xi[1] = idx[1];
-    for (int i = 0; i < g->ns; i++) {
+    for (int i = 0; i < ns; i++) {
         Expr *p = idx[2 + i];
-        if (g->lo[i])
-            p = ir_bin(OP_SUB, p, ir_idx(g->lo[i]));
+        if (lo[i])
+            p = ir_bin(OP_SUB, p, ir_idx(lo[i]));
         xi[2 + i] = p;
-        if (g->lo[i] > 0 || shape[2 + i] > g->in[i])
-            cond = and_(cond, in_range(p, 0, g->in[i]));
+        if (lo[i] > 0 || size[i] > x->shape[2 + i])
+            cond = and_(cond, in_range(p, 0, x->shape[2 + i]));
     }
     return op_emit(c, op_name(c, "pad"), nd, ax, ir_select(cond, op_read(x, xi), fill));
+}
+
+/* x padded on the spatial dimensions so that every window read of g is in range; the
+ * padding reads `fill`. x itself when no window leaves it. */
+static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
+{
+    int64_t size[MAX_SP];
+    for (int i = 0; i < g->ns; i++)
+        size[i] = window_last(g, i) + g->lo[i] + 1;
+    return pad_to(c, x, g->ns, g->lo, size, fill);
 }
 
 /* Is every window of g contiguous (no dilation) and holds at least one input position
@@ -173,21 +185,23 @@ static int windows_hit_input(const Geom *g)
     return 1;
 }
 
-/* Reduce axes rk0.. over the window and the input indices o*stride + rk*dil they read
- * (in padded coordinates). idx holds the output indices (N, C, o...). */
+/* Reduce axes rk0.. over the window and the input indices o*stride + rk*dil + off they
+ * read (in padded coordinates). idx holds the output indices (N, C, o...). */
 static void window_axes(const Geom *g, Expr **idx, IterVar **rax, Expr **xi)
 {
     for (int i = 0; i < g->ns; i++) {
         rax[i] = ir_itervar_new(ir_fmt("rk%d", i), g->k[i], IV_REDUCE);
         xi[2 + i] = lin(idx[2 + i], g->stride[i], g->k[i] > 1 ? ir_varref(rax[i]->var) : NULL, g->dil[i]);
+        if (g->off[i])
+            xi[2 + i] = ir_bin(OP_ADD, xi[2 + i], ir_idx(g->off[i]));
     }
 }
 
 /* ---------------------------------------------------------------- Conv */
 
 /* Y[n, m, o...] = sum(rc, rk...: Xp[n, group(m)*C/g + rc, o*s + rk*d] * W[m, rc, rk...]) over
- * the padded input xp. out: output index or -1 for a temporary. */
-static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64_t group, int out)
+ * the padded input xp. out: output index or -1 for a temporary named after `what`. */
+static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64_t group, const char *what, int out)
 {
     int ns = g->ns, nd = ns + 2;
     int64_t C = xp->shape[1], M = w->shape[0], cg = C / group, mg = M / group;
@@ -211,16 +225,16 @@ static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64
         wi[2 + i] = ir_varref(rax[1 + i]->var);
     if (!ir_dtype_is_storage(xp->dtype)) {
         Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(xp, xi), op_read(w, wi)), rax, 1 + ns);
-        return emit(c, out, "conv", nd, ax, body);
+        return emit(c, out, what, nd, ax, body);
     }
     /* f16, bf16: the sum in f32, rounded once (as MatMul: an f16 accumulator loses a bit a step) */
     Expr *prod = ir_binary(OP_MUL, ir_cast(DT_F32, op_read(xp, xi)), ir_cast(DT_F32, op_read(w, wi)));
-    Tensor *sum = emit(c, -1, "conv32", nd, ax, ir_reduce(RED_SUM, prod, rax, 1 + ns));
+    Tensor *sum = emit(c, -1, ir_fmt("%s32", what), nd, ax, ir_reduce(RED_SUM, prod, rax, 1 + ns));
     if (!sum)
         return NULL;
     ax = op_axes(nd, shape);
     op_axis_exprs(ax, nd, idx);
-    return emit(c, out, "conv", nd, ax, ir_cast(xp->dtype, op_read(sum, idx)));
+    return emit(c, out, what, nd, ax, ir_cast(xp->dtype, op_read(sum, idx)));
 }
 
 /* y[n, m, ...] + b[m] as output `out` */
@@ -286,7 +300,7 @@ Tensor *op_nn_conv(OpCtx *c, Tensor *x, Tensor *w, Tensor *bias, Expr *fill, int
     Tensor *xp = pad_spatial(c, x, &g, fill);
     if (!xp)
         return NULL;
-    Tensor *y = conv_reduce(c, xp, w, &g, group, bias ? -1 : out);
+    Tensor *y = conv_reduce(c, xp, w, &g, group, "conv", bias ? -1 : out);
     if (!y || !bias)
         return y;
     return add_channel_bias(c, y, bias, out);
@@ -303,15 +317,11 @@ static int conv(OpCtx *c)
 
 /* ---------------------------------------------------------------- ConvTranspose */
 
-/* Y[n, m, o] = sum(rc, rk: X[n, group(m)*C/g + rc, i] * W[group(m)*C/g + rc, m % (M/g), rk])
- * over the (i, rk) with i*s + rk*d - lo == o: the input position is (o + lo - rk*d) / s
- * where that divides exactly and lands inside X. */
-static int conv_transpose(OpCtx *c)
+/* ConvTranspose's attributes and shapes checked, its geometry in g: output position o
+ * gathers input position i through tap r where i*s + r*d - lo == o. cg, mg: input and
+ * output channels per group. */
+static int convt_geom(OpCtx *c, Tensor *x, Tensor *w, Tensor *b, Geom *g, int64_t *cg, int64_t *mg)
 {
-    Tensor *x = nc_input(c, 0, "X"), *w = op_input(c, 1, "W");
-    if (!x || !w)
-        return -1;
-    Tensor *b = op_has_input(c, 2) ? c->in[2] : NULL;
     int ns = x->ndim - 2, nd = x->ndim;
     if (w->ndim != nd)
         return ir_fail("%s: W has rank %d, X rank %d; they must match", c->op, w->ndim, nd);
@@ -322,24 +332,25 @@ static int conv_transpose(OpCtx *c)
         return ir_fail("%s: group %lld must divide the input channels (%lld)", c->op, (long long)group, (long long)C);
     if (w->shape[0] != C)
         return ir_fail("%s: W has %lld input channels, X %lld", c->op, (long long)w->shape[0], (long long)C);
-    int64_t cg = C / group, mg = w->shape[1], M = mg * group;
+    *cg = C / group;
+    *mg = w->shape[1];
+    int64_t M = *mg * group;
     if (b && (b->ndim != 1 || b->shape[0] != M || b->dtype != x->dtype))
         return ir_fail("%s: B must be a vector of %lld %s values", c->op, (long long)M, ir_dtype_name(x->dtype));
 
-    Geom g;
-    memset(&g, 0, sizeof g);
-    g.ns = ns;
+    memset(g, 0, sizeof *g);
+    g->ns = ns;
     int64_t k[MAX_SP], opad[MAX_SP], oshape[KG_MAX_DIMS + 1];
-    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, k) || op_spatial_attr(c, "strides", ns, 1, 1, g.stride) ||
-        op_spatial_attr(c, "dilations", ns, 1, 1, g.dil) || op_spatial_attr(c, "output_padding", ns, 0, 0, opad) ||
-        op_pads_attr(c, ns, g.lo, g.hi, 1))
+    if (op_spatial_attr(c, "kernel_shape", ns, 1, 1, k) || op_spatial_attr(c, "strides", ns, 1, 1, g->stride) ||
+        op_spatial_attr(c, "dilations", ns, 1, 1, g->dil) || op_spatial_attr(c, "output_padding", ns, 0, 0, opad) ||
+        op_pads_attr(c, ns, g->lo, g->hi, 1))
         return -1;
     for (int i = 0; i < ns; i++) {
         if (op_attr(c, "kernel_shape") && k[i] != w->shape[2 + i])
             return ir_fail("%s: kernel_shape[%d] is %lld but W has %lld", c->op, i, (long long)k[i],
                            (long long)w->shape[2 + i]);
-        g.k[i] = w->shape[2 + i];
-        g.in[i] = x->shape[2 + i];
+        g->k[i] = w->shape[2 + i];
+        g->in[i] = x->shape[2 + i];
     }
     int nos = op_attr_ints(c, "output_shape", oshape, KG_MAX_DIMS + 1);
     if (nos >= 0 && nos != ns && nos != nd)
@@ -349,28 +360,37 @@ static int conv_transpose(OpCtx *c)
     if (!same_upper && !same_lower && strcmp(ap, "VALID") && strcmp(ap, "NOTSET") && ap[0])
         return ir_fail("%s: unknown auto_pad '%s' (NOTSET, SAME_UPPER, SAME_LOWER or VALID)", c->op, ap);
     for (int i = 0; i < ns; i++) {
-        int64_t full = g.stride[i] * (g.in[i] - 1) + opad[i] + (g.k[i] - 1) * g.dil[i] + 1;
+        int64_t full = g->stride[i] * (g->in[i] - 1) + opad[i] + (g->k[i] - 1) * g->dil[i] + 1;
         if (nos >= 0 || same_upper || same_lower) {
             /* the output size is given (or in*stride); the pads follow from it */
-            int64_t o = nos >= 0 ? oshape[nos - ns + i] : g.in[i] * g.stride[i];
+            int64_t o = nos >= 0 ? oshape[nos - ns + i] : g->in[i] * g->stride[i];
             int64_t total = full - o;
-            g.lo[i] = same_upper ? floor_div(total, 2) : total - floor_div(total, 2);
-            g.hi[i] = total - g.lo[i];
-            g.out[i] = o;
+            g->lo[i] = same_upper ? floor_div(total, 2) : total - floor_div(total, 2);
+            g->hi[i] = total - g->lo[i];
+            g->out[i] = o;
         } else {
             if (!strcmp(ap, "VALID"))
-                g.lo[i] = g.hi[i] = 0;
-            g.out[i] = full - g.lo[i] - g.hi[i];
+                g->lo[i] = g->hi[i] = 0;
+            g->out[i] = full - g->lo[i] - g->hi[i];
         }
-        if (g.out[i] < 1)
-            return ir_fail("%s: output spatial dimension %d would be %lld", c->op, i, (long long)g.out[i]);
+        if (g->out[i] < 1)
+            return ir_fail("%s: output spatial dimension %d would be %lld", c->op, i, (long long)g->out[i]);
     }
+    return 0;
+}
 
-    int64_t shape[KG_MAX_DIMS];
+/* The general form, for what the phases do not cover:
+ * Y[n, m, o] = sum(rc, rk: X[n, group(m)*C/g + rc, i] * W[group(m)*C/g + rc, m % (M/g), rk])
+ * over the (i, rk) with i*s + rk*d - lo == o: the input position is (o + lo - rk*d) / s
+ * where that divides exactly and lands inside X (a guard inside the sum). */
+static Tensor *convt_guarded(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64_t cg, int64_t mg, int out)
+{
+    int ns = g->ns, nd = ns + 2;
+    int64_t group = x->shape[1] / cg, shape[KG_MAX_DIMS];
     shape[0] = x->shape[0];
-    shape[1] = M;
+    shape[1] = mg * group;
     for (int i = 0; i < ns; i++)
-        shape[2 + i] = g.out[i];
+        shape[2 + i] = g->out[i];
     IterVar **ax = op_axes(nd, shape);
     Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *wi[KG_MAX_DIMS], *cond = NULL;
     op_axis_exprs(ax, nd, idx);
@@ -383,30 +403,269 @@ static int conv_transpose(OpCtx *c)
     wi[0] = ch;
     wi[1] = group == 1 ? idx[1] : ir_bin(OP_MOD, idx[1], ir_idx(mg));
     for (int i = 0; i < ns; i++) {
-        rax[1 + i] = ir_itervar_new(ir_fmt("rk%d", i), g.k[i], IV_REDUCE);
+        rax[1 + i] = ir_itervar_new(ir_fmt("rk%d", i), g->k[i], IV_REDUCE);
         Expr *rk = ir_varref(rax[1 + i]->var);
         wi[2 + i] = rk;
         /* t = o + lo - rk*d: the input position times the stride */
         Expr *t = idx[2 + i];
-        if (g.lo[i])
-            t = ir_bin(OP_ADD, t, ir_idx(g.lo[i]));
-        if (g.k[i] > 1)
-            t = ir_bin(OP_SUB, t, g.dil[i] == 1 ? rk : ir_bin(OP_MUL, rk, ir_idx(g.dil[i])));
-        if (g.stride[i] == 1) {
+        if (g->lo[i])
+            t = ir_bin(OP_ADD, t, ir_idx(g->lo[i]));
+        if (g->k[i] > 1)
+            t = ir_bin(OP_SUB, t, g->dil[i] == 1 ? rk : ir_bin(OP_MUL, rk, ir_idx(g->dil[i])));
+        if (g->stride[i] == 1) {
             xi[2 + i] = t;
-            cond = and_(cond, in_range(t, 0, g.in[i]));
+            cond = and_(cond, in_range(t, 0, g->in[i]));
         } else {
-            xi[2 + i] = ir_bin(OP_FLOORDIV, t, ir_idx(g.stride[i]));
-            cond = and_(cond, ir_bin(OP_AND, in_range(t, 0, g.in[i] * g.stride[i] - g.stride[i] + 1),
-                                     ir_bin(OP_EQ, ir_bin(OP_FLOORMOD, t, ir_idx(g.stride[i])), ir_idx(0))));
+            xi[2 + i] = ir_bin(OP_FLOORDIV, t, ir_idx(g->stride[i]));
+            cond = and_(cond, ir_bin(OP_AND, in_range(t, 0, g->in[i] * g->stride[i] - g->stride[i] + 1),
+                                     ir_bin(OP_EQ, ir_bin(OP_FLOORMOD, t, ir_idx(g->stride[i])), ir_idx(0))));
         }
     }
     Expr *prod = ir_binary(OP_MUL, op_read(x, xi), op_read(w, wi));
-    Expr *body = ir_reduce(RED_SUM, ir_select(cond, prod, op_lit(0, x->dtype)), rax, 1 + ns);
-    Tensor *y = emit(c, b ? -1 : 0, "convt", nd, ax, body);
-    if (!y)
+    return emit(c, out, "convt", nd, ax, ir_reduce(RED_SUM, ir_select(cond, prod, op_lit(0, x->dtype)), rax, 1 + ns));
+}
+
+/* The phase (sub-pixel) form. Output position o = s*q + p of phase p gathers the taps r
+ * with r*d = p + lo (mod s): none, or r = r0 + j*step (step = s / gcd(s, d)) for j in
+ * [0, kp), which read input position i = q + c0 - j*(d / gcd(s, d)), c0 = (p + lo - r0*d) / s.
+ * With the taps reversed (j' = kp - 1 - j) that is a stride-1 correlation, dilation
+ * d / gcd, starting at input position base = c0 - (kp - 1)*(d / gcd) for q = 0: each
+ * phase is a Conv (the layout pass blocks it, the schedule tiles it, no guard in the sum)
+ * and the output interleaves the phases. */
+#define CONVT_MAX_PHASES 64   /* more (large strides in 3-D): the guarded form */
+
+typedef struct {
+    int64_t qn;        /* the phase's output positions: q in [0, qn) */
+    int64_t r0, kp;    /* its taps r0, r0 + step, ... (kp of them; 0: it reads nothing) */
+    int64_t step, dil; /* the tap step, the dilation of its correlation */
+    int64_t base;      /* the input position read at q = 0, j' = 0 */
+} PhaseDim;
+
+static int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
+
+static void phase_dim(const Geom *g, int i, int64_t p, PhaseDim *ph)
+{
+    int64_t s = g->stride[i], d = g->dil[i], gd = gcd64(s, d);
+    memset(ph, 0, sizeof *ph);
+    ph->qn = (g->out[i] - p + s - 1) / s;
+    ph->step = s / gd;
+    ph->dil = d / gd;
+    for (int64_t r = 0; r < ph->step && r < g->k[i]; r++) {
+        int64_t t = p + g->lo[i] - r * d;
+        if (t - floor_div(t, s) * s == 0) {
+            ph->r0 = r;
+            ph->kp = (g->k[i] - r + ph->step - 1) / ph->step;
+            ph->base = floor_div(t, s) - (ph->kp - 1) * ph->dil;
+            return;
+        }
+    }
+}
+
+/* Phase number f (row-major over the per-dimension phase counts np) as per-dimension
+ * phases; 0 when one of them reads nothing. */
+static int phase_of(const Geom *g, const int64_t *np, int64_t f, PhaseDim *ph)
+{
+    int live = 1;
+    for (int i = g->ns - 1; i >= 0; i--) {
+        phase_dim(g, i, f % np[i], &ph[i]);
+        live &= ph[i].kp > 0;
+        f /= np[i];
+    }
+    return live;
+}
+
+/* The kernel of phases ph[0 .. nstack-1] (ns PhaseDims each, the same kp) as a Conv's,
+ * the phases' output channels one after the other:
+ *   Wp[f*M + m, rc, j'...] = W[group(m)*cg + rc, m % mg, r0(f) + (kp - 1 - j')*step ...];
+ * a constant when W is, else a compute (one phase only). */
+static Tensor *phase_weights(OpCtx *c, Tensor *w, const PhaseDim *ph, int nstack, int ns, int64_t cg, int64_t mg,
+                             int64_t f)
+{
+    int nd = ns + 2;
+    int64_t M = w->shape[0] / cg * mg, shape[KG_MAX_DIMS];
+    shape[0] = M * nstack;
+    shape[1] = cg;
+    for (int i = 0; i < ns; i++)
+        shape[2 + i] = ph[i].kp;
+    const char *what = ir_fmt(nstack > 1 ? "w_phases" : "w_phase%lld", (long long)f);
+    if (w->kind == T_CONSTANT && w->data && ir_dtype_is_float(w->dtype)) {
+        int64_t n = 1;
+        for (int d = 0; d < nd; d++)
+            n *= shape[d];
+        size_t esz = (size_t)ir_dtype_bytes(w->dtype);
+        unsigned char *buf = malloc((size_t)n * esz + 1);
+        if (!buf)
+            ir_die("out of memory");
+        for (int64_t e = 0; e < n; e++) {
+            int64_t rest = e, src, j[KG_MAX_DIMS];
+            for (int d = nd - 1; d >= 0; d--) {
+                j[d] = rest % shape[d];
+                rest /= shape[d];
+            }
+            const PhaseDim *pf = ph + j[0] / M * ns;
+            int64_t m = j[0] % M;
+            src = ((m / mg) * cg + j[1]) * mg + m % mg;
+            for (int i = 0; i < ns; i++)
+                src = src * w->shape[2 + i] + pf[i].r0 + (pf[i].kp - 1 - j[2 + i]) * pf[i].step;
+            memcpy(buf + (size_t)e * esz, (const unsigned char *)w->data + (size_t)src * esz, esz);
+        }
+        Tensor *t = op_const_tensor(c, what, w->dtype, nd, shape, buf);
+        free(buf);
+        return t;
+    }
+    if (nstack > 1)
+        ir_die("phase_weights: stacked phases need constant weights");
+    IterVar **ax = op_axes(nd, shape);
+    Expr *idx[KG_MAX_DIMS], *wi[KG_MAX_DIMS];
+    op_axis_exprs(ax, nd, idx);
+    wi[0] = cg == w->shape[0] ? idx[1] : lin(ir_bin(OP_DIV, idx[0], ir_idx(mg)), cg, idx[1], 1);
+    wi[1] = cg == w->shape[0] ? idx[0] : ir_bin(OP_MOD, idx[0], ir_idx(mg));
+    for (int i = 0; i < ns; i++) {
+        /* r0 + (kp - 1)*step - j'*step */
+        Expr *r = ir_idx(ph[i].r0 + (ph[i].kp - 1) * ph[i].step);
+        wi[2 + i] = ph[i].kp == 1 ? r : ir_bin(OP_SUB, r, lin(idx[2 + i], ph[i].step, NULL, 1));
+    }
+    return emit(c, -1, what, nd, ax, op_read(w, wi));
+}
+
+/* Y at output indices idx from the phases: phase (o0 % s0, ...) at (o0 / s0, ...), read
+ * in ph[f] (NULL: the phase reads nothing) at channel m + choff[f]; dimension i and on,
+ * phase number f so far. */
+static Expr *interleave(Tensor **ph, const int64_t *choff, const Geom *g, const int64_t *np, Expr **idx, int i,
+                        int64_t f, DType t)
+{
+    if (i == g->ns) {
+        if (!ph[f])
+            return op_lit(0, t);
+        Expr *qi[KG_MAX_DIMS];
+        qi[0] = idx[0];
+        qi[1] = choff[f] ? ir_bin(OP_ADD, idx[1], ir_idx(choff[f])) : idx[1];
+        for (int d = 0; d < g->ns; d++)
+            qi[2 + d] = g->stride[d] == 1 ? idx[2 + d] : ir_bin(OP_DIV, idx[2 + d], ir_idx(g->stride[d]));
+        return op_read(ph[f], qi);
+    }
+    Expr *e = interleave(ph, choff, g, np, idx, i + 1, f * np[i] + np[i] - 1, t);
+    for (int64_t p = np[i] - 2; p >= 0; p--) {
+        Expr *is_p = ir_bin(OP_EQ, ir_bin(OP_MOD, idx[2 + i], ir_idx(g->stride[i])), ir_idx(p));
+        e = ir_select(is_p, interleave(ph, choff, g, np, idx, i + 1, f * np[i] + p, t), e);
+    }
+    return e;
+}
+
+/* The phase count per dimension (a phase for each residue of o mod s that occurs) in np
+ * and the number of phases; 0 when there are more than CONVT_MAX_PHASES. */
+static int64_t phase_counts(const Geom *g, int64_t *np)
+{
+    int64_t n = 1;
+    for (int i = 0; i < g->ns; i++) {
+        np[i] = g->stride[i] < g->out[i] ? g->stride[i] : g->out[i];
+        if (n * np[i] > CONVT_MAX_PHASES)
+            return 0;
+        n *= np[i];
+    }
+    return n;
+}
+
+/* Can the phases ph (nph of ns PhaseDims) be one Conv with their output channels one
+ * after the other (ConvTranspose's k a multiple of s, pads of s: every phase reads the same
+ * window, only its taps differ)? Constant weights and one group only. */
+static int phases_stack(const Tensor *w, int64_t group, const PhaseDim *ph, int64_t nph, int ns)
+{
+    if (nph < 2 || group != 1 || w->kind != T_CONSTANT || !w->data || !ir_dtype_is_float(w->dtype))
+        return 0;
+    for (int64_t f = 0; f < nph; f++)
+        for (int i = 0; i < ns; i++) {
+            const PhaseDim *a = &ph[f * ns + i], *b = &ph[i];
+            if (!a->kp || a->kp != b->kp || a->base != b->base || a->qn != b->qn)
+                return 0;
+        }
+    return 1;
+}
+
+/* The phase form (see above) as output `out` (or a temporary when out < 0). */
+static Tensor *convt_phases(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64_t cg, int64_t mg, int out)
+{
+    int ns = g->ns, nd = ns + 2, strided = 0;
+    int64_t np[MAX_SP], nph = phase_counts(g, np), group = x->shape[1] / cg, M = mg * group;
+    for (int i = 0; i < ns; i++)
+        strided |= g->stride[i] > 1;
+    PhaseDim *ph = ir_alloc(sizeof *ph * (size_t)(nph * ns));
+    unsigned char *live = ir_alloc((size_t)nph);
+    for (int64_t f = 0; f < nph; f++)
+        live[f] = (unsigned char)phase_of(g, np, f, ph + f * ns);
+    /* one copy of X padded for every phase: plo positions before it, size in all */
+    int64_t plo[MAX_SP] = {0}, size[MAX_SP];
+    for (int i = 0; i < ns; i++)
+        size[i] = g->in[i];
+    for (int64_t f = 0; f < nph; f++)
+        for (int i = 0; live[f] && i < ns; i++) {
+            const PhaseDim *pd = &ph[f * ns + i];
+            int64_t last = pd->qn - 1 + pd->base + (pd->kp - 1) * pd->dil;
+            if (-pd->base > plo[i])
+                plo[i] = -pd->base;
+            if (last + 1 > size[i])
+                size[i] = last + 1;
+        }
+    for (int i = 0; i < ns; i++)
+        size[i] += plo[i];
+    Tensor *xp = pad_to(c, x, ns, plo, size, op_lit(0, x->dtype));
+    if (!xp)
+        return NULL;
+    int stack = phases_stack(w, group, ph, nph, ns);
+    Tensor **phase = ir_alloc(sizeof *phase * (size_t)nph);
+    int64_t *choff = ir_alloc(sizeof *choff * (size_t)nph);
+    for (int64_t f = 0; f < nph; f++) {
+        if (!live[f])
+            continue;
+        if (stack && f > 0) {
+            phase[f] = phase[0];
+            choff[f] = f * M;
+            continue;
+        }
+        const PhaseDim *pf = ph + f * ns;
+        Geom pg;
+        memset(&pg, 0, sizeof pg);
+        pg.ns = ns;
+        for (int i = 0; i < ns; i++) {
+            pg.k[i] = pf[i].kp;
+            pg.stride[i] = 1;
+            pg.dil[i] = pf[i].dil;
+            pg.out[i] = pf[i].qn;
+            pg.off[i] = pf[i].base + plo[i];
+        }
+        Tensor *wp = phase_weights(c, w, pf, stack ? (int)nph : 1, ns, cg, mg, f);
+        /* stride 1 everywhere: the one phase is the output */
+        const char *what = !strided ? "conv" : stack ? "phases" : ir_fmt("phase%lld", (long long)f);
+        phase[f] = wp ? conv_reduce(c, xp, wp, &pg, group, what, strided ? -1 : out) : NULL;
+        if (!phase[f])
+            return NULL;
+        if (!strided)
+            return phase[f];
+    }
+    int64_t shape[KG_MAX_DIMS];
+    shape[0] = x->shape[0];
+    shape[1] = M;
+    for (int i = 0; i < ns; i++)
+        shape[2 + i] = g->out[i];
+    IterVar **ax = op_axes(nd, shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, nd, idx);
+    return emit(c, out, "convt", nd, ax, interleave(phase, choff, g, np, idx, 0, 0, x->dtype));
+}
+
+static int conv_transpose(OpCtx *c)
+{
+    Tensor *x = nc_input(c, 0, "X"), *w = op_input(c, 1, "W");
+    if (!x || !w)
         return -1;
-    if (b && !add_channel_bias(c, y, b, 0))
+    Tensor *b = op_has_input(c, 2) ? c->in[2] : NULL;
+    Geom g;
+    int64_t cg = 1, mg = 1, np[MAX_SP];
+    if (convt_geom(c, x, w, b, &g, &cg, &mg))
+        return -1;
+    int out = b ? -1 : 0;
+    Tensor *y = phase_counts(&g, np) ? convt_phases(c, x, w, &g, cg, mg, out) : convt_guarded(c, x, w, &g, cg, mg, out);
+    if (!y || (b && !add_channel_bias(c, y, b, 0)))
         return -1;
     return 0;
 }

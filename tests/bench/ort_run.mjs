@@ -4,11 +4,13 @@
 // prints the median time of RUNS runs after WARMUP warm-up runs:
 //
 //     node tests/bench/ort_run.mjs MODEL.onnx IN0.npy [IN1.npy ...] [--runs N] [--warmup N]
-//          [--threads N] [--out OUT.npy] [--ort DIR]
+//          [--threads N] [--out OUT.npy] [--ort DIR] [--opt LEVEL]
 //
 // prints "ort=VERSION median_ms=... min_ms=... runs=N threads=N". --out writes the first
 // output as .npy (to compare with kgen's). onnxruntime-node is looked up in DIR/node_modules
 // (--ort DIR, else $ORT_DIR, else build/bench/ort), where refs.sh installs it with npm.
+// --opt LEVEL: onnxruntime's graphOptimizationLevel (default all; disabled for reference
+// outputs: some of its fusions are wrong, e.g. Pad + MaxPool).
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
@@ -16,7 +18,8 @@ import { performance } from "node:perf_hooks";
 import { readNpy, writeNpy } from "../../templates/kgen_io.mjs";
 
 const args = process.argv.slice(2);
-const opt = { runs: 50, warmup: 5, threads: 1, out: null, ort: process.env.ORT_DIR || "build/bench/ort" };
+const opt = { runs: 50, warmup: 5, threads: 1, out: null, ort: process.env.ORT_DIR || "build/bench/ort",
+    opt: "all" };
 const files = [];
 for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -25,7 +28,7 @@ for (let i = 0; i < args.length; i++) {
         if (!Number.isInteger(n) || n < (a === "--warmup" ? 0 : 1))
             usage(`${a} needs a count`);
         opt[a.slice(2)] = n;
-    } else if (a === "--out" || a === "--ort") {
+    } else if (a === "--out" || a === "--ort" || a === "--opt") {
         if (i + 1 >= args.length)
             usage(`${a} needs a path`);
         opt[a.slice(2)] = args[++i];
@@ -57,7 +60,7 @@ const session = await ort.InferenceSession.create(files[0], {
     intraOpNumThreads: opt.threads,
     interOpNumThreads: 1,
     executionMode: "sequential",
-    graphOptimizationLevel: "all",
+    graphOptimizationLevel: opt.opt,
 });
 if (files.length - 1 !== session.inputNames.length)
     usage(`the model takes ${session.inputNames.length} inputs, ${files.length - 1} given`);

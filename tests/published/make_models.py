@@ -685,8 +685,39 @@ def extra_domains():
     write("extra_domains", model, "--input-shape features=1,40", [x.numpy()], numpy_outputs(y))
 
 
+# ---------------------------------------------------------------- j. U-Net decoder, ConvTranspose
+
+class UNetDecoder(nn.Module):
+    """ConvTranspose upsamplers as U-Nets, GANs and detector heads use them, at uneven
+    sizes: odd H and W, output_padding, k 4 s 2 p 1, a grouped one, stride 3 by 2."""
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Sequential(nn.ConvTranspose2d(16, 16, 3, 2, 1, output_padding=1), nn.BatchNorm2d(16), nn.ReLU())
+        self.mix = nn.Sequential(nn.Conv2d(24, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+        self.up2 = nn.Sequential(nn.ConvTranspose2d(16, 16, 4, 2, 1, groups=4, bias=False), nn.BatchNorm2d(16),
+                                 nn.ReLU())
+        self.up3 = nn.ConvTranspose2d(16, 3, (3, 2), (3, 2), (1, 0), output_padding=(2, 1))
+
+    def forward(self, x, skip):              # x: [1, 16, 7, 9]; skip: [1, 8, 14, 18]
+        y = self.mix(torch.cat([self.up1(x), skip], 1))
+        return torch.sigmoid(self.up3(self.up2(y)))
+
+
+def unet_convt():
+    seed(21)
+    m = UNetDecoder()
+    calibrate_batchnorm(m, [(torch.randn(4, 16, 7, 9), torch.randn(4, 8, 14, 18)) for _ in range(3)], 121)
+    x, skip = torch.randn(1, 16, 7, 9), torch.randn(1, 8, 14, 18)
+    model = export(m, (x, skip), ["x", "skip"], ["image"])
+    assert sum(n.op_type == "ConvTranspose" for n in model.graph.node) == 3
+    with torch.no_grad():
+        y = m(x, skip)
+    write("unet_convt", model, "", [x.numpy(), skip.numpy()], numpy_outputs(y))
+
+
 MODELS = [cnn_dynamic, seq_dynamic, if_runtime, loop_steps, loop_while, loop_break, loop_count, loop_long,
-          loop_converge, sr_nested_if, if_const_cond, keras_nhwc, lstm_stream, gru_stream, extra_domains]
+          loop_converge, sr_nested_if, if_const_cond, keras_nhwc, lstm_stream, gru_stream, extra_domains,
+          unet_convt]
 
 
 def main():
