@@ -151,8 +151,9 @@ int target_attr(Target *t, const char *attr)
         t->max_shared = v;
         return 0;
     }
-    if (IS("-simd") && t->kind == TARGET_WASM && !eq) {
-        t->simd = 1;
+    /* wasm is SIMD128 unless -nosimd; -simd (once needed for it) is kept as a no-op */
+    if ((IS("-simd") || IS("-nosimd")) && t->kind == TARGET_WASM && !eq) {
+        t->simd = IS("-simd");
         return 0;
     }
     if (IS("-mattr") && t->kind == TARGET_C && eq)
@@ -163,7 +164,7 @@ int target_attr(Target *t, const char *attr)
     return ir_fail("unknown attribute '%s' for target %s (%s)", attr, t->name,
                    t->kind == TARGET_CUDA     ? "cuda takes -arch=sm_NN, -max-threads=N, -max-shared=BYTES"
                    : target_is_gpu(t)         ? "it takes -max-threads=N, -max-shared=BYTES"
-                   : t->kind == TARGET_WASM   ? "wasm takes -simd"
+                   : t->kind == TARGET_WASM   ? "wasm takes -nosimd (scalar, no SIMD128)"
                    : t->kind == TARGET_C      ? "c takes -mattr=+avx2,+fma, -mattr=+avx512f, -mattr=+neon, -mcpu=NAME"
                                               : "it takes none");
 }
@@ -199,6 +200,7 @@ int target_parse(const char *spec, Target *t)
             t->sm = 90;
             t->max_threads = t->kind == TARGET_CUDA ? 1024 : 256;
             t->max_shared = t->kind == TARGET_CUDA ? 48 * 1024 : t->kind == TARGET_METAL ? 32 * 1024 : 32 * 1024;
+            t->simd = t->kind == TARGET_WASM;   /* every current browser and node has SIMD128 */
             continue;
         }
         if (target_attr(t, word))

@@ -1,7 +1,7 @@
 /* target.h - what `--target` names: the output language and its attributes.
  *
  * A target is written as its name followed by attributes, in one argument or as separate
- * command-line words: "cuda -arch=sm_80", "opencl -max-threads=256", "wasm -simd". The
+ * command-line words: "cuda -arch=sm_80", "opencl -max-threads=256", "wasm -nosimd". The
  * GPU attributes are limits that the default GPU schedule respects and that kgen checks
  * every bound kernel against (a schedule asking for more is an error, not a broken kernel).
  * The C target's -mattr and -mcpu name the SIMD ISA of the CPU the code is for ("c
@@ -31,7 +31,7 @@ typedef struct {
     int max_threads;           /* threads per block (work-group, threadgroup) */
     int64_t max_shared;        /* bytes of shared (local, threadgroup) memory per block */
     /* wasm */
-    int simd;                  /* -simd: SIMD128 */
+    int simd;                  /* SIMD128 (-msimd128), the default; 0 with -nosimd */
     /* c */
     unsigned features;         /* TARGET_F_* from -mattr and -mcpu */
 } Target;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # js.sh - the JavaScript and WebAssembly targets under node:
 #   1. every committed real model (tests/models/*) through --target js (weights embedded for
-#      small_cnn, in a file for the others), --target wasm and --target "wasm -simd" (built
+#      small_cnn, in a file for the others), --target "wasm -nosimd" and --target wasm (built
 #      by the generated Makefile with emcc), each run by its NAME_main.mjs on input_0.npy and
 #      compared with the reference output (npycmp, rtol 1e-3, atol 1e-4: models.sh's rule);
-#   2. every example (examples/*.kg) through --target js, --target wasm and --target
-#      "wasm -simd" (NAME.wasm built by the generated Makefile, run through the NAME.mjs
+#   2. every example (examples/*.kg) through --target js, --target "wasm -nosimd" and
+#      --target wasm (SIMD128; NAME.wasm built by the generated Makefile, run through the NAME.mjs
 #      loader), on one of exec.sh's shapes, checked against the C execution test's
 #      reference (tests/exec/NAME.c linked with a shim that runs the kernel module:
 #      tests/js/shim.mjs); an example without one is a smoke run on random inputs (it must
@@ -103,20 +103,20 @@ example() {
 cases=()
 models=$(ls -S tests/models/*/model.onnx | xargs -n1 dirname | xargs -n1 basename)
 if [ $have_emcc = 1 ]; then
-  for name in $models; do cases+=("model $name wasm wasm" "model $name wasm|-simd wasm-simd"); done
+  for name in $models; do cases+=("model $name wasm|-nosimd wasm" "model $name wasm wasm-simd"); done
 fi
 for name in $models; do
   if [ $name = small_cnn ]; then cases+=("model $name js js"); else cases+=("model $name js js --weights=file"); fi
 done
 for kg in examples/*.kg; do
   cases+=("example $(basename $kg .kg)")
-  [ $have_emcc = 1 ] && cases+=("example $(basename $kg .kg) wasm wasm" "example $(basename $kg .kg) wasm|-simd wasm-simd")
+  [ $have_emcc = 1 ] && cases+=("example $(basename $kg .kg) wasm|-nosimd wasm" "example $(basename $kg .kg) wasm wasm-simd")
 done
 
 running=0
 for c in "${cases[@]}"; do
   read -r -a argv <<< "$c"
-  argv=("${argv[@]//|/ }")   # "wasm|-simd" is one argument
+  argv=("${argv[@]//|/ }")   # "wasm|-nosimd" is one argument
   ( "${argv[@]}" ) &
   running=$((running + 1))
   if [ $running -ge $JOBS ]; then wait -n; running=$((running - 1)); fi
