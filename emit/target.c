@@ -111,9 +111,18 @@ static int attr_mcpu(Target *t, const char *attr, const char *v)
 
 int target_simd_lanes(const Target *t)
 {
+    if (t->kind == TARGET_WASM)
+        return 4;   /* also -nosimd: the same C, whose micro-kernels are plain loops there */
     if (t->kind != TARGET_C)
         return 0;
     return t->features & TARGET_F_AVX512F ? 16 : t->features & TARGET_F_AVX2 ? 8 : t->features & TARGET_F_NEON ? 4 : 0;
+}
+
+int target_simd_regs(const Target *t)
+{
+    /* a wasm engine maps v128 values to the host's vector registers: 16 xmm on x86-64
+     * (V8, SpiderMonkey), which a register tile must not outgrow; NEON hosts have 32 */
+    return t->kind == TARGET_WASM ? 16 : 0;
 }
 
 const char *target_simd_name(const Target *t)
@@ -121,7 +130,7 @@ const char *target_simd_name(const Target *t)
     switch (target_simd_lanes(t)) {
     case 16: return "avx512f";
     case 8: return "avx2";
-    case 4: return "neon";
+    case 4: return t->kind == TARGET_WASM ? "simd128" : "neon";
     default: return NULL;
     }
 }

@@ -50,8 +50,12 @@ int target_parse(const char *spec, Target *t);
 int target_attr(Target *t, const char *attr);
 int target_is_gpu(const Target *t);
 /* The f32 lanes of the widest vectors the C target's features give (AVX-512: 16, AVX2: 8,
- * NEON: 4), 0 without any; and their name ("avx512f", "avx2", "neon") or NULL. */
+ * NEON: 4), or wasm's (SIMD128: 4, with -nosimd too, since it writes the same C), 0
+ * without any; and their name ("avx512f", "avx2", "neon", "simd128") or NULL. */
 int target_simd_lanes(const Target *t);
+/* The vector registers a register tile may plan for where the target's lanes alone do not
+ * say it (wasm: 16, the x86-64 hosts' xmm registers); 0: the schedule's default by lanes. */
+int target_simd_regs(const Target *t);
 const char *target_simd_name(const Target *t);
 
 #endif
