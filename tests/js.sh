@@ -9,7 +9,10 @@
 #      loader), on one of exec.sh's shapes, checked against the C execution test's
 #      reference (tests/exec/NAME.c linked with a shim that runs the kernel module:
 #      tests/js/shim.mjs); an example without one is a smoke run on random inputs (it must
-#      run and give finite outputs).
+#      run and give finite outputs);
+#   3. the wasm Makefile's flags for --target wasm, "wasm -simd" and "wasm -nosimd"
+#      (-msimd128 in the first two only; INITIAL_MEMORY in 64 KiB pages, above the model's
+#      arena and weights), without emcc.
 # The cases run KGEN_JS_JOBS at a time (default 2; the emcc builds dominate), the biggest
 # first; results print in a fixed order. A missing node or emcc is a SKIP (a FAIL with
 # KGEN_REQUIRE_ALL=1). Ends with "js: N passed, N failed, N skipped".
@@ -98,6 +101,31 @@ example() {
     echo "FAIL $what [$defs]: $(head -3 $dir/run.log | tr '\n' ' ')"
   fi
 }
+
+# flags ATTRS WANT: the wasm Makefile of `--target "wasm ATTRS"` has -msimd128 when WANT is
+# 1 and not when 0, and an INITIAL_MEMORY in whole 64 KiB pages that holds the model's
+# weights and arena (the figures of --report); no emcc needed
+flags() {
+  local dir=$out/flags.${1:-default} want=$2 mk mem need
+  exec > $dir.res
+  if ! "$KGEN" tests/models/resnet_blocks/model.onnx --target "wasm $1" -o $dir --name net > $dir.log 2>&1; then
+    echo "FAIL wasm flags (${1:-default}): kgen failed: $(head -1 $dir.log)"; return
+  fi
+  mk=$(cat $dir/Makefile)
+  mem=$(sed -n 's/.*-sINITIAL_MEMORY=\([0-9]*\).*/\1/p' $dir/Makefile)
+  need=$("$KGEN" tests/models/resnet_blocks/model.onnx --report | sed -n 's/.*arena \([0-9]*\) bytes.*weights \([0-9]*\) bytes.*/\1 \2/p' |
+    awk '{ print $1 + $2 }')
+  if [ $want = 1 ] && [[ $mk != *"-msimd128"* ]]; then echo "FAIL wasm flags (${1:-default}): no -msimd128 in the Makefile"
+  elif [ $want = 0 ] && [[ $mk == *"-msimd128"* ]]; then echo "FAIL wasm flags (${1:-default}): -msimd128 in the Makefile"
+  elif [ -z "$mem" ] || [ $((mem % 65536)) != 0 ] || [ -z "$need" ] || [ "$mem" -lt "$need" ]; then
+    echo "FAIL wasm flags (${1:-default}): INITIAL_MEMORY '$mem' is not whole pages holding arena + weights ('$need' bytes)"
+  else
+    echo "ok     wasm flags (${1:-default}): simd $want, INITIAL_MEMORY $mem >= $need"
+  fi
+}
+( flags "" 1 )
+( flags -simd 1 )
+( flags -nosimd 0 )
 
 # the cases, the longest first (the WASM builds of the biggest models)
 cases=()
