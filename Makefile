@@ -80,7 +80,7 @@ bench: kgen
 demo: kgen
 	bash tests/demo.sh
 
-# The browser demo (examples/web): the small CNN compiled for js, wasm and wasm -simd into
+# The browser demo (examples/web): the small CNN compiled for js, wasm -nosimd and wasm (SIMD128) into
 # $(BUILD)/web, served with the page on http://127.0.0.1:$(WEB_PORT)/ until Ctrl-C.
 WEB_PORT ?= 8080
 web-demo: kgen

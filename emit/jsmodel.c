@@ -376,6 +376,26 @@ static int js_model_files(OutSet *o, const EmModel *m)
 
 /* ---------------------------------------------------------------- wasm */
 
+/* The wasm linear memory a model starts with, in bytes: everything it holds at once (the
+ * weights, embedded or copied in by init(); the arena; each input and output with the
+ * loader's 64 bytes of alignment slack), emcc's default 5 MiB stack (emscripten 3.1.x), and
+ * 1 MiB for the rest (code's static data, malloc's headers), rounded up to 64 KiB pages.
+ * emcc's own default of 16 MiB cannot link a model whose embedded weights pass it
+ * (MobileNetV2, ResNet-18: "initial memory too small"); the Makefile still allows growth. */
+static int64_t wasm_initial_memory(const EmModel *m)
+{
+    const int64_t page = 64 * 1024;
+    const Model *mod = m->model;
+    int64_t wbytes = 0, bytes = mod->arena_bytes + 64 + 5 * 1024 * 1024 + 1024 * 1024;
+    blob_offset(mod, NULL, &wbytes);
+    bytes += wbytes + 64;
+    for (int i = 0; i < m->ninputs; i++)
+        bytes += ir_dtype_size(m->inputs[i].buf->dtype, m->inputs[i].buf->size) + 64;
+    for (int i = 0; i < m->noutputs; i++)
+        bytes += ir_dtype_size(m->outputs[i].buf->dtype, m->outputs[i].buf->size) + 64;
+    return (bytes + page - 1) / page * page;
+}
+
 static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
 {
     const Model *mod = m->model;
@@ -395,10 +415,12 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
     sb_printf(mk, "EMCC ?= emcc\nEMFLAGS ?= -O3%s\nexport NODE_PATH ?= /usr/share/nodejs\n\n",
               t->simd ? " -msimd128" : "");
     const char *srcs = m->weights_in_file ? ir_fmt("%s.c", m->name) : ir_fmt("%s.c %s_weights.c", m->name, m->name);
+    sb_printf(mk, "# INITIAL_MEMORY: weights, arena, inputs and outputs, stack and 1 MiB, in 64 KiB pages\n");
     sb_printf(mk, "%s.wasm: %s %s.h kgen_runtime.h\n", m->name, srcs, m->name);
-    sb_printf(mk, "\t$(EMCC) $(EMFLAGS) -sSTANDALONE_WASM=1 --no-entry -sALLOW_MEMORY_GROWTH=1 \\\n"
+    sb_printf(mk, "\t$(EMCC) $(EMFLAGS) -sSTANDALONE_WASM=1 --no-entry -sINITIAL_MEMORY=%lld -sALLOW_MEMORY_GROWTH=1 \\\n"
                   "\t  -sEXPORTED_FUNCTIONS=_%s,_malloc%s -o $@ %s\n\n",
-              m->name, m->weights_in_file ? ir_fmt(",_%s_set_weights", m->name) : "", srcs);
+              (long long)wasm_initial_memory(m), m->name,
+              m->weights_in_file ? ir_fmt(",_%s_set_weights", m->name) : "", srcs);
     sb_printf(mk, "clean:\n\trm -f %s.wasm\n\n.PHONY: clean\n", m->name);
 
     StrBuf *s = em_outset_add(o, ir_fmt("%s.mjs", m->name));

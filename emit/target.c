@@ -112,9 +112,18 @@ static int attr_mcpu(Target *t, const char *attr, const char *v)
 
 int target_simd_lanes(const Target *t)
 {
+    if (t->kind == TARGET_WASM)
+        return 4;   /* also -nosimd: the same C, whose micro-kernels are plain loops there */
     if (t->kind != TARGET_C)
         return 0;
     return t->features & TARGET_F_AVX512F ? 16 : t->features & TARGET_F_AVX2 ? 8 : t->features & TARGET_F_NEON ? 4 : 0;
+}
+
+int target_simd_regs(const Target *t)
+{
+    /* a wasm engine maps v128 values to the host's vector registers: 16 xmm on x86-64
+     * (V8, SpiderMonkey), which a register tile must not outgrow; NEON hosts have 32 */
+    return t->kind == TARGET_WASM ? 16 : 0;
 }
 
 const char *target_simd_name(const Target *t)
@@ -122,7 +131,7 @@ const char *target_simd_name(const Target *t)
     switch (target_simd_lanes(t)) {
     case 16: return "avx512f";
     case 8: return "avx2";
-    case 4: return "neon";
+    case 4: return t->kind == TARGET_WASM ? "simd128" : "neon";
     default: return NULL;
     }
 }
@@ -164,8 +173,9 @@ int target_attr(Target *t, const char *attr)
         t->max_shared = v;
         return 0;
     }
-    if (IS("-simd") && t->kind == TARGET_WASM && !eq) {
-        t->simd = 1;
+    /* wasm is SIMD128 unless -nosimd; -simd (once needed for it) is kept as a no-op */
+    if ((IS("-simd") || IS("-nosimd")) && t->kind == TARGET_WASM && !eq) {
+        t->simd = IS("-simd");
         return 0;
     }
     if (IS("-mattr") && t->kind == TARGET_C && eq)
@@ -176,7 +186,7 @@ int target_attr(Target *t, const char *attr)
     return ir_fail("unknown attribute '%s' for target %s (%s)", attr, t->name,
                    t->kind == TARGET_CUDA     ? "cuda takes -arch=sm_NN, -max-threads=N, -max-shared=BYTES"
                    : target_is_gpu(t)         ? "it takes -max-threads=N, -max-shared=BYTES"
-                   : t->kind == TARGET_WASM   ? "wasm takes -simd"
+                   : t->kind == TARGET_WASM   ? "wasm takes -nosimd (scalar, no SIMD128)"
                    : t->kind == TARGET_C      ? "c takes -mattr=+avx2,+fma, -mattr=+avx512f, -mattr=+neon, -mcpu=NAME"
                                               : "it takes none");
 }
@@ -212,6 +222,7 @@ int target_parse(const char *spec, Target *t)
             t->sm = 90;
             t->max_threads = t->kind == TARGET_CUDA ? 1024 : 256;
             t->max_shared = t->kind == TARGET_CUDA ? 48 * 1024 : t->kind == TARGET_METAL ? 32 * 1024 : 32 * 1024;
+            t->simd = t->kind == TARGET_WASM;   /* every current browser and node has SIMD128 */
             continue;
         }
         if (target_attr(t, word))

@@ -1,7 +1,7 @@
 /* target.h - what `--target` names: the output language and its attributes.
  *
  * A target is written as its name followed by attributes, in one argument or as separate
- * command-line words: "cuda -arch=sm_80", "opencl -max-threads=256", "wasm -simd". The
+ * command-line words: "cuda -arch=sm_80", "opencl -max-threads=256", "wasm -nosimd". The
  * GPU attributes are limits that the default GPU schedule respects and that kgen checks
  * every bound kernel against (a schedule asking for more is an error, not a broken kernel).
  * The C target's -mattr and -mcpu name the SIMD ISA of the CPU the code is for ("c
@@ -31,7 +31,7 @@ typedef struct {
     int max_threads;           /* threads per block (work-group, threadgroup) */
     int64_t max_shared;        /* bytes of shared (local, threadgroup) memory per block */
     /* wasm */
-    int simd;                  /* -simd: SIMD128 */
+    int simd;                  /* SIMD128 (-msimd128), the default; 0 with -nosimd */
     /* c */
     unsigned features;         /* TARGET_F_* from -mattr and -mcpu */
     const char *cpu;           /* -mcpu=NAME, or NULL */
@@ -51,8 +51,12 @@ int target_parse(const char *spec, Target *t);
 int target_attr(Target *t, const char *attr);
 int target_is_gpu(const Target *t);
 /* The f32 lanes of the widest vectors the C target's features give (AVX-512: 16, AVX2: 8,
- * NEON: 4), 0 without any; and their name ("avx512f", "avx2", "neon") or NULL. */
+ * NEON: 4), or wasm's (SIMD128: 4, with -nosimd too, since it writes the same C), 0
+ * without any; and their name ("avx512f", "avx2", "neon", "simd128") or NULL. */
 int target_simd_lanes(const Target *t);
+/* The vector registers a register tile may plan for where the target's lanes alone do not
+ * say it (wasm: 16, the x86-64 hosts' xmm registers); 0: the schedule's default by lanes. */
+int target_simd_regs(const Target *t);
 const char *target_simd_name(const Target *t);
 /* The C target's default CFLAGS for a runner's Makefile: the flags kgen's speed is measured
  * with. -O3 and the named CPU (-march=x86-64-v3, -mcpu=neoverse-n1), the -mattr features'

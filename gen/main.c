@@ -20,9 +20,10 @@ static void usage(FILE *f)
           "                  name or come as separate words: cuda -arch=sm_90 (default sm_90),\n"
           "                  -max-threads=N (threads per block; cuda 1024, others 256),\n"
           "                  -max-shared=BYTES (shared memory per block; 48K cuda, 32K others),\n"
-          "                  wasm -simd; c -mattr=+avx2,+fma | +avx512f | +neon, -mcpu=CPU\n"
-          "                  (x86-64-v3, skylake-avx512, neoverse-n1, ...): SIMD micro-kernels\n"
-          "                  for the register tiles (tensorize), plain C where not enabled\n"
+          "                  wasm -nosimd (scalar; SIMD128 by default); c -mattr=+avx2,+fma |\n"
+          "                  +avx512f | +neon, -mcpu=CPU (x86-64-v3, skylake-avx512,\n"
+          "                  neoverse-n1, ...): SIMD micro-kernels for the register tiles\n"
+          "                  (tensorize), plain C where not enabled\n"
           "  -o DIR          write NAME.c, NAME.h and kgen_runtime.h into DIR\n"
           "  --name N        kernel and file name (default: `kernel` in the file, else its name)\n"
           "  -DNAME=VALUE    override a `param` of the file\n"
@@ -46,9 +47,9 @@ static void usage(FILE *f)
           "                  loop counts (only those inputs are frozen)\n"
           "  --tuning-log L  (target c) apply the best record of `kgen tune`'s log L\n"
           "  --layout=L      (ONNX) activation layout of 2-D convs: auto (default: NCHWc16, or\n"
-          "                  NCHWc8 for -mattr=+avx2/+neon, when a conv has 16 or more output\n"
-          "                  channels; NCHW otherwise and on GPUs), nchw, nchwc (blocks of 8\n"
-          "                  channels, same as nchwc8) or nchwc16\n"
+          "                  NCHWc8 for -mattr=+avx2/+neon and wasm, when a conv has 16 or more\n"
+          "                  output channels; NCHW otherwise and on GPUs), nchw, nchwc (blocks\n"
+          "                  of 8 channels, same as nchwc8) or nchwc16\n"
           "  --max-file-mb=N largest file read: model, .kg source, bound input (default 2048)\n"
           "  --max-nodes=N   (ONNX) most nodes in one graph (default 1000000)\n"
           "  --max-elements=N\n"
@@ -93,11 +94,11 @@ static int parse_limit(const char *a, int64_t max, int64_t *out)
     return 0;
 }
 
-/* Is a the start of a target attribute given as its own word ("-arch=sm_80", "-simd")? */
+/* Is a the start of a target attribute given as its own word ("-arch=sm_80", "-nosimd")? */
 static int is_target_attr(const char *a)
 {
     return !strncmp(a, "-arch=", 6) || !strncmp(a, "-max-threads=", 13) || !strncmp(a, "-max-shared=", 12) ||
-           !strcmp(a, "-simd") || !strncmp(a, "-mattr=", 7) || !strncmp(a, "-mcpu=", 6);
+           !strcmp(a, "-simd") || !strcmp(a, "-nosimd") || !strncmp(a, "-mattr=", 7) || !strncmp(a, "-mcpu=", 6);
 }
 
 /* The length of the list's first target: up to a comma, except one inside an -mattr list

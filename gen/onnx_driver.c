@@ -221,8 +221,10 @@ int gen_compile_onnx(const GenOptions *opt)
         goto done;
     }
     Schedule *s = sch_create(im.prog);
-    if (!gpu)
-        s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr: sch_default tensorizes */
+    if (!gpu) {
+        s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr, wasm: sch_default tensorizes */
+        s->simd_regs = target_simd_regs(&opt->tgt);     /* wasm: tiles for 16 registers */
+    }
     if (gpu)
         s->arena_align = 512;   /* OpenCL sub-buffers need CL_DEVICE_MEM_BASE_ADDR_ALIGN (4096 bits at most seen) */
     if (gpu ? sch_default_gpu(s, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)

@@ -646,11 +646,17 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
         int64_t V = tile_cols(b->extent, tile->cols), A = a ? tile_size(a->extent, tile->rows) : 1;
-        /* blocks: a divisor of the block axis' extent, at most tile->blocks, while the
-         * tile's accumulators fit the vector registers with room for the operands (AVX2:
-         * 16 registers of 8 lanes; AVX-512, NEON and a target of unknown ISA: 32) */
+        /* the tile's accumulators fit the vector registers with room for the operands:
+         * AVX2, 16 registers of 8 lanes: 8; AVX-512, NEON and a target of unknown ISA, 32:
+         * 24; a target that counts its registers (s->simd_regs; wasm: 16), three quarters,
+         * its rows cut to fit first (6 rows of 2 vectors for wasm's NCHWc8: 12 of 16) */
+        int64_t row_vecs = (V + lanes - 1) / lanes;
+        int64_t budget = s->simd_regs ? s->simd_regs * 3 / 4 : lanes == 8 ? 8 : 24;
+        if (s->simd_regs && a && A * row_vecs > budget)
+            A = tile_size(a->extent, budget / row_vecs > 1 ? budget / row_vecs : 1);
+        /* blocks: a divisor of the block axis' extent, at most tile->blocks, in the budget */
         int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
-        int64_t B = 1, vecs = A * ((V + lanes - 1) / lanes), budget = lanes == 8 ? 8 : 24;
+        int64_t B = 1, vecs = A * row_vecs;
         if (ic >= 0)
             for (B = tile->blocks; B > 1 && (((IterVar *)E->leaf.items[ic])->extent % B || B * vecs > budget); B--)
                 ;

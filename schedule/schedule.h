@@ -52,7 +52,9 @@ typedef struct {
     int64_t arena_align;          /* alignment of a model's arena slices (0: 64 bytes; GPU
                                      targets ask more so that slices can be sub-buffers) */
     int simd_lanes;               /* f32 lanes of the target's vectors when it names a SIMD ISA
-                                     (--target c -mattr=...): sch_tensorize_auto's; 0: none */
+                                     (--target c -mattr=..., wasm): sch_tensorize_auto's; 0: none */
+    int simd_regs;                /* vector registers for a register tile (wasm: 16); 0: by
+                                     simd_lanes (sch_default_tiled) */
 } Schedule;
 
 Schedule *sch_create(Program *p);

@@ -5,11 +5,13 @@
  * the update of one row of a register tile: a row of accumulators, one factor broadcast
  * to every lane, a row of the other operand; W = 4, 8, 16, 32 or 64. Each body uses the
  * widest SIMD instructions the compiler enables: AVX-512F (-mavx512f, -march=x86-64-v4),
- * AVX with FMA (-mavx2 -mfma, -march=x86-64-v3), AArch64 NEON (always there); anywhere
- * else, or with -DKGEN_UK_PORTABLE, it is the same loop in plain C. So a file generated
- * for one instruction set compiles, warning-free, and computes the same sums with any C99
- * compiler. The intrinsics fuse each multiply with its add (one rounding); the plain loop
- * rounds twice unless the compiler contracts it (gcc does by default, -std=c99 does not).
+ * AVX with FMA (-mavx2 -mfma, -march=x86-64-v3), AArch64 NEON (always there), WebAssembly
+ * SIMD128 (-msimd128); anywhere else, or with -DKGEN_UK_PORTABLE, it is the same loop in
+ * plain C. So a file generated for one instruction set compiles, warning-free, and
+ * computes the same sums with any C99 compiler. The x86 and ARM intrinsics fuse each
+ * multiply with its add (one rounding); SIMD128, which has no fused multiply-add, and the
+ * plain loop round twice (unless the compiler contracts the loop: gcc does by default,
+ * -std=c99 does not).
  * The pointers need no alignment; acc and b must not overlap.
  */
 #ifndef KGEN_UKERNELS_H
@@ -25,12 +27,17 @@
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #define KGEN_UK_NEON 1
 #endif
+#if defined(__wasm_simd128__)
+#define KGEN_UK_WASM 1
+#endif
 #endif
 
 #if defined(KGEN_UK_AVX512) || defined(KGEN_UK_FMA)
 #include <immintrin.h>
 #elif defined(KGEN_UK_NEON)
 #include <arm_neon.h>
+#elif defined(KGEN_UK_WASM)
+#include <wasm_simd128.h>
 #endif
 
 static inline void kgen_fma_bcast_f32x4(float *restrict acc, float a, const float *restrict b)
@@ -39,6 +46,8 @@ static inline void kgen_fma_bcast_f32x4(float *restrict acc, float a, const floa
     _mm_storeu_ps(acc, _mm_fmadd_ps(_mm_set1_ps(a), _mm_loadu_ps(b), _mm_loadu_ps(acc)));
 #elif defined(KGEN_UK_NEON)
     vst1q_f32(acc, vfmaq_n_f32(vld1q_f32(acc), vld1q_f32(b), a));
+#elif defined(KGEN_UK_WASM)
+    wasm_v128_store(acc, wasm_f32x4_add(wasm_v128_load(acc), wasm_f32x4_mul(wasm_f32x4_splat(a), wasm_v128_load(b))));
 #else
     for (int i = 0; i < 4; ++i)
         acc[i] = acc[i] + a * b[i];
@@ -52,6 +61,9 @@ static inline void kgen_fma_bcast_f32x8(float *restrict acc, float a, const floa
 #elif defined(KGEN_UK_NEON)
     vst1q_f32(acc, vfmaq_n_f32(vld1q_f32(acc), vld1q_f32(b), a));
     vst1q_f32(acc + 4, vfmaq_n_f32(vld1q_f32(acc + 4), vld1q_f32(b + 4), a));
+#elif defined(KGEN_UK_WASM)
+    kgen_fma_bcast_f32x4(acc, a, b);
+    kgen_fma_bcast_f32x4(acc + 4, a, b + 4);
 #else
     for (int i = 0; i < 8; ++i)
         acc[i] = acc[i] + a * b[i];
@@ -62,7 +74,7 @@ static inline void kgen_fma_bcast_f32x16(float *restrict acc, float a, const flo
 {
 #if defined(KGEN_UK_AVX512)
     _mm512_storeu_ps(acc, _mm512_fmadd_ps(_mm512_set1_ps(a), _mm512_loadu_ps(b), _mm512_loadu_ps(acc)));
-#elif defined(KGEN_UK_FMA) || defined(KGEN_UK_NEON)
+#elif defined(KGEN_UK_FMA) || defined(KGEN_UK_NEON) || defined(KGEN_UK_WASM)
     kgen_fma_bcast_f32x8(acc, a, b);
     kgen_fma_bcast_f32x8(acc + 8, a, b + 8);
 #else

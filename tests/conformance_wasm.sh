@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # conformance_wasm.sh - every ONNX node test (both folders of tests/data, tests/conf_tests.sh)
-# through kgen's WebAssembly target, built by emcc and run under node, scalar and SIMD128,
-# judged like tests/conformance.sh:
+# through kgen's WebAssembly target, built by emcc and run under node, as SIMD128 (what
+# --target wasm builds: "conformance-wasm-simd") and scalar (--target "wasm -nosimd":
+# "conformance-wasm"), judged like tests/conformance.sh:
 #  1. kgen DIR/model.onnx --target wasm --bind-inputs DIR/test_data_set_0, two jobs at a time
 #     (tests/conf_gen.sh, shared with the other conformance runs under tests/run.sh;
-#     `wasm -simd` writes the same C, only its Makefile adds -msimd128). A non-zero exit is
+#     `wasm -nosimd` writes the same C, only its Makefile lacks -msimd128). A non-zero exit is
 #     "unsupported" (a known gap from tests/conformance_gaps.txt counts as skipped), a crash
 #     or a timeout a failure.
 #  2. The models are batched like conformance.sh does (BATCH per batch; names where one is

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # js.sh - the JavaScript and WebAssembly targets under node:
 #   1. every committed real model (tests/models/*) through --target js (weights embedded for
-#      small_cnn, in a file for the others), --target wasm and --target "wasm -simd" (built
+#      small_cnn, in a file for the others), --target "wasm -nosimd" and --target wasm (built
 #      by the generated Makefile with emcc), each run by its NAME_main.mjs on input_0.npy and
 #      compared with the reference output (npycmp, rtol 1e-3, atol 1e-4: models.sh's rule);
-#   2. every example (examples/*.kg) through --target js, --target wasm and --target
-#      "wasm -simd" (NAME.wasm built by the generated Makefile, run through the NAME.mjs
+#   2. every example (examples/*.kg) through --target js, --target "wasm -nosimd" and
+#      --target wasm (SIMD128; NAME.wasm built by the generated Makefile, run through the NAME.mjs
 #      loader), on one of exec.sh's shapes, checked against the C execution test's
 #      reference (tests/exec/NAME.c linked with a shim that runs the kernel module:
 #      tests/js/shim.mjs); an example without one is a smoke run on random inputs (it must
-#      run and give finite outputs).
+#      run and give finite outputs);
+#   3. the wasm Makefile's flags for --target wasm, "wasm -simd" and "wasm -nosimd"
+#      (-msimd128 in the first two only; INITIAL_MEMORY in 64 KiB pages, above the model's
+#      arena and weights), without emcc.
 # The cases run KGEN_JS_JOBS at a time (default 2; the emcc builds dominate), the biggest
 # first; results print in a fixed order. A missing node or emcc is a SKIP (a FAIL with
 # KGEN_REQUIRE_ALL=1). Ends with "js: N passed, N failed, N skipped".
@@ -99,24 +102,49 @@ example() {
   fi
 }
 
+# flags ATTRS WANT: the wasm Makefile of `--target "wasm ATTRS"` has -msimd128 when WANT is
+# 1 and not when 0, and an INITIAL_MEMORY in whole 64 KiB pages that holds the model's
+# weights and arena (the figures of --report); no emcc needed
+flags() {
+  local dir=$out/flags.${1:-default} want=$2 mk mem need
+  exec > $dir.res
+  if ! "$KGEN" tests/models/resnet_blocks/model.onnx --target "wasm $1" -o $dir --name net > $dir.log 2>&1; then
+    echo "FAIL wasm flags (${1:-default}): kgen failed: $(head -1 $dir.log)"; return
+  fi
+  mk=$(cat $dir/Makefile)
+  mem=$(sed -n 's/.*-sINITIAL_MEMORY=\([0-9]*\).*/\1/p' $dir/Makefile)
+  need=$("$KGEN" tests/models/resnet_blocks/model.onnx --report | sed -n 's/.*arena \([0-9]*\) bytes.*weights \([0-9]*\) bytes.*/\1 \2/p' |
+    awk '{ print $1 + $2 }')
+  if [ $want = 1 ] && [[ $mk != *"-msimd128"* ]]; then echo "FAIL wasm flags (${1:-default}): no -msimd128 in the Makefile"
+  elif [ $want = 0 ] && [[ $mk == *"-msimd128"* ]]; then echo "FAIL wasm flags (${1:-default}): -msimd128 in the Makefile"
+  elif [ -z "$mem" ] || [ $((mem % 65536)) != 0 ] || [ -z "$need" ] || [ "$mem" -lt "$need" ]; then
+    echo "FAIL wasm flags (${1:-default}): INITIAL_MEMORY '$mem' is not whole pages holding arena + weights ('$need' bytes)"
+  else
+    echo "ok     wasm flags (${1:-default}): simd $want, INITIAL_MEMORY $mem >= $need"
+  fi
+}
+( flags "" 1 )
+( flags -simd 1 )
+( flags -nosimd 0 )
+
 # the cases, the longest first (the WASM builds of the biggest models)
 cases=()
 models=$(ls -S tests/models/*/model.onnx | xargs -n1 dirname | xargs -n1 basename)
 if [ $have_emcc = 1 ]; then
-  for name in $models; do cases+=("model $name wasm wasm" "model $name wasm|-simd wasm-simd"); done
+  for name in $models; do cases+=("model $name wasm|-nosimd wasm" "model $name wasm wasm-simd"); done
 fi
 for name in $models; do
   if [ $name = small_cnn ]; then cases+=("model $name js js"); else cases+=("model $name js js --weights=file"); fi
 done
 for kg in examples/*.kg; do
   cases+=("example $(basename $kg .kg)")
-  [ $have_emcc = 1 ] && cases+=("example $(basename $kg .kg) wasm wasm" "example $(basename $kg .kg) wasm|-simd wasm-simd")
+  [ $have_emcc = 1 ] && cases+=("example $(basename $kg .kg) wasm|-nosimd wasm" "example $(basename $kg .kg) wasm wasm-simd")
 done
 
 running=0
 for c in "${cases[@]}"; do
   read -r -a argv <<< "$c"
-  argv=("${argv[@]//|/ }")   # "wasm|-simd" is one argument
+  argv=("${argv[@]//|/ }")   # "wasm|-nosimd" is one argument
   ( "${argv[@]}" ) &
   running=$((running + 1))
   if [ $running -ge $JOBS ]; then wait -n; running=$((running - 1)); fi

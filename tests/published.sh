@@ -4,7 +4,7 @@
 # If decided at compile time and at run time, Loop, a bound sample-rate input, a
 # Keras-style NHWC graph, streaming state, unused opset domains. For each model NAME:
 #   1. kgen NAME/model.onnx with the options in NAME/args, for the targets c, js,
-#      "wasm -simd", opencl, cuda and metal in one kgen run (if it fails, one run per
+#      wasm (SIMD128), opencl, cuda and metal in one kgen run (if it fails, one run per
 #      target, to say which fail); a target named in NAME/refused ("TARGET TEXT" lines)
 #      must refuse the model with a message containing TEXT;
 #   2. c, js, wasm-simd and opencl: build the runner (c with strict flags and
@@ -12,8 +12,8 @@
 #      with warnings as errors, its kernels run by pocl), run it on every data set
 #      (NAME/input_K.npy, and NAME/data_S/input_K.npy: the other side of a run-time If,
 #      the next streaming step) and compare each output_K.npy with torch's (npycmp,
-#      rtol 1e-3, atol 1e-4: tests/models.sh's rule). Plain wasm writes
-#      the same C as wasm -simd (only its Makefile lacks -msimd128), so it runs only
+#      rtol 1e-3, atol 1e-4: tests/models.sh's rule). Scalar wasm
+#      (wasm -nosimd) writes the same C as wasm (only its Makefile lacks -msimd128), so it runs only
 #      with KGEN_PUBLISHED_WASM="wasm wasm-simd" (an emcc build per model more);
 #   3. cuda: every model's .cu compiled by nvcc for sm_90 and sm_80, warnings as errors,
 #      as one translation unit (as tests/gpu.sh does); metal: metal-check on each .metal,
@@ -85,9 +85,9 @@ else missing "metal-check not found ($METAL_CHECK; set KGEN_METAL_CHECK): no met
 # ---------------------------------------------------------------- 1. kgen
 
 # the kgen target name of a test target
-kgen_target() { case $1 in wasm-simd) echo "wasm -simd" ;; *) echo "$1" ;; esac; }
+kgen_target() { case $1 in wasm-simd) echo "wasm" ;; wasm) echo "wasm -nosimd" ;; *) echo "$1" ;; esac; }
 all_targets="c js $WASM_VARIANTS opencl cuda metal"
-first="c js opencl cuda metal"   # the targets of the first kgen run, and "wasm -simd"
+first="c js opencl cuda metal"   # the targets of the first kgen run, and wasm (SIMD128)
 [[ " $WASM_VARIANTS " == *" wasm-simd "* ]] && first+=" wasm-simd"
 list=""
 for t in $first; do list+="${list:+,}$(kgen_target $t)"; done
@@ -99,13 +99,13 @@ for model in $SRC/*/model.onnx; do
   args=()
   [ -f "$dir/args" ] && read -r -a args < "$dir/args"
   out=$work/$name
-  # one run for all the targets but plain wasm (its folder would be "wasm" too); a model
+  # one run for all the targets but scalar wasm (its folder would be "wasm" too); a model
   # that some targets refuse (NAME/refused) goes one target at a time
   if [ ! -f "$dir/refused" ] && timeout 120 "$KGEN" "$model" --target "$list" -o "$out" --name "$name" --main "${args[@]}" \
        > "$out.kgen.log" 2>&1 &&
      { [[ " $first " != *" wasm-simd "* ]] || mv "$out/wasm" "$out/wasm-simd"; } &&
      { [[ " $WASM_VARIANTS " != *" wasm "* ]] ||
-       timeout 120 "$KGEN" "$model" --target wasm -o "$out/wasm" --name "$name" --main "${args[@]}" >> "$out.kgen.log" 2>&1; }; then
+       timeout 120 "$KGEN" "$model" --target "wasm -nosimd" -o "$out/wasm" --name "$name" --main "${args[@]}" >> "$out.kgen.log" 2>&1; }; then
     :
   else
     # one target at a time, to say which fail
