@@ -4,11 +4,13 @@
 // prints the median time of RUNS runs after WARMUP warm-up runs:
 //
 //     node tests/bench/ort_run.mjs MODEL.onnx IN0.npy [IN1.npy ...] [--runs N] [--warmup N]
-//          [--threads N] [--out OUT.npy] [--ort DIR]
+//          [--threads N] [--out OUT.npy] [--ort DIR] [--no-opt]
 //
 // prints "ort=VERSION median_ms=... min_ms=... runs=N threads=N". --out writes the first
 // output as .npy (to compare with kgen's). onnxruntime-node is looked up in DIR/node_modules
 // (--ort DIR, else $ORT_DIR, else build/bench/ort), where refs.sh installs it with npm.
+// --no-opt turns the graph optimisations off (graphOptimizationLevel 'disabled'): the
+// reference outputs (onnxruntime's Pad+MaxPool fusion computes a wrong result).
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
@@ -16,7 +18,7 @@ import { performance } from "node:perf_hooks";
 import { readNpy, writeNpy } from "../../templates/kgen_io.mjs";
 
 const args = process.argv.slice(2);
-const opt = { runs: 50, warmup: 5, threads: 1, out: null, ort: process.env.ORT_DIR || "build/bench/ort" };
+const opt = { runs: 50, warmup: 5, threads: 1, out: null, ort: process.env.ORT_DIR || "build/bench/ort", noOpt: false };
 const files = [];
 for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -29,6 +31,8 @@ for (let i = 0; i < args.length; i++) {
         if (i + 1 >= args.length)
             usage(`${a} needs a path`);
         opt[a.slice(2)] = args[++i];
+    } else if (a === "--no-opt") {
+        opt.noOpt = true;
     } else if (a.startsWith("-")) {
         usage(`unknown option ${a}`);
     } else {
@@ -40,7 +44,7 @@ if (files.length < 1)
 
 function usage(msg) {
     console.error(`ort_run: ${msg}\nusage: node ort_run.mjs MODEL.onnx IN0.npy ... [--runs N] [--warmup N] ` +
-        "[--threads N] [--out OUT.npy] [--ort DIR]");
+        "[--threads N] [--out OUT.npy] [--ort DIR] [--no-opt]");
     process.exit(2);
 }
 
@@ -57,7 +61,7 @@ const session = await ort.InferenceSession.create(files[0], {
     intraOpNumThreads: opt.threads,
     interOpNumThreads: 1,
     executionMode: "sequential",
-    graphOptimizationLevel: "all",
+    graphOptimizationLevel: opt.noOpt ? "disabled" : "all",
 });
 if (files.length - 1 !== session.inputNames.length)
     usage(`the model takes ${session.inputNames.length} inputs, ${files.length - 1} given`);
