@@ -39,13 +39,10 @@ $PY tests/bench/export_models.py movement $work > $work/export.log 2>&1 ||
 have_ort=0
 [ -d $ort_dir/node_modules/onnxruntime-node ] && command -v node > /dev/null && have_ort=1
 
-best() {   # best FIELD CMD...: the smallest FIELD=... of three runs of CMD, or -
-  local field=$1 b="" v rep; shift
-  for rep in 1 2 3; do
-    v=$("$@" 2>/dev/null | sed -n "s/.*\b$field=\([0-9.]*\).*/\1/p" | head -1)
-    [ -n "$v" ] && b=$(awk -v a="$v" -v b="$b" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }')
-  done
-  echo "${b:--}"
+median() {   # median CMD...: the median_ms=... CMD prints, or -
+  local v
+  v=$("$@" 2>/dev/null | sed -n "s/.*\bmedian_ms=\([0-9.]*\).*/\1/p" | head -1)
+  echo "${v:--}"
 }
 div() { awk -v x="$1" -v y="$2" 'BEGIN { if (x != "-" && y != "-" && y + 0 > 0) printf "%.2f", x / y; else printf "-" }'; }
 build() {   # build KGEN MODEL DIR: generate and make DIR's net and net_profile; 1 on failure
@@ -66,9 +63,9 @@ for m in $models; do
   k=- b=- o=- rel=-
   kb="" bb="" ob=""
   for rep in 1 2 3; do   # interleaved: each round runs every build once
-    kb="$kb $(best median_ms $pin $work/$m.kgen/net --bench $runs $x)"
-    [ $bok = 1 ] && bb="$bb $(best median_ms $pin $work/$m.base/net --bench $runs $x)"
-    [ $have_ort = 1 ] && ob="$ob $(best median_ms $pin node tests/bench/ort_run.mjs $work/$m.onnx $x --runs $runs --ort $ort_dir)"
+    kb="$kb $(median $pin $work/$m.kgen/net --bench $runs $x)"
+    [ $bok = 1 ] && bb="$bb $(median $pin $work/$m.base/net --bench $runs $x)"
+    [ $have_ort = 1 ] && ob="$ob $(median $pin node tests/bench/ort_run.mjs $work/$m.onnx $x --runs $runs --ort $ort_dir)"
   done
   low() { echo $* | tr ' ' '\n' | grep -v '^-$' | sort -g | head -1; }
   k=$(low $kb); [ -n "$bb" ] && b=$(low $bb); [ -n "$ob" ] && o=$(low $ob)
