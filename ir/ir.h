@@ -651,6 +651,12 @@ Stmt *ir_simplify_stmt(Stmt *s);
 int ir_affine_interval(Expr *e, Var **inner, const int64_t *extents, int ninner, const RangeMap *m,
                        Expr **lo, Expr **hi);
 
+/* Is the integer index e, simplified under m, affine in plain variables: a constant plus
+ * constant multiples of variables, with no division, modulo, min, max, select, cast or
+ * tensor read left in it? Then coefs[i] is the coefficient of vars[i] (0 when e does not
+ * use it; other variables may appear) and 1 is returned; else 0. */
+int ir_index_affine(Expr *e, const RangeMap *m, Var *const *vars, int nvars, int64_t *coefs);
+
 /* Linear form helpers used by the simplifier and the bound inference. */
 Expr *ir_add(Expr *a, Expr *b);   /* simplifying + on indices */
 Expr *ir_mul(Expr *a, Expr *b);

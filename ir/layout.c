@@ -13,7 +13,9 @@
  *     channel index (bias, Relu, Clip, Add, the padding before the next conv, MaxPool,
  *     AveragePool, GlobalAveragePool), or at that plus a multiple of B when its channel
  *     count is one too (ConvTranspose's interleave of phases stacked in one conv): it is
- *     re-indexed with c = co*B + ci.
+ *     re-indexed with c = co*B + ci;
+ *   - a concatenation of region tensors along the channels, every part but the last a
+ *     whole number of blocks (match_concat): it reads whole blocks of its parts.
  * Everything else stays NCHW and reads a region tensor through a conversion back
  * (X_to_nchw, a pure index shuffle the default schedule inlines into the reader); a
  * blocked op that reads a full NCHW activation reads it through X_to_nchwc. A group-1
@@ -734,6 +736,91 @@ static Tensor *block_elem(Layout *L, Tensor *t)
     return tb;
 }
 
+/* ---------------------------------------------------------------- concatenation */
+
+/* A concatenation along the channels, as ir/ops/shape.c builds it,
+ *   select(c < E0, X0[n, c, h, w], select(c < E1, X1[n, c - E0, h, w], ... Xk[n, c - Ek-1, h, w]))
+ * of region tensors whose channel counts, all but the last, are multiples of B (Inception,
+ * Fire and dense blocks: convs concatenated). Its blocked version reads whole blocks: a
+ * block of the result is a block of one part, and the last part's padded channels are the
+ * result's. Anything else (another axis, a part not blocked, a part of C % B channels before
+ * the last) stays NCHW. */
+enum { CAT_MAX = 64 };
+
+typedef struct {
+    Tensor *x[CAT_MAX];          /* the parts (old tensors) */
+    int64_t start[CAT_MAX + 1];  /* part i: channels [start[i], start[i + 1]) */
+    int n;
+} Cat;
+
+/* Is access e x[n, c - s, h, w], t's axes but the channel shifted by s, of x shaped as t
+ * but for its channel count? */
+static int cat_part(const Tensor *t, const Expr *e, int64_t s)
+{
+    int64_t k;
+    if (e->kind != E_ACCESS || e->u.access.n != 4)
+        return 0;
+    const Tensor *x = e->u.access.t;
+    if (x->ndim != 4 || x->dtype != t->dtype)
+        return 0;
+    for (int d = 0; d < 4; d++)
+        if (d != 1 && (!is_var(e->u.access.idx[d], t->axes[d]->var) || x->shape[d] != t->shape[d]))
+            return 0;
+    Expr *off = ir_sub(e->u.access.idx[1], ir_varref(t->axes[1]->var));
+    return ir_expr_is_const(off, &k) && k == -s;
+}
+
+static int match_concat(Layout *L, const Tensor *t, Cat *m)
+{
+    if (t->kind != T_COMPUTE || t->ndim != 4 || kept(L, t))
+        return 0;
+    const Var *c = t->axes[1]->var;
+    const Expr *e = t->body;
+    m->n = 0;
+    m->start[0] = 0;
+    for (;;) {
+        int last = e->kind != E_SELECT;
+        const Expr *part = last ? e : e->u.sel.t, *cond = last ? NULL : e->u.sel.cond;
+        int64_t s = m->start[m->n], end = t->shape[1];
+        if (cond && (cond->kind != E_BIN || cond->u.bin.op != OP_LT || !is_var(cond->u.bin.a, c) ||
+                     !ir_expr_is_const(cond->u.bin.b, &end) || end % L->B || end <= s))
+            return 0;
+        if (m->n == CAT_MAX || !cat_part(t, part, s))
+            return 0;
+        Tensor *x = part->u.access.t;
+        if (!info_of(L, x)->blocked || x->shape[1] != end - s)
+            return 0;
+        m->x[m->n++] = x;
+        m->start[m->n] = end;
+        if (last)
+            return m->n >= 2;
+        e = e->u.sel.f;
+    }
+}
+
+static Tensor *block_concat(Layout *L, Tensor *t, const Cat *m)
+{
+    int B = L->B;
+    int64_t C = t->shape[1];
+    int64_t shape[5] = {t->shape[0], ceil_div(C, B), t->shape[2], t->shape[3], B};
+    IterVar *ax[5];
+    blocked_axes(shape, ax);
+    Expr *body = NULL;
+    for (int i = m->n - 1; i >= 0; i--) {
+        Expr *co = m->start[i] ? ir_bin(OP_SUB, v(ax[1]), ir_idx(m->start[i] / B)) : v(ax[1]);
+        Expr *idx[5] = {v(ax[0]), co, v(ax[2]), v(ax[3]), v(ax[4])};
+        Expr *r = ir_access(info_of(L, m->x[i])->nt, idx, 5);
+        body = body ? ir_select(ir_bin(OP_LT, v(ax[1]), ir_idx(m->start[i + 1] / B)), r, body) : r;
+    }
+    if (C % B && !is_zeroed(L, info_of(L, m->x[m->n - 1])->nt))
+        body = ir_select(ir_bin(OP_LT, madd(v(ax[1]), B, v(ax[4])), ir_idx(C)), body, zero(body->dtype));
+    Tensor *tb = add(L, ir_compute(t->name, 5, ax, body));
+    tb->comment = t->comment;
+    tb->pos = t->pos;
+    mark_zeroed(L, tb);
+    return tb;
+}
+
 /* ---------------------------------------------------------------- the pass */
 
 /* An NCHW tensor: itself, or rebuilt when it reads something blocked or replaced. */
@@ -803,6 +890,7 @@ int ir_layout_nchwc(Program *p, int block)
         Info *in = &L.info[i];
         L.src = t;
         Conv m;
+        Cat cat;
         int mode;
         if (match_conv(t, &m) && (mode = conv_mode(&L, &m)) != CONV_NONE) {
             in->nt = block_conv(&L, t, &m, mode);
@@ -811,6 +899,10 @@ int ir_layout_nchwc(Program *p, int block)
             if (kept(&L, t))
                 to_nchw(&L, t, t->name)->is_output = t->is_output;
             nconv++;
+        } else if (match_concat(&L, t, &cat)) {
+            in->nt = block_concat(&L, t, &cat);
+            in->blocked = 1;
+            in->C = t->shape[1];
         } else if (elem_ok(&L, t)) {
             in->nt = block_elem(&L, t);
             in->blocked = 1;

@@ -786,6 +786,25 @@ static int uses_any(const Expr *e, Var **vars, int n)
     return 0;
 }
 
+int ir_index_affine(Expr *e, const RangeMap *m, Var *const *vars, int nvars, int64_t *coefs)
+{
+    if (!is_int(e))
+        return 0;
+    Lin l = lin_of(simp(e, m));
+    if (!l.ok)
+        return 0;
+    for (int i = 0; i < nvars; i++)
+        coefs[i] = 0;
+    for (int i = 0; i < l.n; i++) {
+        if (l.t[i].atom->kind != E_VAR)
+            return 0;
+        for (int j = 0; j < nvars; j++)
+            if (l.t[i].atom->u.var == vars[j])
+                coefs[j] = l.t[i].coef;
+    }
+    return 1;
+}
+
 int ir_affine_interval(Expr *e, Var **inner, const int64_t *extents, int ninner, const RangeMap *m,
                        Expr **lo, Expr **hi)
 {

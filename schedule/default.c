@@ -6,6 +6,8 @@
  *   - an injective compute (no reduction) read by exactly one stage, or read anywhere
  *     but cheap (a pure index shuffle: transpose, reshape, slice, pad), is inlined into
  *     its readers, so chains of elementwise and layout ops become index arithmetic;
+ *     except where a reduction would read through it with a computed or strided index
+ *     (computed_operands: the cost model for inlining), which makes it a root stage;
  *   - a reduction (conv, matmul, pooling, a norm's statistics) whose only reader reaches
  *     it through same-shaped, identically indexed elementwise steps (bias, activation,
  *     residual add) is computed at that reader's innermost loop: the epilogue runs on
@@ -389,6 +391,61 @@ static int stream_rows(Stage *P, IterVar **order, int n, IterVar *pc, Tensor *w)
     return sch_prefetch(P, w, order[0], rows, rows ? pc : NULL);
 }
 
+/* Column tiles outside the row tiles. A register tile (rows x columns) reads its vector
+ * operand (what the body reads along the columns: a matmul's weights) once per row tile,
+ * and its broadcast operands (the other reads: the matmul's left side) once per column
+ * tile. With the row tiles outside, each row tile reads the whole vector operand, from
+ * memory when it exceeds the L2 cache (a CRNN's classifier: [80, 256] x [256, 6000], 6 MB
+ * of weights read for each of 10 row tiles; with the column tiles outside, each weight
+ * column tile is read once and then from L1 for every row tile: 4-5x faster, measured
+ * side by side on a loaded machine). The bytes each order reads
+ * from memory are estimated as the operand's size times the tiles that re-read it when
+ * it is over L2_BYTES, its size once otherwise; the column tiles go outside when that
+ * reads fewer (a conv's columns are one tile of channels: never). */
+enum { L2_BYTES = 512 << 10 };
+
+static int cols_outer(const Stage *P, int64_t row_tiles, int64_t col_tiles)
+{
+    if (row_tiles < 2 || col_tiles < 2)
+        return 0;
+    PtrVec reads = {0}, seen = {0};
+    collect_reads(P->t->body, &reads);
+    const Var *v = P->t->axes[P->t->ndim - 1]->var;
+    int64_t vec = 0, bcast = 0;
+    for (int i = 0; i < reads.n; i++) {
+        const Expr *acc = reads.items[i];
+        Tensor *t = acc->u.access.t;
+        int dup = 0;
+        for (int k = 0; k < seen.n && !dup; k++)
+            dup = seen.items[k] == t;
+        if (dup)
+            continue;
+        ir_vec_push(&seen, t, 1 << 20, "tensors");
+        int64_t bytes = ir_tensor_numel(t) * ir_dtype_bytes(t->dtype);
+        *(access_uses(acc, v) ? &vec : &bcast) += bytes;
+    }
+    int64_t rows_outer = vec > L2_BYTES ? vec * row_tiles : vec;
+    int64_t cols_out = bcast > L2_BYTES ? bcast * col_tiles : bcast;
+    return cols_out < rows_outer;
+}
+
+/* Move loop x of st to just before loop y (the others keep their order). */
+static int move_before(Stage *st, IterVar *x, IterVar *y)
+{
+    IterVar *order[KG_MAX_DIMS + 16];
+    int n = 0;
+    if (st->leaf.n > KG_MAX_DIMS + 16)
+        return ir_fail("%s: too many loops to reorder", st->t->name);
+    for (int k = 0; k < st->leaf.n; k++) {
+        IterVar *iv = st->leaf.items[k];
+        if (iv == y)
+            order[n++] = x;
+        if (iv != x)
+            order[n++] = iv;
+    }
+    return sch_reorder(st, order, n);
+}
+
 /* A matrix-vector product (one output row: a batch-1 Gemm, a classifier) reads each weight
  * once; a register tile of 8 columns with the reduction inside walks the weights down a
  * column, 8 of a cache line's 16 floats at a time (MobileNetV2's 1280 x 1000 classifier:
@@ -469,7 +526,195 @@ static void mark_named(const Schedule *s, unsigned char *mark, const Tensor *t)
             mark[k] = 1;
 }
 
-int sch_default_fuse(Schedule *s)
+/* ---------------------------------------------------------------- inlining cost model
+ *
+ * A reduction R (a root stage whose body is a reduction: conv, matmul, pooling) evaluates
+ * its body once per step of its reduce loops, in its innermost loops, so the index
+ * arithmetic of a stage inlined into that body runs at every step. For each operand X that
+ * R reads directly inside its reduction and that is inlined, the reads of real buffers
+ * (root stages, inputs, constants) that X's body and the bodies inlined into it make are
+ * composed into R's variables (substitution) and judged, each as the flat row-major offset
+ * into its buffer, simplified under the ranges of R's axes (spatial and reduce):
+ *   - computed: the offset is not affine in plain variables (ir_index_affine): a division
+ *     or modulo that the ranges do not remove (the NCHWc-to-NCHW conversion's c / 16 and
+ *     c % 16, a reshape of blocked data), a min, max, select or cast inside an index, or
+ *     a tensor read (a gather);
+ *   - strided where R's direct read of X is not: the coefficient on R's innermost output
+ *     axis (the axis the default schedule vectorizes) is neither 0 nor 1 while in R's own
+ *     index of X it is (a transpose turning vector loads into gathers); or, for a read
+ *     that does not use that axis (a broadcast operand, a matmul's rows), the coefficient
+ *     on R's innermost reduce axis is neither 0 nor 1 while in R's index of X it is.
+ * Such an X is materialized: a root stage of X's own shape, computed once per element in
+ * one pass, which R then reads through its own (affine) index: the layout R asks for.
+ * Reads that keep an affine index, unit-stride where R's is, stay inlined: a slice, a
+ * padding in a depthwise window (a guard is a select around the read, not in its index;
+ * sch_default_fuse's own rules decide those), a channel block R reads whole. An X whose
+ * own index in R is computed, or whose chain cannot be followed (over COMPOSE_DEPTH_MAX
+ * bodies deep, indices of different types), stays as it is. */
+enum { COMPOSE_DEPTH_MAX = 32 };
+
+typedef struct {
+    Var *vars[2 * KG_MAX_DIMS + 2];
+    int nvars;
+    int vec, red;       /* vars[] positions of R's innermost output and reduce axes (-1: none) */
+    RangeMap ranges;
+} ReadCtx;
+
+/* The flat offset of t[idx] (row-major in t's shape) affine in c's variables? 1 with its
+ * coefficients in coefs, 0 computed, -1 not judged (indices of different types). */
+static int flat_coefs(ReadCtx *c, const Tensor *t, Expr *const *idx, int n, int64_t *coefs)
+{
+    Expr *off = NULL;
+    int64_t stride = 1;
+    for (int d = n - 1; d >= 0; d--) {
+        if (idx[d]->dtype != idx[n - 1]->dtype)
+            return -1;
+        Expr *term = ir_mul(idx[d], ir_int(stride, idx[d]->dtype));
+        off = off ? ir_add(off, term) : term;
+        stride *= t->shape[d];
+    }
+    if (!off)
+        off = ir_idx(0);
+    return ir_index_affine(off, &c->ranges, c->vars, c->nvars, coefs);
+}
+
+/* Is a composed read, with flat coefficients got (or computed: ok 0), worse than R's
+ * direct read of X with coefficients want (see the rule above)? */
+static int worse_read(const ReadCtx *c, int ok, const int64_t *got, const int64_t *want)
+{
+    if (!ok)
+        return 1;
+    if (c->vec >= 0 && (got[c->vec] != 0 || want[c->vec] != 0))
+        return got[c->vec] != 0 && got[c->vec] != 1 && (want[c->vec] == 0 || want[c->vec] == 1);
+    return c->red >= 0 && got[c->red] != 0 && got[c->red] != 1 && (want[c->red] == 0 || want[c->red] == 1);
+}
+
+static int has_access(const Expr *e)
+{
+    PtrVec ts = {0};
+    ir_expr_tensors(e, &ts);
+    return ts.n > 0;
+}
+
+/* Does e (a body inlined into R, its variables already R's) read a real buffer through a
+ * read worse than want (worse_read)? 1 yes, 0 no, -1 not judged. */
+static int composed_worse(Schedule *s, ReadCtx *c, const Expr *e, const int64_t *want, int depth)
+{
+    switch (e->kind) {
+    case E_ACCESS: {
+        Tensor *t = e->u.access.t;
+        int n = e->u.access.n;
+        for (int i = 0; i < n; i++)
+            if (has_access(e->u.access.idx[i]))
+                return 1;   /* a gather */
+        Stage *st = sch_stage(s, t);
+        if (st && st->attach == ATTACH_INLINE && t->kind == T_COMPUTE) {
+            if (depth >= COMPOSE_DEPTH_MAX || n != t->ndim)
+                return -1;
+            Var *vars[KG_MAX_DIMS];
+            for (int d = 0; d < n; d++)
+                vars[d] = t->axes[d]->var;
+            return composed_worse(s, c, ir_subst(t->body, vars, e->u.access.idx, n), want, depth + 1);
+        }
+        int64_t got[2 * KG_MAX_DIMS + 2];
+        int ok = flat_coefs(c, t, e->u.access.idx, n, got);
+        return ok < 0 ? -1 : worse_read(c, ok, got, want);
+    }
+    case E_BIN: {
+        int a = composed_worse(s, c, e->u.bin.a, want, depth);
+        return a ? a : composed_worse(s, c, e->u.bin.b, want, depth);
+    }
+    case E_UN: return composed_worse(s, c, e->u.un.a, want, depth);
+    case E_CAST:
+    case E_BITCAST: return composed_worse(s, c, e->u.cast.a, want, depth);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++) {
+            int r = composed_worse(s, c, e->u.call.args[i], want, depth);
+            if (r)
+                return r;
+        }
+        return 0;
+    case E_SELECT: {
+        int r = composed_worse(s, c, e->u.sel.t, want, depth);
+        return r ? r : composed_worse(s, c, e->u.sel.f, want, depth);
+    }
+    default: return 0;
+    }
+}
+
+/* Mark in keep[] the inlined operands that R's reduction body e reads worse composed than
+ * directly (the rule above); returns how many it marked. */
+static int mark_operands(Schedule *s, ReadCtx *c, const Expr *e, unsigned char *keep)
+{
+    switch (e->kind) {
+    case E_ACCESS: {
+        Stage *st = sch_stage(s, e->u.access.t);
+        int k = -1, n = e->u.access.n;
+        for (int i = 0; st && i < s->stages.n; i++)
+            if (s->stages.items[i] == st)
+                k = i;
+        if (k < 0 || keep[k] || st->attach != ATTACH_INLINE || st->t->kind != T_COMPUTE || n != st->t->ndim)
+            return 0;
+        int64_t want[2 * KG_MAX_DIMS + 2];
+        if (flat_coefs(c, st->t, e->u.access.idx, n, want) != 1)
+            return 0;   /* R's own index is computed: materializing X would not fix it */
+        Var *vars[KG_MAX_DIMS];
+        for (int d = 0; d < n; d++)
+            vars[d] = st->t->axes[d]->var;
+        if (composed_worse(s, c, ir_subst(st->t->body, vars, e->u.access.idx, n), want, 0) != 1)
+            return 0;
+        keep[k] = 1;
+        return 1;
+    }
+    case E_BIN: return mark_operands(s, c, e->u.bin.a, keep) + mark_operands(s, c, e->u.bin.b, keep);
+    case E_UN: return mark_operands(s, c, e->u.un.a, keep);
+    case E_CAST:
+    case E_BITCAST: return mark_operands(s, c, e->u.cast.a, keep);
+    case E_CALL: {
+        int n = 0;
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            n += mark_operands(s, c, e->u.call.args[i], keep);
+        return n;
+    }
+    case E_SELECT:
+        return mark_operands(s, c, e->u.sel.cond, keep) + mark_operands(s, c, e->u.sel.t, keep) +
+               mark_operands(s, c, e->u.sel.f, keep);
+    default: return 0;
+    }
+}
+
+/* The cost model over every root reduction: marks in keep[] the operands to materialize;
+ * returns how many it newly marked. */
+static int computed_operands(Schedule *s, unsigned char *keep)
+{
+    int marked = 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *st = s->stages.items[i];
+        Tensor *t = st->t;
+        if (t->kind != T_COMPUTE || st->attach == ATTACH_INLINE || t->body->kind != E_REDUCE ||
+            t->ndim + t->body->u.reduce.naxes > 2 * KG_MAX_DIMS + 2)
+            continue;
+        ReadCtx c = {.vec = -1, .red = -1};
+        for (int d = 0; d < t->ndim; d++) {
+            ir_range_push(&c.ranges, t->axes[d]->var, 0, t->axes[d]->extent - 1);
+            c.vars[c.nvars++] = t->axes[d]->var;
+        }
+        if (t->ndim > 0 && t->axes[t->ndim - 1]->extent > 1)
+            c.vec = t->ndim - 1;
+        for (int a = 0; a < t->body->u.reduce.naxes; a++) {
+            IterVar *iv = t->body->u.reduce.axes[a];
+            ir_range_push(&c.ranges, iv->var, 0, iv->extent - 1);
+            c.vars[c.nvars++] = iv->var;
+            if (iv->extent > 1)
+                c.red = c.nvars - 1;
+        }
+        marked += mark_operands(s, &c, t->body->u.reduce.body, keep);
+    }
+    return marked;
+}
+
+/* One inlining pass (sch_default_fuse's): the stages marked in keep[] stay root. */
+static int fuse_pass(Schedule *s, const unsigned char *keep)
 {
     /* above[i]: the depth at which stage i's body ends in its root's expression, counting
      * the bodies it is inlined through (an upper bound) */
@@ -499,7 +744,7 @@ int sch_default_fuse(Schedule *s)
         if (t->kind != T_COMPUTE)
             continue;
         above[i] = ir_expr_depth(t->body);
-        if (t->is_output || ir_expr_has_reduce(t->body) || cond[i])
+        if (t->is_output || ir_expr_has_reduce(t->body) || cond[i] || keep[i])
             continue;
         Stage *rd[2];
         int n = readers(s, st, rd, 2);
@@ -535,6 +780,27 @@ int sch_default_fuse(Schedule *s)
         above[i] = d;
     }
     return 0;
+}
+
+int sch_default_fuse(Schedule *s)
+{
+    /* inline, then materialize the operands the cost model names and inline again (the
+     * stages under a materialized one may now be read once, outside any reduction); each
+     * round marks at least one more stage, so this ends */
+    unsigned char *keep = ir_alloc((size_t)s->stages.n + 1), *was = ir_alloc((size_t)s->stages.n + 1);
+    for (int i = 0; i < s->stages.n; i++)
+        was[i] = ((Stage *)s->stages.items[i])->attach == ATTACH_INLINE;
+    for (;;) {
+        if (fuse_pass(s, keep))
+            return -1;
+        if (!computed_operands(s, keep))
+            return 0;
+        for (int i = 0; i < s->stages.n; i++) {
+            Stage *st = s->stages.items[i];
+            if (st->attach == ATTACH_INLINE && !was[i] && sch_compute_root(st))
+                return -1;
+        }
+    }
 }
 
 /* The root stage that ends st's chain of single readers (same shape, identical indexing,
@@ -674,7 +940,11 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         /* the blocks' weights: streamed when large (streams_weights) */
         Tensor *w = c ? vector_operand(P, P->t->axes[ic]->var, 0) : NULL;
         int stream = w && tile->k_outer && streams_weights(P, E, co, B * V);
-        if (sch_compute_at(s, P, E, stream ? co : bo))
+        /* or the column tiles outside the row tiles, the weights read once (cols_outer) */
+        int swap = a && !c && cols_outer(P, ao->extent, bo->extent);
+        if (swap && move_before(E, bo, ao))
+            return -1;
+        if (sch_compute_at(s, P, E, stream ? co : swap ? ao : bo))
             return -1;
         /* in the reduction: reduce loops first, then the tile (rows unrolled, columns
          * vectorized); or, with k_outer off, the rows outside the reduce loops; or,

@@ -143,7 +143,10 @@ fi
 # prefetched), over 11 columns that tiles of 8 do not divide; and from a third input
 # X3[1,300], Relu(Gemm(X3, W^T[250,300], bias)) -> output G: a matrix-vector product with
 # 300 KB of weights, whose reduction runs outside the row (250 columns: 15 vectors and a
-# tail of 10), checked against a reference computed here in Python.
+# tail of 10), checked against a reference computed here in Python; and from the first
+# Relu, two Concats along the channels, each of two 1x1 convs, then a 1x1 conv: K of
+# 16 + 20 channels (blocked: the first part whole blocks, the last padded) and L of
+# 20 + 16 (stays NCHW: its first part is not a whole number of blocks).
 # The reference is the model's own NCHW output (G's: the Python one).
 if command -v python3 > /dev/null 2>&1; then
   gen=$out/awkward
@@ -182,7 +185,9 @@ def vinfo(name, dims):
 inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("bd", [12]),
          rt("wg", [16, 6, 1, 1]), rt("wm", [32, 16, 1, 1]), rt("bm", [32]), rt("wdm", [64, 1, 3, 3]),
          rt("wgg", [32, 16, 1, 1]), rt("bgg", [32]), rt("wz1", [24, 32, 1, 1]), rt("bz1", [24]),
-         rt("wz2", [20, 24, 3, 3]), rt("ws", [32, 256, 3, 3]), rt("bs", [32]), rt("wu", [32, 256, 1, 1])]
+         rt("wz2", [20, 24, 3, 3]), rt("ws", [32, 256, 3, 3]), rt("bs", [32]), rt("wu", [32, 256, 1, 1]),
+         rt("wk1", [16, 32, 1, 1]), rt("bk1", [16]), rt("wk2", [20, 32, 1, 1]), rt("bk2", [20]),
+         rt("wk3", [16, 36, 1, 1]), rt("wl3", [16, 36, 1, 1])]
 f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
 w3 = [f32(rnd()) for _ in range(250 * 300)]
 b3 = [f32(rnd()) for _ in range(250)]
@@ -198,11 +203,15 @@ nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["
          node("Conv", ["zr", "wz2"], ["Z"], p1),
          node("Conv", ["X2", "ws", "bs"], ["sv"], p1), node("Conv", ["X2", "wu"], ["su"]),
          node("Add", ["sv", "su"], ["sa"]), node("Relu", ["sa"], ["S"]),
-         node("Gemm", ["X3", "wg3", "bg3"], ["g3"], [attr_i("transB", 1)]), node("Relu", ["g3"], ["G"])]
+         node("Gemm", ["X3", "wg3", "bg3"], ["g3"], [attr_i("transB", 1)]), node("Relu", ["g3"], ["G"]),
+         node("Conv", ["r1", "wk1", "bk1"], ["k1"]), node("Conv", ["r1", "wk2", "bk2"], ["k2"]),
+         node("Concat", ["k1", "k2"], ["kc"], [attr_i("axis", 1)]), node("Conv", ["kc", "wk3"], ["K"]),
+         node("Concat", ["k2", "k1"], ["lc"], [attr_i("axis", 1)]), node("Conv", ["lc", "wl3"], ["L"])]
 graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
     ld(11, vinfo("X", [1, 12, 10, 10])) + ld(11, vinfo("X2", [1, 256, 6, 11])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + \
     ld(11, vinfo("X3", [1, 300])) + ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + \
-    ld(12, vinfo("S", [1, 32, 6, 11])) + ld(12, vinfo("G", [1, 250]))
+    ld(12, vinfo("S", [1, 32, 6, 11])) + ld(12, vinfo("G", [1, 250])) + ld(12, vinfo("K", [1, 16, 5, 5])) + \
+    ld(12, vinfo("L", [1, 16, 5, 5]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
 def npy(path, shape, x):
@@ -225,8 +234,10 @@ EOF
       if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1 &&
-         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_3.npy $d/out/output_3.npy > $d.cmp3.log 2>&1; then ok
-      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null)"; fi
+         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_3.npy $d/out/output_3.npy > $d.cmp3.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_5.npy $d/out/output_5.npy > $d.cmp5.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_6.npy $d/out/output_6.npy > $d.cmp6.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null)"; fi
     done
     # G, the same matrix-vector code in every layout, against Python's reference
     if "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/g_ref.npy $gen/ref/out/output_4.npy > $gen/g.cmp.log 2>&1; then ok
@@ -246,9 +257,13 @@ EOF
     # depthwise with multiplier 2 stays NCHW, the grouped conv (16/8 per group) converts
     # its input once; back to NCHW for D's bias (a graph output; the group-2 conv reads D),
     # for the multiplier depthwise (its padded input), for Y and for S (both of S's convs
-    # read X2 directly).
+    # read X2 directly); K's Concat stays blocked, L's converts both its parts back.
     got=$(conversions $gen/model.onnx --layout=nchwc)
-    if [ "$got" = "1 4" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 4'"; fi
+    if [ "$got" = "1 6" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 6'"; fi
+    # K's Concat is blocked: it reads whole blocks of its parts
+    if "$KGEN" $gen/model.onnx --layout=nchwc --dump=tir 2>/dev/null |
+       grep -qE '^  kc\[n < 1, co < 5, h < 5, w < 5, ci < 8\] : f32 = select\(\(co < 2\), k1\[n, co, h, w, ci\], k2\[n, \(co - 2\), h, w, ci\]\)'; then ok
+    else bad "awkward --layout=nchwc: the Concat of 16 + 20 channels is not blocked"; fi
   else
     bad "awkward: could not make the model or its NCHW reference: $(tail -1 $gen/ref.kgen.log 2>/dev/null)"
   fi
