@@ -508,9 +508,24 @@ KGEN_INLINE double kgen_floormod(double a, double b)
 }
 #endif
 
-/* Float min/max propagate NaN (ONNX Min/Max, numpy): fminf would drop it. */
-KGEN_INLINE float kgen_min_f32(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
-KGEN_INLINE float kgen_max_f32(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+/* Float min/max propagate NaN (ONNX Min/Max, numpy): fminf would drop it. a where a is
+ * NaN or smaller (larger), else b (so b when equal, and b's NaN): the f32 ones as a mask
+ * select on the bits, without a branch, so that an epilogue such as HardSwish's
+ * x * max(0, min(1, x / 6 + 0.5)) on a conv's accumulator still vectorizes (nested
+ * float selects there kept gcc from if-converting the loop). */
+KGEN_INLINE float kgen_select_f32_(uint32_t take_a, float a, float b)
+{
+    uint32_t m = 0u - take_a;
+    return kgen_bits_f32((kgen_f32_bits(a) & m) | (kgen_f32_bits(b) & ~m));
+}
+KGEN_INLINE float kgen_min_f32(float a, float b)
+{
+    return kgen_select_f32_((uint32_t)(a < b) | (uint32_t)(a != a), a, b);
+}
+KGEN_INLINE float kgen_max_f32(float a, float b)
+{
+    return kgen_select_f32_((uint32_t)(a > b) | (uint32_t)(a != a), a, b);
+}
 #ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_min_f64(double a, double b)
 {
