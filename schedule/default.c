@@ -136,6 +136,30 @@ static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, 
 }
 
 
+/* The operations e computes on values (its accesses' index arithmetic left out), counted
+ * up to max + 1. */
+static int value_ops(const Expr *e, int max)
+{
+    int n = 0;
+    switch (e->kind) {
+    case E_BIN: n = 1 + value_ops(e->u.bin.a, max); return n > max ? n : n + value_ops(e->u.bin.b, max - n);
+    case E_UN: return 1 + value_ops(e->u.un.a, max);
+    case E_CAST:
+    case E_BITCAST: return 1 + value_ops(e->u.cast.a, max);
+    case E_CALL:
+        n = 1;
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn) && n <= max; i++)
+            n += value_ops(e->u.call.args[i], max - n);
+        return n;
+    case E_SELECT:
+        n = 1 + value_ops(e->u.sel.cond, max);
+        n += n > max ? 0 : value_ops(e->u.sel.t, max - n);
+        return n > max ? n : n + value_ops(e->u.sel.f, max - n);
+    case E_REDUCE: return max + 1;
+    default: return 0;
+    }
+}
+
 /* The stages that read s's tensor. */
 static int readers(Schedule *s, Stage *st, Stage **out, int max)
 {
@@ -149,6 +173,50 @@ static int readers(Schedule *s, Stage *st, Stage **out, int max)
         }
     }
     return n;
+}
+
+/* The one stage that consumes st's tensor once inlined stages are substituted: every
+ * reader of st is that stage or an inlined stage that it consumes in turn, each reading at
+ * its own position with st's shape (SiLU's Mul, reading a conv's bias add directly and
+ * through the inlined Sigmoid); NULL when there is none. */
+static Stage *sole_consumer(Schedule *s, Stage *st, int depth)
+{
+    Stage *R = NULL;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *r = s->stages.items[i];
+        if (r == st || !ir_tensor_reads(r->t, st->t))
+            continue;
+        if (r->t->kind != T_COMPUTE || !ir_tensor_same_shape(r->t, st->t) ||
+            !identity_reads(r->t->body, st->t, r->t->axes, r->t->ndim))
+            return NULL;
+        Stage *c = r->attach != ATTACH_INLINE ? r : depth < 4 ? sole_consumer(s, r, depth + 1) : NULL;
+        if (!c || (R && c != R))
+            return NULL;
+        R = c;
+    }
+    return R;
+}
+
+/* A cheap step (a bias add, a folded batch norm: at most EPILOGUE_DUP_OPS operations)
+ * whose one consumer (sole_consumer) reads it a few times: SiLU's x * sigmoid(x),
+ * HardSwish written as x * HardSigmoid(x), GELU's x * (1 + erf(x / sqrt 2)) on a conv's
+ * bias add. Repeating it there (the compiler shares the loads) lets the activation join
+ * the reduction's epilogue, on the accumulator in registers, instead of a pass of its own
+ * over memory (EfficientNet-B0: 65 such passes). */
+enum { EPILOGUE_DUP_OPS = 2, EPILOGUE_DUP_READS = 3 };
+
+static int cheap_repeated_step(Schedule *s, Stage *st)
+{
+    Stage *R = value_ops(st->t->body, EPILOGUE_DUP_OPS) <= EPILOGUE_DUP_OPS ? sole_consumer(s, st, 0) : NULL;
+    if (!R)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < s->stages.n; i++) {
+        Stage *r = s->stages.items[i];
+        if (r != st && (r == R || r->attach == ATTACH_INLINE))
+            n += reads_count(r->t, st->t);
+    }
+    return n <= EPILOGUE_DUP_READS;
 }
 
 static int has_select(const Expr *e)
@@ -757,7 +825,8 @@ static int fuse_pass(Schedule *s, const unsigned char *keep)
                 repeated = (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, t, 0)) || r->t->kind == T_SCAN ||
                            in_reduce_context(s, k, memo, 0);
         }
-        int once = n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE && !repeated;
+        int once = !repeated && ((n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE) ||
+                                 cheap_repeated_step(s, st));
         /* an index shuffle is free to inline, except a guarded one (padding) inside a
          * reduction over channels: its guard would sit in the innermost loop; materialize
          * it instead. Inside a sum over a small window (depthwise conv: a few taps per
@@ -812,9 +881,11 @@ Stage *sch_reduction_epilogue(Schedule *s, Stage *st)
     if (t->is_output)
         return NULL;
     for (;;) {
-        if (readers(s, cur, rd, 2) != 1)
+        /* an inlined step read by several inlined steps of one consumer: that consumer */
+        int n = readers(s, cur, rd, 2);
+        Stage *r = n == 1 ? rd[0] : n > 1 && cur->attach == ATTACH_INLINE ? sole_consumer(s, cur, 0) : NULL;
+        if (!r)
             return NULL;
-        Stage *r = rd[0];
         if (r->t->kind != T_COMPUTE || !ir_tensor_same_shape(r->t, t) ||
             !identity_reads(r->t->body, cur->t, r->t->axes, r->t->ndim))
             return NULL;

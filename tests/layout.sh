@@ -136,7 +136,10 @@ fi
 # (6 in / 8 out per group) -> Conv 1x1 16->32 -> depthwise with multiplier 2 (32->64) ->
 # Conv group 4 (16 in / 8 out per group) -> Relu, outputs Y and the depthwise result D; and
 # from the first Relu, Conv 1x1 32->24 -> Relu -> Conv 3x3 24->20 (24 input channels: not a
-# whole number of 16-blocks, summed over the real channels only) -> output Z; and from a
+# whole number of 16-blocks, summed over the real channels only) -> output Z; from Z, Conv
+# 3x3 group 5 (4 in / 4 out per group, 20 channels: the last 16-block half padding) + bias
+# -> Relu -> output Q, and from the Relu before Z, Conv 3x3 group 3 (8 in / 8 out) -> output
+# P: groups whose width divides the block, run as block-diagonal dense convs; and from a
 # second input X2[1,256,6,11], Relu(Conv 3x3 256->32 + bias + Conv 1x1 256->32) -> output
 # S: with NCHWc16 the 3x3 conv's weights (295 KB per two blocks) are streamed (the reduce
 # loop over input-channel blocks outside the rows, rows unrolled, the next chunk
@@ -187,7 +190,8 @@ inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("
          rt("wgg", [32, 16, 1, 1]), rt("bgg", [32]), rt("wz1", [24, 32, 1, 1]), rt("bz1", [24]),
          rt("wz2", [20, 24, 3, 3]), rt("ws", [32, 256, 3, 3]), rt("bs", [32]), rt("wu", [32, 256, 1, 1]),
          rt("wk1", [16, 32, 1, 1]), rt("bk1", [16]), rt("wk2", [20, 32, 1, 1]), rt("bk2", [20]),
-         rt("wk3", [16, 36, 1, 1]), rt("wl3", [16, 36, 1, 1])]
+         rt("wk3", [16, 36, 1, 1]), rt("wl3", [16, 36, 1, 1]),
+         rt("wq", [20, 4, 3, 3]), rt("bq", [20]), rt("wp", [24, 8, 3, 3])]
 f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
 w3 = [f32(rnd()) for _ in range(250 * 300)]
 b3 = [f32(rnd()) for _ in range(250)]
@@ -201,6 +205,8 @@ nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["
          node("Conv", ["dm", "wgg", "bgg"], ["gg"], [attr_i("group", 4)]), node("Relu", ["gg"], ["Y"]),
          node("Conv", ["r1", "wz1", "bz1"], ["z1"]), node("Relu", ["z1"], ["zr"]),
          node("Conv", ["zr", "wz2"], ["Z"], p1),
+         node("Conv", ["Z", "wq", "bq"], ["q1"], p1 + [attr_i("group", 5)]), node("Relu", ["q1"], ["Q"]),
+         node("Conv", ["zr", "wp"], ["P"], p1 + [attr_i("group", 3)]),
          node("Conv", ["X2", "ws", "bs"], ["sv"], p1), node("Conv", ["X2", "wu"], ["su"]),
          node("Add", ["sv", "su"], ["sa"]), node("Relu", ["sa"], ["S"]),
          node("Gemm", ["X3", "wg3", "bg3"], ["g3"], [attr_i("transB", 1)]), node("Relu", ["g3"], ["G"]),
@@ -211,7 +217,7 @@ graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) 
     ld(11, vinfo("X", [1, 12, 10, 10])) + ld(11, vinfo("X2", [1, 256, 6, 11])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + \
     ld(11, vinfo("X3", [1, 300])) + ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + \
     ld(12, vinfo("S", [1, 32, 6, 11])) + ld(12, vinfo("G", [1, 250])) + ld(12, vinfo("K", [1, 16, 5, 5])) + \
-    ld(12, vinfo("L", [1, 16, 5, 5]))
+    ld(12, vinfo("L", [1, 16, 5, 5])) + ld(12, vinfo("Q", [1, 20, 5, 5])) + ld(12, vinfo("P", [1, 24, 5, 5]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
 def npy(path, shape, x):
@@ -236,8 +242,10 @@ EOF
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_3.npy $d/out/output_3.npy > $d.cmp3.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_5.npy $d/out/output_5.npy > $d.cmp5.log 2>&1 &&
-         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_6.npy $d/out/output_6.npy > $d.cmp6.log 2>&1; then ok
-      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null)"; fi
+         "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_6.npy $d/out/output_6.npy > $d.cmp6.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_7.npy $d/out/output_7.npy > $d.cmp7.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_8.npy $d/out/output_8.npy > $d.cmp8.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null) $(tail -1 $d.cmp7.log 2>/dev/null) $(tail -1 $d.cmp8.log 2>/dev/null)"; fi
     done
     # G, the same matrix-vector code in every layout, against Python's reference
     if "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/g_ref.npy $gen/ref/out/output_4.npy > $gen/g.cmp.log 2>&1; then ok
@@ -256,10 +264,12 @@ EOF
     # conv with 6 channels per group stays NCHW, the 1x1 conv reads it directly, the
     # depthwise with multiplier 2 stays NCHW, the grouped conv (16/8 per group) converts
     # its input once; back to NCHW for D's bias (a graph output; the group-2 conv reads D),
-    # for the multiplier depthwise (its padded input), for Y and for S (both of S's convs
-    # read X2 directly); K's Concat stays blocked, L's converts both its parts back.
+    # for the multiplier depthwise (its padded input), for Y, for Q (a graph output's Relu,
+    # NCHW, after the blocked group-5 conv) and for S (both of S's convs read X2 directly);
+    # the group-3 conv P reads the blocked Relu before Z and is itself a graph output;
+    # K's Concat stays blocked, L's converts both its parts back.
     got=$(conversions $gen/model.onnx --layout=nchwc)
-    if [ "$got" = "1 6" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 6'"; fi
+    if [ "$got" = "1 7" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 7'"; fi
     # K's Concat is blocked: it reads whole blocks of its parts
     if "$KGEN" $gen/model.onnx --layout=nchwc --dump=tir 2>/dev/null |
        grep -qE '^  kc\[n < 1, co < 5, h < 5, w < 5, ci < 8\] : f32 = select\(\(co < 2\), k1\[n, co, h, w, ci\], k2\[n, \(co - 2\), h, w, ci\]\)'; then ok

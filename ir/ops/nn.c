@@ -237,6 +237,66 @@ static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64
     return emit(c, out, what, nd, ax, ir_cast(xp->dtype, op_read(sum, idx)));
 }
 
+/* A 1-D conv with a long or strided window (an STFT's 257 or 514 filters of 512 taps at
+ * stride 160, a waveform front end) vectorizes badly along its output positions: each
+ * lane reads the input `stride` apart, and a filter's taps are summed one output at a
+ * time. It is built instead with the output channels innermost,
+ *     Yt[n, o, m] = sum(rc, rk: Xp[n, rc, o*s + rk*d] * Wt[rc, rk, m])
+ * over the weights transposed at compile time (Wt, its channels padded with zeros to a
+ * multiple of 16), which the default register tile vectorizes along m, a few output
+ * positions unrolled, reading the input as scalars over its contiguous taps; then
+ * Y[n, m, o] = Yt[n, o, m] (+ bias[m]). For constant float weights, group 1, at least 16
+ * output channels and two outputs, with stride > 1 or 16 taps or more. */
+enum { CONV1D_MIN_CHANNELS = 16, CONV1D_MIN_TAPS = 16, CONV1D_CHANNEL_PAD = 16 };
+
+static int conv1d_channels_last(const Tensor *w, const Geom *g, int64_t group)
+{
+    return g->ns == 1 && group == 1 && ir_dtype_is_float(w->dtype) && !ir_dtype_is_storage(w->dtype) &&
+           w->kind == T_CONSTANT && w->data && w->shape[0] >= CONV1D_MIN_CHANNELS && g->out[0] >= 2 &&
+           (g->stride[0] > 1 || g->k[0] >= CONV1D_MIN_TAPS);
+}
+
+static Tensor *conv1d_by_channels(OpCtx *c, Tensor *xp, Tensor *w, Tensor *bias, const Geom *g, int out)
+{
+    int64_t M = w->shape[0], C = w->shape[1], K = w->shape[2];
+    int64_t Mp = (M + CONV1D_CHANNEL_PAD - 1) / CONV1D_CHANNEL_PAD * CONV1D_CHANNEL_PAD;
+    size_t esz = (size_t)ir_dtype_bytes(w->dtype);
+    unsigned char *buf = calloc((size_t)(C * K * Mp) * esz + 1, 1);
+    if (!buf)
+        ir_die("out of memory");
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t k = 0; k < K; k++)
+                memcpy(buf + (size_t)((ch * K + k) * Mp + m) * esz,
+                       (const unsigned char *)w->data + (size_t)((m * C + ch) * K + k) * esz, esz);
+    int64_t wshape[3] = {C, K, Mp}, shape[3] = {xp->shape[0], g->out[0], Mp};
+    Tensor *wt = op_const_tensor(c, "wt", w->dtype, 3, wshape, buf);
+    free(buf);
+    if (!wt)
+        return NULL;
+    IterVar **ax = op_axes(3, shape), *rax[2];
+    Expr *idx[3], *xi[3];
+    op_axis_exprs(ax, 3, idx);
+    Expr *nmo[3] = {idx[0], idx[2], idx[1]};   /* (n, m, o), window_axes' order */
+    rax[0] = ir_itervar_new("rc", C, IV_REDUCE);
+    window_axes(g, nmo, rax + 1, xi);
+    Expr *rc = ir_varref(rax[0]->var), *rk = ir_varref(rax[1]->var);
+    xi[0] = idx[0];
+    xi[1] = rc;
+    Expr *wi[3] = {rc, rk, idx[2]};
+    Tensor *yt = emit(c, -1, "conv", 3, ax,
+                      ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(xp, xi), op_read(wt, wi)), rax, 2));
+    if (!yt)
+        return NULL;
+    int64_t yshape[3] = {xp->shape[0], M, g->out[0]};
+    ax = op_axes(3, yshape);
+    op_axis_exprs(ax, 3, idx);
+    Expr *ti[3] = {idx[0], idx[2], idx[1]}, *body = op_read(yt, ti);
+    if (bias)
+        body = ir_binary(OP_ADD, body, op_read(bias, &idx[1]));
+    return emit(c, out, bias ? "bias" : "conv_t", 3, ax, body);
+}
+
 /* y[n, m, ...] + b[m] as output `out` */
 static Tensor *add_channel_bias(OpCtx *c, Tensor *y, Tensor *b, int out)
 {
@@ -300,6 +360,8 @@ Tensor *op_nn_conv(OpCtx *c, Tensor *x, Tensor *w, Tensor *bias, Expr *fill, int
     Tensor *xp = pad_spatial(c, x, &g, fill);
     if (!xp)
         return NULL;
+    if (conv1d_channels_last(w, &g, group))
+        return conv1d_by_channels(c, xp, w, bias, &g, out);
     Tensor *y = conv_reduce(c, xp, w, &g, group, "conv", bias ? -1 : out);
     if (!y || !bias)
         return y;

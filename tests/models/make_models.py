@@ -165,12 +165,33 @@ def small_cnn():
     return model, x
 
 
+# Conv1d front end of an audio model (ir/ops/nn.c builds these with the output channels
+# innermost: strided, and 16 taps or more): a strided dilated conv with padding and bias
+# (20 channels, padded to 32 in the transposed weights), and one of 16 taps, stride 1
+# (24 channels), magnitude-like and log steps after.
+class Conv1dFront(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(2, 20, 24, stride=3, padding=2, dilation=2)
+        self.conv2 = nn.Conv1d(20, 24, 16, bias=False)
+
+    def forward(self, x):           # x: [1, 2, 400]
+        y = self.conv2(torch.relu(self.conv1(x)))
+        return torch.log(y * y + 1e-3)
+
+
+def conv1d_front():
+    torch.manual_seed(6)
+    return Conv1dFront().eval(), torch.randn(1, 2, 400)
+
+
 MODELS = {
     "mobilenetv2_small": mobilenetv2_small,
     "resnet_blocks": resnet_blocks,
     "lstm": lstm,
     "transformer": transformer,
     "small_cnn": small_cnn,
+    "conv1d_front": conv1d_front,
 }
 
 

@@ -457,7 +457,34 @@ KGEN_INLINE uint8_t kgen_f32_to_f8e5m2fnuz(float f) { return kgen_f32_to_f8_(f, 
 /* ---------------------------------------------------------------- math helpers */
 
 /* Functions that libm lacks, spelled once here so the printer emits one readable call. */
-KGEN_INLINE float kgen_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* 1 / (1 + e^-x), relative error under 2e-7, in straight-line code: a loop of sigmoids
+ * (Sigmoid, SiLU's x * sigmoid(x), a squeeze-excitation gate) vectorizes, where a call to
+ * libm's expf per element does not (EfficientNet-B0's SiLUs: 74 of its 110 ms). e^z, z = -x
+ * clamped to [-87, 87], is 2^n * e^r with n = round(z / ln 2) (the 1.5 * 2^23 rounding
+ * trick) and |r| <= ln 2 / 2 (ln 2 in two parts, Cody and Waite), e^r by Cephes' degree-7
+ * polynomial and 2^n put in the exponent bits. The clamp and the edge cases are integer
+ * operations on the bits, computed whatever the input (a float comparison, or a select that
+ * lets gcc sink the arithmetic into a branch, stops its if-conversion under the default
+ * -ftrapping-math): below -87 the result is 0, above 87 it rounds to 1, NaN stays NaN. */
+KGEN_INLINE float kgen_sigmoidf(float x)
+{
+    uint32_t bits = kgen_f32_bits(x), mag = bits & 0x7fffffffu, lim = 0x42ae0000u; /* 87.0f */
+    float z = kgen_bits_f32((mag > lim ? lim : mag) | (~bits & 0x80000000u));
+    float t = z * 1.44269504f + 12582912.0f;
+    float n = t - 12582912.0f;
+    float r = z - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    float y = 1.0f / (1.0f + p * kgen_bits_f32((kgen_f32_bits(t) - 0x4b400000u + 127u) << 23));
+    uint32_t zero = 0u - (uint32_t)(mag > lim && (bits >> 31)), nan = 0u - (uint32_t)(mag > 0x7f800000u);
+    return kgen_bits_f32((kgen_f32_bits(y) & ~(zero | nan)) | (bits & nan));
+}
 #ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 #endif
@@ -481,9 +508,24 @@ KGEN_INLINE double kgen_floormod(double a, double b)
 }
 #endif
 
-/* Float min/max propagate NaN (ONNX Min/Max, numpy): fminf would drop it. */
-KGEN_INLINE float kgen_min_f32(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
-KGEN_INLINE float kgen_max_f32(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+/* Float min/max propagate NaN (ONNX Min/Max, numpy): fminf would drop it. a where a is
+ * NaN or smaller (larger), else b (so b when equal, and b's NaN): the f32 ones as a mask
+ * select on the bits, without a branch, so that an epilogue such as HardSwish's
+ * x * max(0, min(1, x / 6 + 0.5)) on a conv's accumulator still vectorizes (nested
+ * float selects there kept gcc from if-converting the loop). */
+KGEN_INLINE float kgen_select_f32_(uint32_t take_a, float a, float b)
+{
+    uint32_t m = 0u - take_a;
+    return kgen_bits_f32((kgen_f32_bits(a) & m) | (kgen_f32_bits(b) & ~m));
+}
+KGEN_INLINE float kgen_min_f32(float a, float b)
+{
+    return kgen_select_f32_((uint32_t)(a < b) | (uint32_t)(a != a), a, b);
+}
+KGEN_INLINE float kgen_max_f32(float a, float b)
+{
+    return kgen_select_f32_((uint32_t)(a > b) | (uint32_t)(a != a), a, b);
+}
 #ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_min_f64(double a, double b)
 {
