@@ -1,14 +1,18 @@
 // ort_run.mjs - part of `make bench` (tests/bench/refs.sh): the onnxruntime reference for a
-// whole model. Runs MODEL on the CPU execution provider of onnxruntime-node with one
-// intra-op and one inter-op thread, sequential execution, every graph optimisation, and
-// prints the median time of RUNS runs after WARMUP warm-up runs:
+// whole model (also tests/bench/zoo.sh and zoo_wasm.sh). Runs MODEL on the CPU execution
+// provider of onnxruntime-node with one intra-op and one inter-op thread, sequential
+// execution, every graph optimisation, and prints the median time of RUNS runs after WARMUP
+// warm-up runs:
 //
 //     node tests/bench/ort_run.mjs MODEL.onnx IN0.npy [IN1.npy ...] [--runs N] [--warmup N]
-//          [--threads N] [--out OUT.npy] [--ort DIR]
+//          [--threads N] [--out OUT.npy] [--ort DIR] [--opt all|disabled] [--backend node|web]
 //
 // prints "ort=VERSION median_ms=... min_ms=... runs=N threads=N". --out writes the first
-// output as .npy (to compare with kgen's). onnxruntime-node is looked up in DIR/node_modules
-// (--ort DIR, else $ORT_DIR, else build/bench/ort), where refs.sh installs it with npm.
+// output as .npy (to compare with kgen's; take it with --opt disabled, since some of
+// onnxruntime's fusions are wrong: Pad+MaxPool). onnxruntime-node is looked up in
+// DIR/node_modules (--ort DIR, else $ORT_DIR, else build/bench/ort), where refs.sh installs
+// it with npm. --backend web runs onnxruntime-web's WebAssembly backend instead (SIMD,
+// ort.env.wasm.numThreads = --threads), looked up the same way in DIR/node_modules.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
@@ -16,7 +20,10 @@ import { performance } from "node:perf_hooks";
 import { readNpy, writeNpy } from "../../templates/kgen_io.mjs";
 
 const args = process.argv.slice(2);
-const opt = { runs: 50, warmup: 5, threads: 1, out: null, ort: process.env.ORT_DIR || "build/bench/ort" };
+const opt = {
+    runs: 50, warmup: 5, threads: 1, out: null, ort: process.env.ORT_DIR || "build/bench/ort", opt: "all",
+    backend: "node",
+};
 const files = [];
 for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -25,6 +32,11 @@ for (let i = 0; i < args.length; i++) {
         if (!Number.isInteger(n) || n < (a === "--warmup" ? 0 : 1))
             usage(`${a} needs a count`);
         opt[a.slice(2)] = n;
+    } else if (a === "--opt" || a === "--backend") {
+        const v = args[++i];
+        if (!(a === "--opt" ? ["all", "disabled"] : ["node", "web"]).includes(v))
+            usage(`${a}: '${v}' is none of ${a === "--opt" ? "all, disabled" : "node, web"}`);
+        opt[a.slice(2)] = v;
     } else if (a === "--out" || a === "--ort") {
         if (i + 1 >= args.length)
             usage(`${a} needs a path`);
@@ -40,24 +52,27 @@ if (files.length < 1)
 
 function usage(msg) {
     console.error(`ort_run: ${msg}\nusage: node ort_run.mjs MODEL.onnx IN0.npy ... [--runs N] [--warmup N] ` +
-        "[--threads N] [--out OUT.npy] [--ort DIR]");
+        "[--threads N] [--out OUT.npy] [--ort DIR] [--opt all|disabled] [--backend node|web]");
     process.exit(2);
 }
 
+const pkg = opt.backend === "web" ? "onnxruntime-web" : "onnxruntime-node";
 let ort;
 try {
-    ort = createRequire(resolve(opt.ort) + "/")("onnxruntime-node");
+    ort = createRequire(resolve(opt.ort) + "/")(pkg);
 } catch (e) {
-    console.error(`ort_run: onnxruntime-node not found under ${opt.ort}/node_modules (${e.message.split("\n")[0]})`);
+    console.error(`ort_run: ${pkg} not found under ${opt.ort}/node_modules (${e.message.split("\n")[0]})`);
     process.exit(3);
 }
+if (opt.backend === "web")
+    ort.env.wasm.numThreads = opt.threads;
 
 const session = await ort.InferenceSession.create(files[0], {
-    executionProviders: ["cpu"],
+    executionProviders: [opt.backend === "web" ? "wasm" : "cpu"],
     intraOpNumThreads: opt.threads,
     interOpNumThreads: 1,
     executionMode: "sequential",
-    graphOptimizationLevel: "all",
+    graphOptimizationLevel: opt.opt,
 });
 if (files.length - 1 !== session.inputNames.length)
     usage(`the model takes ${session.inputNames.length} inputs, ${files.length - 1} given`);
