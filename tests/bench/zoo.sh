@@ -6,7 +6,7 @@
 #     bash tests/bench/zoo.sh [WORK [quick|full|NAME,NAME...]]
 #
 # WORK defaults to build/bench; the set to $BENCH_ZOO, else quick: squeezenet1_1,
-# mobilenet_v3_small, shufflenet_v2, audio_frontend and crnn (`make bench` runs it, a few
+# mobilenet_v3_small, shufflenet_v2 and audio_frontend (`make bench` runs it, a few
 # minutes). full is every model (`make bench-zoo`, or BENCH_ZOO=full make bench; about half
 # an hour the first time, most of it exporting and compiling). Per model, one row:
 #   MFLOPs       2 x the MACs `kgen --report` counts (it counts none for LSTM: CRNN's BiLSTM
@@ -23,7 +23,7 @@
 # then the geometric mean of the ratios. Everything is built first (two builds at a time,
 # nice), then timed: one thread pinned with taskset -c 1, two with -c 0,1 (when taskset is
 # there), each figure the best of three medians. Runs per median: BENCH_ZOO_RUNS, else from
-# the model's size (30 for the smallest, 5 for the largest). A model that fails to export,
+# the model's size (20 for the smallest, 5 from 2 GFLOPs up; tests/bench/lib.sh). A model that fails to export,
 # that kgen refuses or that does not build gets a line saying so; a reference that is
 # missing prints "-" and a note says why: no figure is ever made up.
 # Needs /usr/bin/python3 with torch, torchvision, onnx and numpy (BENCH_PYTHON; torchvision
@@ -37,7 +37,6 @@ set=${2:-${BENCH_ZOO:-quick}}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 flags="-O3 -march=native"
 ort_dir=${BENCH_ORT_DIR:-$work/ort}
-quick="squeezenet1_1 mobilenet_v3_small shufflenet_v2 audio_frontend crnn"
 zoo=$work/zoo
 mkdir -p $zoo/runs
 pin1="" pin2=""
@@ -51,13 +50,9 @@ if ! $PY -c "import torchvision" 2>/dev/null && command -v apt-get >/dev/null &&
 fi
 have_ort=0
 npm_ref $ort_dir onnxruntime-node && have_ort=1
-all=$($PY tests/bench/zoo.py list 2>$zoo/list.log | cut -d' ' -f1)
-[ -n "$all" ] || { echo "# model zoo: skipped, $PY cannot run tests/bench/zoo.py: $(why $zoo/list.log)"; exit 0; }
-case $set in
-  quick) names=$quick ;;
-  full) names=$all ;;
-  *) names=${set//,/ } ;;
-esac
+$PY tests/bench/zoo.py list > /dev/null 2>$zoo/list.log ||
+  { echo "# model zoo: skipped, $PY cannot run tests/bench/zoo.py: $(why $zoo/list.log)"; exit 0; }
+names=$(zoo_names $set)
 # the exports the cache lacks (torch's warnings go to the log; "NAME: export failed: ..." lines
 # are kept for the table)
 $PY tests/bench/zoo.py export $zoo $names > $zoo/export.log 2>&1
@@ -73,8 +68,6 @@ done
 wait
 
 # ------------------------------------------------------------------ timing
-# ort_time MODEL INPUT RUNS LOG: the reference's time (its errors appended to LOG)
-ort_time() { $pin1 node tests/bench/ort_run.mjs $1 $2 --runs $3 --warmup 2 --ort $ort_dir 2>>$4; }
 # top_kernel DIR INPUT RUNS: "SHARE% OPS NODE" of the kernel with the largest --profile median
 top_kernel() {
   local k
@@ -85,7 +78,7 @@ top_kernel() {
   # the ops it computes and fuses (net.c's comment atop each kernel) and the node it computes
   awk -v k="${k% *}" -v share="${k#* }" '
     $0 == "/* " k { on = 1; next }
-    on && /^ \* (computes|fuses) / {
+    on && /^ \* (computes|fuses) [^ ]*: / {
       op = $4; sub(/:$/, "", op)
       if (!(op in seen)) { seen[op] = 1; ops = ops (ops == "" ? "" : "+") op }
       if ($2 == "computes" && match($0, /'\''[^'\'']*'\''/)) node = substr($0, RSTART + 1, RLENGTH - 2)
@@ -114,9 +107,8 @@ for name in $names; do
     else echo "$name: skipped, kgen refused it: $(why $d.kgen.log)"; fi
     continue
   fi
-  macs=$($KGEN $m --report 2>/dev/null | sed -n 's/^total MACs \([0-9]*\).*/\1/p')
-  mflops=$(awk -v m="${macs:-}" 'BEGIN { if (m == "") print "-"; else printf "%.0f", 2 * m / 1e6 }')
-  runs=${BENCH_ZOO_RUNS:-$(awk -v f=$mflops 'BEGIN { r = f == "-" ? 5 : int(30000 / (f + 1)); print (r < 5 ? 5 : r > 30 ? 30 : r) }')}
+  mflops=$(zoo_mflops $m)
+  runs=$(zoo_runs $mflops)
   # the outputs first: kgen's, and onnxruntime's without graph optimisations
   rm -rf $d.out $d.ort.npy
   k=- k2=- o=- diff="- -" top="- -"
@@ -134,7 +126,7 @@ for name in $names; do
     else
       notes="$notes\n# $name: onnxruntime (no optimisations) failed: $(why $d.ort.log)"
     fi
-    o=$(best median_ms ort_time $m $x $runs $d.ort.log)
+    o=$(best median_ms ort_time $m $x $runs $d.ort.log --ort $ort_dir)
     [ "$o" = - ] && notes="$notes\n# $name: onnxruntime (all optimisations) failed: $(why $d.ort.log)"
   fi
   top=$(top_kernel $d $x $runs)
@@ -143,7 +135,5 @@ for name in $names; do
   printf "$fmt" $name $mflops $k $o $ratio $k2 $(div $k $k2) $diff ${top%% *} "${top#* }"
 done
 [ $have_ort = 1 ] || notes="$notes\n# onnxruntime-node missing (npm install --prefix $ort_dir onnxruntime-node: $(why $ort_dir/npm.log)): its columns print -"
-[ -n "$notes" ] && printf "${notes#\\n}\n"
-echo "$ratios" | awk '{ s = 0; for (i = 1; i <= NF; i++) s += log($i)
-  if (NF) printf "geometric mean of kgen / ort over %d models: %.3f\n", NF, exp(s / NF)
-  else print "geometric mean of kgen / ort: - (no model has both times)" }'
+[ -n "$notes" ] && printf '%b\n' "${notes#\\n}"
+geomean "kgen / ort" $ratios
