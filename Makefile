@@ -14,7 +14,7 @@ TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs templates/*.m templ
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit sanitize bench golden demo web-demo clean conformance fuzz fuzz-build fuzz-graphs
+.PHONY: all test unit sanitize bench bench-zoo bench-zoo-wasm golden demo web-demo clean conformance fuzz fuzz-build fuzz-graphs
 
 all: kgen libkgen.a
 
@@ -76,6 +76,14 @@ conformance: kgen
 
 bench: kgen
 	bash tests/bench.sh
+
+# every model of the model zoo (tests/bench/zoo.py): kgen's C against onnxruntime-node, and
+# its WebAssembly against onnxruntime-web (`make bench` runs their quick subset)
+bench-zoo: kgen
+	bash tests/bench/zoo.sh build/bench full
+
+bench-zoo-wasm: kgen
+	bash tests/bench/zoo_wasm.sh build/bench full
 
 demo: kgen
 	bash tests/demo.sh

@@ -22,6 +22,11 @@ echo
 KGEN=$KGEN bash tests/bench/refs.sh $work
 echo
 KGEN=$KGEN bash tests/bench/tuned_models.sh $work
+echo
+# the model zoo: its quick subset unless BENCH_ZOO says otherwise (full, or a list of names)
+KGEN=$KGEN CC=$CC bash tests/bench/zoo.sh $work ${BENCH_ZOO:-quick}
+echo
+KGEN=$KGEN CC=$CC bash tests/bench/zoo_wasm.sh $work ${BENCH_ZOO:-quick}
 
 echo
 echo "# committed real models: generated C, $CC -O3 -march=native, 1 thread, median of 20 runs"

@@ -30,16 +30,8 @@ mkdir -p $work/refs
 pin1="" pin2=""
 if command -v taskset >/dev/null; then pin1="taskset -c 1"; pin2="taskset -c 0,1"; fi
 
-# best FIELD CMD...: run CMD three times, print the smallest value of FIELD=... (or -)
-best() {
-  local field=$1 b="" v rep; shift
-  for rep in 1 2 3; do
-    v=$("$@" 2>/dev/null | sed -n "s/.*\b$field=\([0-9.]*\).*/\1/p" | head -1)
-    [ -n "$v" ] && b=$(awk -v a="$v" -v b="$b" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }')
-  done
-  echo "${b:--}"
-}
-div() { awk -v x="$1" -v y="$2" -v f="${3:-%.2f}" 'BEGIN { if (x != "-" && y != "-" && y + 0 > 0) printf f, x / y; else printf "-" }'; }
+# best, div, npm_ref, gen, build, cmp_npy
+. tests/bench/lib.sh
 
 # ------------------------------------------------------------------ references
 # oneDNN: the header and the library (Debian's libdnnl-dev, oneDNN 2.x C API)
@@ -53,17 +45,10 @@ if ! build_dnnl; then
   build_dnnl || { dnnl=""; echo "# oneDNN missing: apt-get install libdnnl-dev (its columns print -; $work/refs/dnnl_conv.log)"; }
 fi
 
-# onnxruntime-node, from npm into WORK/ort (ONNXRUNTIME_NODE_INSTALL=skip: no CUDA extras)
+# onnxruntime-node, from npm into WORK/ort
 ort_dir=$work/ort
 have_ort=0
-ort_ok() { [ -d $ort_dir/node_modules/onnxruntime-node ] && command -v node >/dev/null; }
-if ! ort_ok && command -v npm >/dev/null; then
-  echo "# onnxruntime-node: npm install into $ort_dir"
-  mkdir -p $ort_dir
-  ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip \
-    npm install --prefix $ort_dir --no-audit --no-fund --silent onnxruntime-node > $work/refs/npm.log 2>&1
-fi
-ort_ok && have_ort=1 || echo "# onnxruntime missing: npm install --prefix $ort_dir onnxruntime-node failed or npm/node absent (see $work/refs/npm.log); its columns print -"
+npm_ref $ort_dir onnxruntime-node && have_ort=1 || echo "# onnxruntime missing: npm install --prefix $ort_dir onnxruntime-node failed or npm/node absent (see $ort_dir/npm.log); its columns print -"
 
 # the models: ONNX exports made by /usr/bin/python3 with torch
 $PY tests/bench/export_models.py convs $work/conv > $work/refs/export_convs.log 2>&1 ||
@@ -75,24 +60,6 @@ $PY tests/bench/export_models.py models $work/models > $work/refs/export_models.
 # every kgen build first, two at a time, so that nothing compiles while something is timed;
 # a directory whose generated files and build flags did not change since the last run keeps
 # its runner (DIR.ok holds the flags it was built with)
-gen() {   # gen MODEL DIR [kgen options...]: generate DIR (runner, --main); 1 on failure
-  local model=$1 d=$2; shift 2
-  rm -rf $d.new
-  $KGEN $model --target c -o $d.new --name net --main "$@" > $d.kgen.log 2>&1 || { rm -rf $d $d.new $d.ok; return 1; }
-  if [ -d $d ] && diff -rq -x net -x net_profile $d $d.new > /dev/null 2>&1; then
-    rm -rf $d.new
-  else
-    rm -rf $d $d.ok; mv $d.new $d
-  fi
-}
-jobs_running() { jobs -rp | wc -l; }
-build() {  # build DIR TARGET [CFLAGS]: make in the background, DIR.ok when it worked
-  local cflags="${3:-$flags}"
-  [ -f $1.ok ] && [ "$(cat $1.ok)" = "$CC $cflags $2" ] && [ -x $1/$2 ] && return
-  while [ "$(jobs_running)" -ge 2 ]; do wait -n; done
-  rm -f $1.ok
-  ( nice -n 10 make -s -C $1 CC="$CC" CFLAGS="$cflags" $2 > $1.build.log 2>&1 && echo "$CC $cflags $2" > $1.ok ) &
-}
 convs="conv3x3_64_56:64:1 dw3x3_64_56:64:64 dw3x3_144_56:144:144"
 for spec in $convs; do
   IFS=: read -r name c g <<< "$spec"
@@ -181,9 +148,6 @@ echo "# --tuning-log $log, when it holds a record for the model. ratio: kgen / o
 echo "# max_abs_diff: kgen's default build's output against onnxruntime's (max |ort| beside it)."
 printf '%-12s %9s %9s %6s %10s %6s %9s %6s %13s %11s\n' model kgen_ms ort_ms ratio nchwc16_ms ratio tuned_ms ratio \
   max_abs_diff max_abs_ort
-cmp_npy() {  # A.npy B.npy: "max|a-b| max|b|"
-  $PY -c 'import sys, numpy as np; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); print("%.3g %.3g" % (float(np.abs(a - b).max()), float(np.abs(b).max())))' "$1" "$2" 2>/dev/null || echo "- -"
-}
 for name in mobilenetv2 resnet18; do
   x=$work/models/${name}_input.npy
   d=$work/refs/$name
