@@ -48,8 +48,11 @@ static void test_target(void)
     Target t;
     target_parse("c -mattr=+avx512f", &t);
     CHECK_STR("avx512f", target_simd_name(&t));
-    /* only the C target has them */
-    CHECK_EQ(0, lanes_of("wasm -simd"));
+    /* the C target and wasm (SIMD128's 4 lanes, -nosimd too: the same C) have them */
+    CHECK_EQ(4, lanes_of("wasm"));
+    CHECK_EQ(4, lanes_of("wasm -nosimd"));
+    CHECK_EQ(0, lanes_of("js"));
+    CHECK_EQ(0, lanes_of("opencl"));
 
     CHECK_HAS(target_error("c -mattr=+sse9"), "unknown feature '+sse9'");
     CHECK_HAS(target_error("c -mattr=+avx2,avx512f"), "unknown feature 'avx512f'");
