@@ -78,9 +78,10 @@ if [ -x $d/scw ]; then
 fi
 # the runner's Makefile builds the fast way by default: -O3, -march=native where the
 # compiler takes it, the named CPU or the -mattr features' flags otherwise
-mkflags() {   # mkflags TARGET...: the compile line `make -n` prints for the small CNN
+mkflags() {   # mkflags TARGET...: the compile line `make -n` prints for the small CNN (not
+              # the flags a `make test CFLAGS=...` above passes down)
   rm -rf $work/mk && $KGEN tests/models/small_cnn/model.onnx --target "$*" -o $work/mk --name mk --main >/dev/null 2>&1 &&
-    make -n -s -C $work/mk CC=${CC:-cc} mk 2>/dev/null | head -1
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS make -n -s -C $work/mk CC=${CC:-cc} mk 2>/dev/null | head -1
 }
 native=""; ${CC:-cc} -march=native -E -x c /dev/null >/dev/null 2>&1 && native=" -march=native"
 for spec in "c|-O3$native " "c -mcpu=x86-64-v3|-O3 -march=x86-64-v3 " "c -mcpu=neoverse-n1|-O3 -mcpu=neoverse-n1 " \
