@@ -141,11 +141,15 @@ const char *target_c_cflags(const Target *t)
     if (t->cpu)   /* gcc and clang spell an x86 CPU with -march, an ARM one with -mcpu (armv8-a: -march) */
         return ir_fmt("-O3 %s=%s", t->features & TARGET_F_NEON && strncmp(t->cpu, "armv", 4) ? "-mcpu" : "-march",
                       t->cpu);
-    if (t->features & TARGET_F_AVX512F)
-        return "-O3 -mavx512f -mavx2 -mfma";
-    if (t->features & (TARGET_F_AVX2 | TARGET_F_FMA))
-        return t->features & TARGET_F_AVX2 ? t->features & TARGET_F_FMA ? "-O3 -mavx2 -mfma" : "-O3 -mavx2" : "-O3 -mfma";
-    return "-O3 $(NATIVE)";
+    if (!(t->features & F_X86))
+        return "-O3 $(NATIVE)";   /* NEON is AArch64's baseline: nothing to add */
+    const char *flags = "-O3";
+    for (size_t k = 0; k < sizeof features / sizeof *features; k++) {
+        unsigned own = features[k].set & features[k].clear;   /* the feature's own bit */
+        if (own & F_X86 & t->features)   /* gcc's and clang's -mavx2, -mfma, -mavx512f */
+            flags = ir_fmt("%s -m%s", flags, features[k].name);
+    }
+    return flags;
 }
 
 int target_attr(Target *t, const char *attr)
