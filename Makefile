@@ -7,9 +7,11 @@ WARN    := -std=c11 -Wall -Wextra
 BUILD   ?= build
 SHELL   := /bin/bash
 
-LIB_SRC := $(sort $(wildcard ir/*.c ir/ops/*.c schedule/*.c emit/*.c)) gen/lex.c gen/kg.c gen/pb.c gen/onnx.c gen/onnx_import.c gen/check.c gen/onnx_driver.c gen/api.c gen/tune_run.c
+# every folder's .c files but the command line's (gen/main.c)
+SRC_DIRS := ir ir/ops lower onnx schedule emit gen
+LIB_SRC := $(filter-out gen/main.c,$(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
-HEADERS := $(wildcard ir/*.h ir/ops/*.h schedule/*.h emit/*.h gen/*.h)
+HEADERS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
 TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs templates/*.m templates/*.mk))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
