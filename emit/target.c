@@ -116,7 +116,7 @@ int target_simd_lanes(const Target *t)
         return 4;   /* also -nosimd: the same C, whose micro-kernels are plain loops there */
     if (t->kind != TARGET_C)
         return 0;
-    return t->features & TARGET_F_AVX512F ? 16 : t->features & TARGET_F_AVX2 ? 8 : t->features & TARGET_F_NEON ? 4 : 0;
+    return t->features & TARGET_F_AVX512F ? 16 : t->features & TARGET_F_NEON ? 4 : 8;   /* AVX2; any CPU */
 }
 
 int target_simd_regs(const Target *t)
@@ -130,7 +130,7 @@ const char *target_simd_name(const Target *t)
 {
     switch (target_simd_lanes(t)) {
     case 16: return "avx512f";
-    case 8: return "avx2";
+    case 8: return t->features & TARGET_F_AVX2 ? "avx2" : "any CPU";
     case 4: return t->kind == TARGET_WASM ? "simd128" : "neon";
     default: return NULL;
     }

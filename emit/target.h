@@ -7,7 +7,11 @@
  * The C target's -mattr and -mcpu name the SIMD ISA of the CPU the code is for ("c
  * -mattr=+avx2,+fma", "c -mcpu=neoverse-n1"): vector loops of register tiles then call
  * micro-kernels written with its intrinsics (tensorize), which fall back to plain C where
- * the compiler does not enable that ISA.
+ * the compiler does not enable that ISA. Without them ("c"), the code is for any CPU: tiles
+ * of 8 lanes, whose micro-kernels kgen_ukernels.h writes with AVX+FMA, NEON, SIMD128 or
+ * plain C as the compiler building it enables (the shape that runs well on AVX2's 16
+ * registers, on AVX-512 and on NEON alike; the output never depends on the machine kgen
+ * runs on).
  */
 #ifndef KGEN_TARGET_H
 #define KGEN_TARGET_H
@@ -50,9 +54,10 @@ int target_parse(const char *spec, Target *t);
 /* Apply one more attribute ("-arch=sm_80") to a parsed target. 0, or -1 with ir_fail(). */
 int target_attr(Target *t, const char *attr);
 int target_is_gpu(const Target *t);
-/* The f32 lanes of the widest vectors the C target's features give (AVX-512: 16, AVX2: 8,
- * NEON: 4), or wasm's (SIMD128: 4, with -nosimd too, since it writes the same C), 0
- * without any; and their name ("avx512f", "avx2", "neon", "simd128") or NULL. */
+/* The f32 lanes the C target's register tiles are shaped for: its features' widest vectors
+ * (AVX-512: 16, AVX2: 8, NEON: 4), 8 without any (any CPU); wasm's (SIMD128: 4, with
+ * -nosimd too, since it writes the same C); 0 for the other targets. And their name
+ * ("avx512f", "avx2", "neon", "any CPU", "simd128") or NULL. */
 int target_simd_lanes(const Target *t);
 /* The vector registers a register tile may plan for where the target's lanes alone do not
  * say it (wasm: 16, the x86-64 hosts' xmm registers); 0: the schedule's default by lanes. */

@@ -9,6 +9,7 @@
  *   compute_inline(inside)
  *   compute_at(Sum, Y, ox)
  *   parallel(Y, c)
+ * tensorize: for any CPU, the vector loops of sum reductions call kgen_ukernels.h where they match
  */
 int avgpool2d(const float *restrict X, float *restrict Y, void *restrict workspace)
 {

@@ -10,6 +10,7 @@
  *   lo, li = split(Y, l, 16)
  *   vectorize(Y, li)
  *   parallel(Y, r)
+ * tensorize: for any CPU, the vector loops of sum reductions call kgen_ukernels.h where they match
  */
 int layernorm(
     const float *restrict X,

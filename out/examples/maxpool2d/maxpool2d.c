@@ -7,6 +7,7 @@
  *   reorder(Y, n, c, oy, xo, ry, rx, xi)
  *   vectorize(Y, xi)
  *   parallel(Y, c)
+ * tensorize: for any CPU, the vector loops of sum reductions call kgen_ukernels.h where they match
  */
 int maxpool2d(const float *restrict X, float *restrict Y, void *restrict workspace)
 {

@@ -7,6 +7,7 @@
  * Hout: root; loops t, i (vectorized)
  *   io, ii = split(XW, i, 16)
  *   vectorize(Hout, i)
+ * tensorize: for any CPU, the vector loops of sum reductions call kgen_ukernels.h where they match
  */
 int rnn(
     const float *restrict X,

@@ -14,6 +14,7 @@
  *   lo, li = split(Y, l, 16)
  *   vectorize(Y, li)
  *   parallel(Y, r)
+ * tensorize: for any CPU, the vector loops of sum reductions call kgen_ukernels.h where they match
  */
 int softmax(const float *restrict X, float *restrict Y, void *restrict workspace)
 {
