@@ -29,7 +29,7 @@ static const char *target_error(const char *spec)
 
 static void test_target(void)
 {
-    CHECK_EQ(0, lanes_of("c"));
+    CHECK_EQ(8, lanes_of("c"));   /* any CPU: 8-lane tiles, the micro-kernels as the compiler enables */
     CHECK_EQ(16, lanes_of("c -mattr=+avx512f"));
     CHECK_EQ(8, lanes_of("c -mattr=+avx2,+fma"));
     CHECK_EQ(8, lanes_of("c -mattr=+avx2"));
@@ -41,13 +41,15 @@ static void test_target(void)
     CHECK_EQ(4, lanes_of("c -mcpu=cortex-a72"));
     CHECK_EQ(4, lanes_of("c -mcpu=neoverse-n1"));
     CHECK_EQ(4, lanes_of("c -mcpu=apple-m1"));
-    CHECK_EQ(0, lanes_of("c -mcpu=x86-64"));
+    CHECK_EQ(8, lanes_of("c -mcpu=x86-64"));   /* no SIMD ISA named: the any-CPU shape */
     /* in order: -mcpu, then -mattr turning a feature off */
     CHECK_EQ(8, lanes_of("c -mcpu=x86-64-v4 -mattr=-avx512f"));
-    CHECK_EQ(0, lanes_of("c -mattr=+avx512f -mcpu=x86-64"));
+    CHECK_EQ(8, lanes_of("c -mattr=+avx512f -mcpu=x86-64"));
     Target t;
     target_parse("c -mattr=+avx512f", &t);
     CHECK_STR("avx512f", target_simd_name(&t));
+    target_parse("c", &t);
+    CHECK_STR("any CPU", target_simd_name(&t));
     /* the C target and wasm (SIMD128's 4 lanes, -nosimd too: the same C) have them */
     CHECK_EQ(4, lanes_of("wasm"));
     CHECK_EQ(4, lanes_of("wasm -nosimd"));
