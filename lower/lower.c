@@ -1,6 +1,8 @@
-/* lower.c - from a scheduled tensor program to one kernel of loop IR.
+/* lower.c - from a scheduled tensor program to loop IR: each root stage's loop nest, and
+ * ir_lower (one kernel of them all).
  * requires: a verified program and a schedule whose primitives succeeded;
- * produces: a simplified, unrolled loop nest over flat buffers.
+ * produces: loop nests over flat buffers, which the loop passes (passes.c) then simplify,
+ * unroll, peel, unswitch, tensorize and check.
  *
  * Each stage becomes a loop nest over its leaf axes; root axis values are rebuilt from
  * the leaves through the split/fuse relations; non-divisible splits get guards placed at
@@ -8,27 +10,11 @@
  * inside their consumer's loop over the region the consumer reads there (found by
  * affine interval analysis of its accesses), into a local buffer of constant size.
  */
-#include "../schedule/schedule.h"
+#include "passes.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define MAX_IV 256
-#define ALIGN_BYTES 64
-
-typedef struct {
-    Buffer *buf;                  /* NULL for inlined stages */
-    Expr *rmin[KG_MAX_DIMS];      /* region origin of the buffer (NULL: 0) */
-} StageInfo;
-
-typedef struct {
-    Schedule *s;
-    Kernel *k;
-    StageInfo *info;              /* indexed like s->stages */
-    int ntmp;                     /* counter for temporary names */
-    int failed;
-    PtrVec *group;                /* Tensor*: what the stage being lowered fuses, or NULL */
-} Lower;
 
 /* Pending work produced while lowering an expression: statements to run before the use
  * and buffers to allocate around it. */
@@ -37,14 +23,14 @@ typedef struct {
     PtrVec allocs;
 } Pending;
 
-static int stage_idx(Lower *L, const Tensor *t)
+int lower_stage_idx(const Lower *L, const Tensor *t)
 {
     if (t->id < 0 || t->id >= L->s->stages.n || ((Stage *)L->s->stages.items[t->id])->t != t)
         ir_die("stage numbering out of sync for %s", t->name);
     return t->id;
 }
 
-static Stage *stage_of(Lower *L, const Tensor *t) { return L->s->stages.items[stage_idx(L, t)]; }
+Stage *lower_stage_of(const Lower *L, const Tensor *t) { return L->s->stages.items[lower_stage_idx(L, t)]; }
 
 static Stmt *wrap_pending(Pending *p, Stmt *s)
 {
@@ -119,7 +105,7 @@ static Expr *inline_expr(Lower *L, Expr *e)
         for (int i = 0; i < e->u.access.n; i++)
             idx[i] = inline_expr(L, e->u.access.idx[i]);
         Tensor *t = e->u.access.t;
-        if (t->kind == T_COMPUTE && stage_of(L, t)->attach == ATTACH_INLINE) {
+        if (t->kind == T_COMPUTE && lower_stage_of(L, t)->attach == ATTACH_INLINE) {
             if (L->group) {
                 int seen = 0;
                 for (int i = 0; i < L->group->n && !seen; i++)
@@ -229,7 +215,7 @@ static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
         for (int i = 0; i < e->u.access.n; i++)
             idx[i] = lower_expr(L, e->u.access.idx[i], p);
         Tensor *t = e->u.access.t;
-        StageInfo *si = &L->info[stage_idx(L, t)];
+        StageInfo *si = &L->info[lower_stage_idx(L, t)];
         if (!si->buf)
             ir_die("no buffer for %s", t->name);
         return ir_load(si->buf, flat_index(si->buf, idx, si->rmin));
@@ -276,7 +262,7 @@ static ForKind for_kind(const IterVar *iv)
     }
 }
 
-static int leaf_of_var(Stage *st, const Expr *e)
+int lower_leaf_of_var(const Stage *st, const Expr *e)
 {
     int deepest = -1;
     for (int i = 0; i < st->leaf.n; i++)
@@ -379,7 +365,7 @@ static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, Iv
     int ninner = 0;
     for (int i = 0; i < later->n; i++) {
         Stage *R = later->items[i];
-        StageInfo *ri = &L->info[stage_idx(L, R->t)];
+        StageInfo *ri = &L->info[lower_stage_idx(L, R->t)];
         Var *rv[KG_MAX_DIMS];
         Expr *rval[KG_MAX_DIMS];
         for (int d = 0; d < R->t->ndim; d++) {
@@ -473,7 +459,7 @@ static int attached_region(Lower *L, Stage *P, Stage *st, int p, Expr *cexpr, Iv
             ext[d] = e;
         }
     }
-    StageInfo *si = &L->info[stage_idx(L, t)];
+    StageInfo *si = &L->info[lower_stage_idx(L, t)];
     if (L->group)
         ir_vec_push(L->group, t, 1 << 20, "tensors");
     si->buf = make_buffer(t->name, t->dtype, t->ndim, ext, P->scope == SCOPE_WORKSPACE ? SCOPE_LOCAL : P->scope, P);
@@ -606,7 +592,7 @@ static int loads_buffer(const Expr *e, const void *b) { return e->kind == E_LOAD
 static Stmt *prefetch_stmt(Lower *L, Stage *st, Expr *rhs, IvMap *ivs, int last_red)
 {
     const Tensor *t = st->pf_tensor;
-    const Buffer *b = L->info[stage_idx(L, t)].buf;
+    const Buffer *b = L->info[lower_stage_idx(L, t)].buf;
     const Expr *ld = b ? ir_expr_find(rhs, loads_buffer, b) : NULL;
     int pa = -1, pr = -1, pb = -1;
     for (int i = 0; i < st->leaf.n; i++) {
@@ -669,12 +655,12 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
     for (int i = 0; i < st->leaf.n; i++) {
         IterVar *iv = st->leaf.items[i];
         int64_t e = ivm(&ivs, iv, 0)->ext;
-        if ((iv->ann == ANN_UNROLL && e > SCH_MAX_UNROLL) ||
-            ((iv->ann == ANN_VECTORIZE || iv->ann == ANN_TENSORIZE) && e > SCH_MAX_VECTOR)) {
+        if ((iv->ann == ANN_UNROLL && e > IR_MAX_UNROLL) ||
+            ((iv->ann == ANN_VECTORIZE || iv->ann == ANN_TENSORIZE) && e > IR_MAX_VECTOR)) {
             L->failed = ir_fail("%s: axis %s of %s has extent %lld, above the limit of %d (split it first)",
                                 iv->ann == ANN_UNROLL ? "unroll" : iv->ann == ANN_VECTORIZE ? "vectorize" : "tensorize",
                                 iv->var->name, t->name, (long long)e,
-                                iv->ann == ANN_UNROLL ? SCH_MAX_UNROLL : SCH_MAX_VECTOR);
+                                iv->ann == ANN_UNROLL ? IR_MAX_UNROLL : IR_MAX_VECTOR);
             return NULL;
         }
         /* a tensorized loop that is cut short or vanishes (extent 1) is still an error */
@@ -728,7 +714,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         body = combine(body->u.reduce.op, ir_reduce_identity(body->u.reduce.op, body->dtype), body->u.reduce.body);
     int is_reduce = body->kind == E_REDUCE;
     Expr *value = inline_expr(L, ir_subst(is_reduce ? body->u.reduce.body : body, vars, vals, nv));
-    StageInfo *si = &L->info[stage_idx(L, t)];
+    StageInfo *si = &L->info[lower_stage_idx(L, t)];
     Expr *idx[KG_MAX_DIMS];
     for (int d = 0; d < nspatial; d++) {
         idx[d] = ivm(&ivs, st->root.items[d], 0)->value;
@@ -791,7 +777,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
     }
     for (int a = natt - 1; a >= 0; a--) {
         Stage *P = astages[a];
-        StageInfo *pi = &L->info[stage_idx(L, P->t)];
+        StageInfo *pi = &L->info[lower_stage_idx(L, P->t)];
         Stmt *ps = lower_stage(L, P, pi->rmin, pi->buf->shape, P->t->body, &amaps[a]);
         if (L->failed)
             return NULL;
@@ -831,7 +817,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
             for (int g = 0; g < 2; g++)
                 for (int i = 0; i < gl[g]->n; i++) {
                     Expr *c = gl[g]->items[i];
-                    if (leaf_of_var(st, c) == p - 1)
+                    if (lower_leaf_of_var(st, c) == p - 1)
                         cur = guard(L, c, cur);
                 }
         }
@@ -855,7 +841,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 if (++seen == nshared)
                     ps = ir_seq2(ir_barrier(), ps);        /* before the first */
             }
-            cur = ir_allocate(L->info[stage_idx(L, P->t)].buf, ir_seq2(ps, cur));
+            cur = ir_allocate(L->info[lower_stage_idx(L, P->t)].buf, ir_seq2(ps, cur));
         }
         /* the reduction's initial value, before its first reduce loop */
         if (is_reduce && p - 1 == first_red) {
@@ -895,373 +881,6 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
     return cur;
 }
 
-/* ---------------------------------------------------------------- post passes */
-
-static Stmt *unroll(Stmt *s)
-{
-    if (!s)
-        return NULL;
-    switch (s->kind) {
-    case S_FOR: {
-        Stmt *body = unroll(s->u.loop.body);
-        int64_t lo, ext;
-        if (s->u.loop.kind == FOR_UNROLLED && ir_expr_is_const(s->u.loop.min, &lo) &&
-            ir_expr_is_const(s->u.loop.extent, &ext) && ext <= SCH_MAX_UNROLL) {
-            Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)(ext ? ext : 1));
-            Var *v = s->u.loop.var;
-            for (int64_t i = 0; i < ext; i++) {
-                Expr *val = ir_idx(lo + i);
-                items[i] = ir_stmt_subst(body, &v, &val, 1);
-            }
-            return ir_seq(items, (int)ext);
-        }
-        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent,
-                         s->u.loop.kind == FOR_UNROLLED ? FOR_SERIAL : s->u.loop.kind, body);
-        r->u.loop.bind_tag = s->u.loop.bind_tag;
-        r->u.loop.tensorize = s->u.loop.tensorize;
-        return r;
-    }
-    case S_LET: return ir_let(s->u.let.var, s->u.let.value, unroll(s->u.let.body));
-    case S_IF: return ir_if_like(s, s->u.cond.cond, unroll(s->u.cond.then), unroll(s->u.cond.els));
-    case S_ALLOC: return ir_allocate(s->u.alloc.buf, unroll(s->u.alloc.body));
-    case S_SEQ: {
-        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
-        for (int i = 0; i < s->u.seq.n; i++)
-            items[i] = unroll(s->u.seq.items[i]);
-        return ir_seq(items, s->u.seq.n);
-    }
-    default: return s;
-    }
-}
-
-/* Loop s again, over [min, min + extent) with body: the same variable, kind and
- * annotations. */
-static Stmt *copy_loop_from(const Stmt *s, Expr *min, Expr *extent, Stmt *body)
-{
-    Stmt *r = ir_for(s->u.loop.var, min, extent, s->u.loop.kind, body);
-    r->u.loop.bind_tag = s->u.loop.bind_tag;
-    r->u.loop.tensorize = s->u.loop.tensorize;
-    return r;
-}
-
-/* The same from s's own start. */
-static Stmt *copy_loop(const Stmt *s, Expr *extent, Stmt *body)
-{
-    return copy_loop_from(s, s->u.loop.min, extent, body);
-}
-
-/* s with f applied to each statement directly inside it (a loop's body, a let's, both
- * sides of an if, an allocation's body, a sequence's items); s itself when nothing changed.
- * The passes below rewrite the statements they match and recurse through the rest. */
-static Stmt *map_children(Stmt *s, Stmt *(*f)(Stmt *))
-{
-    switch (s->kind) {
-    case S_FOR: {
-        Stmt *b = f(s->u.loop.body);
-        return b == s->u.loop.body ? s : copy_loop(s, s->u.loop.extent, b);
-    }
-    case S_LET: {
-        Stmt *b = f(s->u.let.body);
-        return b == s->u.let.body ? s : ir_let(s->u.let.var, s->u.let.value, b);
-    }
-    case S_IF: {
-        Stmt *t = f(s->u.cond.then), *e = s->u.cond.els ? f(s->u.cond.els) : NULL;
-        return t == s->u.cond.then && e == s->u.cond.els ? s : ir_if_like(s, s->u.cond.cond, t, e);
-    }
-    case S_ALLOC: {
-        Stmt *b = f(s->u.alloc.body);
-        return b == s->u.alloc.body ? s : ir_allocate(s->u.alloc.buf, b);
-    }
-    case S_SEQ: {
-        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
-        int changed = 0;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            items[i] = f(s->u.seq.items[i]);
-            changed |= items[i] != s->u.seq.items[i];
-        }
-        return changed ? ir_seq(items, s->u.seq.n) : s;
-    }
-    default: return s;
-    }
-}
-
-/* ---------------------------------------------------------------- tail peeling
- *
- * A loop over o whose body is a vectorized loop over i guarded by `o * F + i < E` (a split
- * that does not divide its extent: 229 columns in chunks of 16) checks the guard in every
- * chunk, and gcc does not vectorize a loop with a guarded store. It becomes the loop over
- * the whole chunks, unguarded, then one loop over the last chunk's E - (N - 1) * F
- * iterations. */
-
-static int is_var(const Expr *e, const Var *v) { return e->kind == E_VAR && e->u.var == v; }
-
-/* Is c the guard `o * F + i < E` (either operand order)? Sets *E. */
-static int tail_guard(const Expr *c, const Var *o, const Var *i, int64_t F, int64_t *E)
-{
-    if (c->kind != E_BIN || c->u.bin.op != OP_LT || !ir_expr_is_const(c->u.bin.b, E))
-        return 0;
-    const Expr *s = c->u.bin.a;
-    if (s->kind != E_BIN || s->u.bin.op != OP_ADD)
-        return 0;
-    const Expr *m = s->u.bin.a, *iv = s->u.bin.b;
-    if (!is_var(iv, i))
-        m = s->u.bin.b, iv = s->u.bin.a;
-    if (!is_var(iv, i) || m->kind != E_BIN || m->u.bin.op != OP_MUL)
-        return 0;
-    int64_t f;
-    return (is_var(m->u.bin.a, o) && ir_expr_is_const(m->u.bin.b, &f) && f == F) ||
-           (is_var(m->u.bin.b, o) && ir_expr_is_const(m->u.bin.a, &f) && f == F);
-}
-
-/* Is s a loop over [0, N), N >= 2, (serial or parallel) whose body is a vectorized loop
- * over [0, F), the chunks of a split? Sets *N and *F. */
-static int chunk_loops(const Stmt *s, int64_t *N, int64_t *F)
-{
-    int64_t lo, ilo;
-    if (s->kind != S_FOR)
-        return 0;
-    const Stmt *in = s->u.loop.body;
-    return (s->u.loop.kind == FOR_SERIAL || s->u.loop.kind == FOR_PARALLEL) && in->kind == S_FOR && in->u.loop.kind == FOR_VECTORIZED && ir_expr_is_const(s->u.loop.min, &lo) && !lo &&
-           ir_expr_is_const(s->u.loop.extent, N) && *N >= 2 && ir_expr_is_const(in->u.loop.min, &ilo) && !ilo &&
-           ir_expr_is_const(in->u.loop.extent, F);
-}
-
-static Stmt *peel_tails(Stmt *s)
-{
-    s = map_children(s, peel_tails);
-    int64_t N, F, E;
-    if (!chunk_loops(s, &N, &F))
-        return s;
-    Stmt *in = s->u.loop.body;
-    if (in->u.loop.body->kind == S_IF && !in->u.loop.body->u.cond.els &&
-        tail_guard(in->u.loop.body->u.cond.cond, s->u.loop.var, in->u.loop.var, F, &E) && E > (N - 1) * F &&
-        E < N * F) {
-        Stmt *x = in->u.loop.body->u.cond.then;
-        Var *o = s->u.loop.var;
-        Expr *last = ir_idx(N - 1);
-        Stmt *whole = copy_loop(s, ir_idx(N - 1), copy_loop(in, in->u.loop.extent, x));
-        Stmt *tail = copy_loop(in, ir_idx(E - (N - 1) * F), ir_stmt_subst(x, &o, &last, 1));
-        return ir_seq2(whole, tail);
-    }
-    return s;
-}
-
-/* ---------------------------------------------------------------- head peeling
- *
- * The same at the start: a loop over o around a vectorized loop over i whose stores
- * choose on a condition (one operand of a chain of &&s) that holds for every i once o
- * reaches o1, but not before (an NCHW padded copy's left border: `o * 16 + i - 3 >= 0`),
- * runs its first o1 iterations as one loop and the rest as another, where the simplifier
- * then drops the condition; the unswitching below can then take the rest (the row's
- * condition) out of the vector loop. At most HEAD_MAX iterations are peeled. */
-enum { HEAD_MAX = 2 };
-
-/* Does e (a condition) hold for every i of [0, F) when o runs over [o1, N)? */
-static int holds_from(Expr *e, Var *o, int64_t o1, int64_t N, Var *i, int64_t F)
-{
-    RangeMap m = {0};
-    ir_range_push(&m, o, o1, N - 1);
-    ir_range_push(&m, i, 0, F - 1);
-    int64_t v;
-    return ir_expr_is_const(ir_simplify(e, &m), &v) && v;
-}
-
-/* What head_select looks for, and the smallest o1 found so far (0: none). */
-typedef struct {
-    Var *o, *i;
-    int64_t N, F, o1;
-} HeadSearch;
-
-/* ir_expr_find's visitor (it matches nothing, so it sees every subexpression, and keeps
- * its finding in the HeadSearch passed as ctx): for a select, the smallest o1 in [1, HEAD_MAX] from which an operand of its condition's &&
- * chain, using o and i and nothing else that varies (no loads), always holds. */
-static int head_select(const Expr *e, const void *ctx)
-{
-    HeadSearch *h = (HeadSearch *)ctx;
-    if (e->kind != E_SELECT)
-        return 0;
-    Expr *stack[64], *c;
-    int n = 0;
-    stack[n++] = e->u.sel.cond;
-    while (n > 0) {
-        c = stack[--n];
-        if (c->kind == E_BIN && c->u.bin.op == OP_AND && n + 2 <= 64) {
-            stack[n++] = c->u.bin.a;
-            stack[n++] = c->u.bin.b;
-            continue;
-        }
-        if (!ir_expr_uses_var(c, h->o) || !ir_expr_uses_var(c, h->i) || ir_expr_reads_memory(c) ||
-            holds_from(c, h->o, 0, h->N, h->i, h->F))
-            continue;
-        for (int64_t o1 = 1; o1 <= HEAD_MAX && o1 < h->N; o1++)
-            if (holds_from(c, h->o, o1, h->N, h->i, h->F)) {
-                h->o1 = !h->o1 || o1 < h->o1 ? o1 : h->o1;
-                break;
-            }
-    }
-    return 0;
-}
-
-static int body_stores(Stmt *loop, Stmt ***items, int *n);
-
-static Stmt *peel_heads(Stmt *s)
-{
-    s = map_children(s, peel_heads);
-    Stmt **items;
-    int n;
-    HeadSearch h = {0};
-    if (!chunk_loops(s, &h.N, &h.F) || !body_stores(s->u.loop.body, &items, &n))
-        return s;
-    h.o = s->u.loop.var;
-    h.i = s->u.loop.body->u.loop.var;
-    for (int k = 0; k < n; k++)
-        ir_expr_find(items[k]->u.store.value, head_select, &h);
-    if (!h.o1)
-        return s;
-    Stmt *in = s->u.loop.body;
-    return ir_seq2(copy_loop(s, ir_idx(h.o1), in), copy_loop_from(s, ir_idx(h.o1), ir_idx(h.N - h.o1), in));
-}
-
-/* ---------------------------------------------------------------- unswitching
- *
- * A vectorized loop whose stores choose between two values on a condition the loop does
- * not change (padding's bounds check around a load: `h - 1 >= 0 && ... ? x[...] : 0`)
- * becomes an `if` around two copies of the loop, each storing one side. Compilers do not
- * vectorize a loop with a guarded load (gcc 12 unswitches it only after giving up on
- * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower). */
-
-/* Is e a select whose condition does not depend on the variable v (nor on memory)? */
-static int invariant_select(const Expr *e, const void *v)
-{
-    return e->kind == E_SELECT && !ir_expr_uses_var(e->u.sel.cond, v) && !ir_expr_reads_memory(e->u.sel.cond);
-}
-
-/* The condition of the first select in e that does not depend on v (nor on memory). */
-static Expr *invariant_cond(Expr *e, const Var *v)
-{
-    Expr *sel = ir_expr_find(e, invariant_select, v);
-    return sel ? sel->u.sel.cond : NULL;
-}
-
-/* e with every select on cond replaced by its `then` (side 1) or `else` (side 0) value. */
-static Expr *pick_side(Expr *e, const Expr *cond, int side)
-{
-    switch (e->kind) {
-    case E_SELECT: {
-        if (ir_expr_equal(e->u.sel.cond, cond))
-            return pick_side(side ? e->u.sel.t : e->u.sel.f, cond, side);
-        Expr *c = pick_side(e->u.sel.cond, cond, side), *t = pick_side(e->u.sel.t, cond, side);
-        Expr *f = pick_side(e->u.sel.f, cond, side);
-        return c == e->u.sel.cond && t == e->u.sel.t && f == e->u.sel.f ? e : ir_select(c, t, f);
-    }
-    case E_BIN: {
-        Expr *a = pick_side(e->u.bin.a, cond, side), *b = pick_side(e->u.bin.b, cond, side);
-        return a == e->u.bin.a && b == e->u.bin.b ? e : ir_bin(e->u.bin.op, a, b);
-    }
-    case E_UN: {
-        Expr *a = pick_side(e->u.un.a, cond, side);
-        return a == e->u.un.a ? e : ir_un(e->u.un.op, a);
-    }
-    case E_CAST:
-    case E_BITCAST: {
-        Expr *a = pick_side(e->u.cast.a, cond, side);
-        return a == e->u.cast.a ? e : ir_cast_like(e, a);
-    }
-    case E_CALL: {
-        Expr *args[KG_MAX_ARGS] = {0};
-        int changed = 0;
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++) {
-            args[i] = pick_side(e->u.call.args[i], cond, side);
-            changed |= args[i] != e->u.call.args[i];
-        }
-        return changed ? ir_call(e->u.call.fn, args) : e;
-    }
-    case E_LOAD: {
-        Expr *i = pick_side(e->u.load.index, cond, side);
-        return i == e->u.load.index ? e : ir_load(e->u.load.buf, i);
-    }
-    default: return e;
-    }
-}
-
-static int loads_other(const Expr *e, const Buffer *b, const Expr *at);
-
-/* The loop's stores (its body: one, or a sequence of them); 0 if the body holds anything
- * else, or a store that reads its own buffer: a register tile's update (a depthwise conv
- * summing a padded window) keeps its select, as a branch between the rows of a tile would
- * cost more than the select. */
-static int body_stores(Stmt *loop, Stmt ***items, int *n)
-{
-    Stmt *s = loop->u.loop.body;
-    if (s->kind == S_STORE)
-        *items = &loop->u.loop.body, *n = 1;
-    else if (s->kind == S_SEQ)
-        *items = s->u.seq.items, *n = s->u.seq.n;
-    else
-        return 0;
-    for (int i = 0; i < *n; i++)
-        if ((*items)[i]->kind != S_STORE || loads_other((*items)[i]->u.store.value, (*items)[i]->u.store.buf, NULL))
-            return 0;
-    return 1;
-}
-
-/* The loop again, each of its stores taking the `side` of the selects on cond. */
-static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, int side)
-{
-    Stmt **out = ir_alloc(sizeof *out * (size_t)n);
-    for (int i = 0; i < n; i++)
-        out[i] = ir_store(items[i]->u.store.buf, pick_side(items[i]->u.store.index, cond, side),
-                          pick_side(items[i]->u.store.value, cond, side));
-    return copy_loop(loop, loop->u.loop.extent, loop->u.loop.body->kind == S_SEQ ? ir_seq(out, n) : out[0]);
-}
-
-static Stmt *unswitch(Stmt *s)
-{
-    Stmt **items;
-    int n;
-    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED || !body_stores(s, &items, &n))
-        return map_children(s, unswitch);
-    Expr *cond = NULL;
-    for (int i = 0; i < n && !cond; i++)
-        if (!(cond = invariant_cond(items[i]->u.store.value, s->u.loop.var)))
-            cond = invariant_cond(items[i]->u.store.index, s->u.loop.var);
-    if (!cond)
-        return s;
-    /* the condition chooses padding's interior, a few times more often than not */
-    Stmt *r = ir_if(cond, unswitch_side(s, items, n, cond, 1), unswitch_side(s, items, n, cond, 0));
-    r->u.cond.likely = 1;
-    return r;
-}
-
-static int check_loops(const Stmt *s, int in_parallel, int in_vector)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: {
-        int64_t e;
-        int vec = s->u.loop.kind == FOR_VECTORIZED || s->u.loop.kind == FOR_TENSORIZED;
-        if (vec && !ir_expr_is_const(s->u.loop.extent, &e))
-            return ir_fail("%s: loop %s has a non-constant extent",
-                           s->u.loop.kind == FOR_VECTORIZED ? "vectorize" : "tensorize", s->u.loop.var->name);
-        if (s->u.loop.kind == FOR_PARALLEL && in_parallel)
-            return ir_fail("parallel: loop %s is nested inside another parallel loop", s->u.loop.var->name);
-        if (s->u.loop.kind == FOR_PARALLEL && in_vector)
-            return ir_fail("parallel: loop %s is inside a vectorized loop", s->u.loop.var->name);
-        return check_loops(s->u.loop.body, in_parallel || s->u.loop.kind == FOR_PARALLEL, in_vector || vec);
-    }
-    case S_LET: return check_loops(s->u.let.body, in_parallel, in_vector);
-    case S_IF: return check_loops(s->u.cond.then, in_parallel, in_vector) || check_loops(s->u.cond.els, in_parallel, in_vector);
-    case S_ALLOC: return check_loops(s->u.alloc.body, in_parallel, in_vector);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (check_loops(s->u.seq.items[i], in_parallel, in_vector))
-                return -1;
-        return 0;
-    default: return 0;
-    }
-}
-
 /* ---------------------------------------------------------------- the kernel */
 
 static void note_stage(Kernel *k, Stage *st)
@@ -1292,136 +911,13 @@ static void note_stage(Kernel *k, Stage *st)
     sb_free(&b);
 }
 
-/* Checks of the schedule as a whole, then parameter buffers for inputs, constants and
- * outputs (in that order), and buffers for the root intermediates (not placed yet). */
-/* Does e read t, directly or through the stages inlined into it? Allocates nothing (the
- * compute_at check asks it for every pair of stages). */
-static int reads_inlined(Lower *L, const Expr *e, const Tensor *t)
-{
-    switch (e->kind) {
-    case E_INT:
-    case E_FLOAT:
-    case E_VAR:
-    case E_LOAD: return 0;
-    case E_BIN: return reads_inlined(L, e->u.bin.a, t) || reads_inlined(L, e->u.bin.b, t);
-    case E_UN: return reads_inlined(L, e->u.un.a, t);
-    case E_CAST:
-    case E_BITCAST: return reads_inlined(L, e->u.cast.a, t);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (reads_inlined(L, e->u.call.args[i], t))
-                return 1;
-        return 0;
-    case E_SELECT:
-        return reads_inlined(L, e->u.sel.cond, t) || reads_inlined(L, e->u.sel.t, t) || reads_inlined(L, e->u.sel.f, t);
-    case E_REDUCE: return reads_inlined(L, e->u.reduce.body, t);
-    case E_ACCESS: {
-        const Tensor *x = e->u.access.t;
-        if (x == t)
-            return 1;
-        for (int i = 0; i < e->u.access.n; i++)
-            if (reads_inlined(L, e->u.access.idx[i], t))
-                return 1;
-        return x->kind == T_COMPUTE && stage_of(L, x)->attach == ATTACH_INLINE && reads_inlined(L, x->body, t);
-    }
-    }
-    return 0;
-}
-
-/* The deepest expression that inlining may build (operations from the root to a leaf,
- * through every inlined body): lowering, the simplifier and the printer recurse over it,
- * and a schedule inlining a chain of thousands of stages would run them out of stack.
- * (The default schedule stays under half of it.) */
-#define MAX_INLINED_DEPTH 2000
-
-static int check_inline_depth(Lower *L)
-{
-    Schedule *s = L->s;
-    /* depth[i]: of stage i's body with its inlined inputs substituted (an upper bound) */
-    int *depth = ir_alloc(sizeof *depth * (size_t)(s->stages.n + 1));
-    for (int i = 0; i < s->stages.n; i++) {   /* stages come after what they read */
-        Stage *st = s->stages.items[i];
-        if (st->t->kind != T_COMPUTE)
-            continue;
-        PtrVec reads = {0};
-        ir_expr_tensors(st->t->body, &reads);
-        int d = 0;
-        for (int j = 0; j < reads.n; j++) {
-            const Tensor *r = reads.items[j];
-            if (r != st->t && !ir_tensor_is_leaf(r) && stage_of(L, r)->attach == ATTACH_INLINE &&
-                depth[stage_idx(L, r)] > d)
-                d = depth[stage_idx(L, r)];
-        }
-        depth[i] = d + ir_expr_depth(st->t->body);
-        if (depth[i] > MAX_INLINED_DEPTH)
-            return ir_fail("%s: with the stages inlined into it, an expression %d operations deep, over the "
-                           "limit of %d (compute one of them at the root)", st->t->name, depth[i], MAX_INLINED_DEPTH);
-    }
-    return 0;
-}
-
-static int setup(Lower *L, Schedule *s, PtrVec *roots)
+int lower_setup(Lower *L, Schedule *s, PtrVec *roots)
 {
     Program *p = s->prog;
     L->s = s;
     L->info = ir_alloc(sizeof *L->info * (size_t)(s->stages.n ? s->stages.n : 1));
-    if (check_inline_depth(L))
+    if (lower_check_schedule(L))
         return -1;
-    for (int i = 0; i < s->stages.n; i++) {
-        Stage *st = s->stages.items[i];
-        if (st->attach != ATTACH_AT)
-            continue;
-        Stage *root = st;
-        for (int depth = 0; root->attach == ATTACH_AT; depth++) {
-            if (depth > s->stages.n)
-                return ir_fail("compute_at: %s is attached in a cycle", st->t->name);
-            root = root->attach_stage;
-        }
-        if (root->attach == ATTACH_INLINE)
-            return ir_fail("compute_at: %s is computed inside %s, which is inlined", st->t->name, root->t->name);
-        for (int j = 0; j < s->stages.n; j++) {
-            Stage *r = s->stages.items[j];
-            if (r == st->attach_stage || r->attach == ATTACH_INLINE || ir_tensor_is_leaf(r->t))
-                continue;
-            if (r->attach == ATTACH_AT && r->attach_stage == st->attach_stage) {
-                /* a sibling computed in the same loop nest, at the same loop or deeper */
-                int ps = -1, pr = -1;
-                for (int q = 0; q < st->attach_stage->leaf.n; q++) {
-                    if (st->attach_stage->leaf.items[q] == st->attach_iv)
-                        ps = q;
-                    if (st->attach_stage->leaf.items[q] == r->attach_iv)
-                        pr = q;
-                }
-                if (pr >= ps)
-                    continue;
-            }
-            Expr *e = r->t->kind == T_COMPUTE ? r->t->body : r->t->update;
-            if (reads_inlined(L, e, st->t) || (r->t->kind == T_SCAN && reads_inlined(L, r->t->init, st->t)))
-                return ir_fail("compute_at(%s, %s, %s): %s is also read by %s", st->t->name,
-                               st->attach_stage->t->name, st->attach_iv->var->name, st->t->name, r->t->name);
-        }
-        if (leaf_of_var(st->attach_stage, ir_varref(st->attach_iv->var)) < 0)
-            return ir_fail("compute_at(%s, %s, %s): %s is no longer a loop of %s (it was split or fused later)",
-                           st->t->name, st->attach_stage->t->name, st->attach_iv->var->name,
-                           st->attach_iv->var->name, st->attach_stage->t->name);
-    }
-
-    /* index arithmetic is 32-bit: every tensor must be addressable with it */
-    for (int i = 0; i < p->tensors.n; i++) {
-        Tensor *t = p->tensors.items[i];
-        int64_t n = 1;
-        for (int d = 0; d < t->ndim; d++) {
-            if (t->shape[d] == 0) {
-                n = 0;
-                break;
-            }
-            if (n > INT32_MAX / t->shape[d])
-                return ir_fail("tensor %s is too large: kgen's index arithmetic is 32-bit (at most %d elements)",
-                               t->name, INT32_MAX);
-            n *= t->shape[d];
-        }
-    }
-
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < p->tensors.n; i++) {
             Tensor *t = p->tensors.items[i];
@@ -1431,7 +927,7 @@ static int setup(Lower *L, Schedule *s, PtrVec *roots)
             Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
             b->is_input = pass < 2;
             b->constant = pass == 1 ? t : NULL;
-            L->info[stage_idx(L, t)].buf = b;
+            L->info[lower_stage_idx(L, t)].buf = b;
             ir_vec_push(&L->k->params, b, 1 << 20, "parameters");
         }
     for (int i = 0; i < s->stages.n; i++) {
@@ -1499,7 +995,7 @@ static Stmt *serialize(Stmt *s)
  * launch of one thread). Packed tensors are small (they come from Cast and
  * QuantizeLinear), and their readers keep their schedules. */
 static Stmt *lower_root_nest(Lower *L, Stage *st);
-static Stmt *lower_root(Lower *L, Stage *st)
+Stmt *lower_root(Lower *L, Stage *st)
 {
     Stmt *nest = lower_root_nest(L, st);
     return nest && stores_packed(nest) ? serialize(nest) : nest;
@@ -1528,23 +1024,6 @@ static Stmt *lower_root_nest(Lower *L, Stage *st)
 
 /* Simplify, unroll, tensorize (ir/tensorize.c), check; -1 with ir_fail() when a loop
  * annotation cannot hold. */
-static int finish(Stmt **b)
-{
-    *b = ir_simplify_stmt(*b);
-    *b = ir_simplify_stmt(unroll(*b));
-    if (!*b)
-        return 0;   /* nothing to run: every tensor of the kernel is empty */
-    Stmt *p = peel_heads(peel_tails(*b));
-    if (p != *b)
-        *b = p = ir_simplify_stmt(p);
-    Stmt *u = unswitch(p);
-    if (u != *b)
-        *b = ir_simplify_stmt(u);
-    if (ir_tensorize(b))
-        return -1;
-    return check_loops(*b, 0, 0);
-}
-
 Kernel *ir_lower(Schedule *s, const char *name)
 {
     Lower L = {0};
@@ -1559,7 +1038,7 @@ Kernel *ir_lower(Schedule *s, const char *name)
             return NULL;
         }
     }
-    if (setup(&L, s, &roots))
+    if (lower_setup(&L, s, &roots))
         return NULL;
     int64_t off = 0;
     for (int i = 0; i < roots.n; i++) {
@@ -1567,7 +1046,7 @@ Kernel *ir_lower(Schedule *s, const char *name)
         if (b->scope != SCOPE_WORKSPACE)
             continue;
         b->ws_offset = off;
-        off += (ir_dtype_size(b->dtype, b->size) + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+        off += (ir_dtype_size(b->dtype, b->size) + LOWER_ALIGN_BYTES - 1) / LOWER_ALIGN_BYTES * LOWER_ALIGN_BYTES;
     }
     L.k->workspace_bytes = off;
 
@@ -1587,658 +1066,8 @@ Kernel *ir_lower(Schedule *s, const char *name)
     Stmt *b = ir_seq((Stmt **)body.items, body.n);
     for (int i = roots.n - 1; i >= 0; i--)
         b = ir_allocate(roots.items[i], b);
-    if (finish(&b))
+    if (lower_finish(&b, L.k->name))
         return NULL;
     L.k->body = b;
     return L.k;
-}
-
-/* ---------------------------------------------------------------- models */
-
-static void stmt_buffers(const Stmt *s, PtrVec *out);
-
-static void expr_buffers(const Expr *e, PtrVec *out)
-{
-    switch (e->kind) {
-    case E_BIN:
-        expr_buffers(e->u.bin.a, out);
-        expr_buffers(e->u.bin.b, out);
-        return;
-    case E_UN: expr_buffers(e->u.un.a, out); return;
-    case E_CAST:
-    case E_BITCAST: expr_buffers(e->u.cast.a, out); return;
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            expr_buffers(e->u.call.args[i], out);
-        return;
-    case E_SELECT:
-        expr_buffers(e->u.sel.cond, out);
-        expr_buffers(e->u.sel.t, out);
-        expr_buffers(e->u.sel.f, out);
-        return;
-    case E_LOAD:
-        expr_buffers(e->u.load.index, out);
-        for (int i = 0; i < out->n; i++)
-            if (out->items[i] == e->u.load.buf)
-                return;
-        ir_vec_push(out, e->u.load.buf, 1 << 20, "buffers");
-        return;
-    default: return;
-    }
-}
-
-static void stmt_buffers(const Stmt *s, PtrVec *out)
-{
-    if (!s)
-        return;
-    switch (s->kind) {
-    case S_FOR:
-        expr_buffers(s->u.loop.min, out);
-        expr_buffers(s->u.loop.extent, out);
-        stmt_buffers(s->u.loop.body, out);
-        return;
-    case S_LET:
-        expr_buffers(s->u.let.value, out);
-        stmt_buffers(s->u.let.body, out);
-        return;
-    case S_IF:
-        expr_buffers(s->u.cond.cond, out);
-        stmt_buffers(s->u.cond.then, out);
-        stmt_buffers(s->u.cond.els, out);
-        return;
-    case S_STORE:
-    case S_PREFETCH: {
-        expr_buffers(s->u.store.index, out);
-        if (s->kind == S_STORE)
-            expr_buffers(s->u.store.value, out);
-        int seen = 0;
-        for (int i = 0; i < out->n && !seen; i++)
-            seen = out->items[i] == s->u.store.buf;
-        if (!seen)
-            ir_vec_push(out, s->u.store.buf, 1 << 20, "buffers");
-        return;
-    }
-    case S_ALLOC: stmt_buffers(s->u.alloc.body, out); return;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            stmt_buffers(s->u.seq.items[i], out);
-        return;
-    default: return;
-    }
-}
-
-static int64_t aligned_bytes(const Model *m, const Buffer *b)
-{
-    int64_t a = m->arena_align;
-    return (ir_dtype_size(b->dtype, b->size) + a - 1) / a * a;
-}
-
-/* Place arena buffers by liveness: largest first, each at the lowest offset that does
- * not overlap a placed buffer whose lifetime [first, last] (kernel indices) overlaps. */
-static void plan_arena(Model *m, const int *first, const int *last)
-{
-    int n = m->arena.n;
-    int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
-    int *placed = malloc(sizeof *placed * (size_t)(n ? n : 1));
-    if (!order || !placed)
-        ir_die("out of memory");
-    for (int i = 0; i < n; i++)
-        order[i] = i;
-    for (int i = 1; i < n; i++)   /* stable insertion sort by size, largest first */
-        for (int j = i; j > 0 && aligned_bytes(m, m->arena.items[order[j]]) > aligned_bytes(m, m->arena.items[order[j - 1]]); j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    int np = 0;
-    m->arena_bytes = 0;
-    for (int oi = 0; oi < n; oi++) {
-        int i = order[oi];
-        Buffer *b = m->arena.items[i];
-        int64_t size = aligned_bytes(m, b), off = 0;
-        for (int moved = 1; moved;) {
-            moved = 0;
-            for (int q = 0; q < np; q++) {
-                int j = placed[q];
-                Buffer *o = m->arena.items[j];
-                if (last[i] < first[j] || last[j] < first[i])
-                    continue;   /* never live together */
-                if (off < o->ws_offset + aligned_bytes(m, o) && o->ws_offset < off + size) {
-                    off = o->ws_offset + aligned_bytes(m, o);
-                    moved = 1;
-                }
-            }
-        }
-        b->ws_offset = off;
-        placed[np++] = i;
-        if (off + size > m->arena_bytes)
-            m->arena_bytes = off + size;
-    }
-    /* the lower bound: the most bytes live at any one step */
-    m->arena_lower_bound = 0;
-    for (int k = 0; k < m->kernels.n; k++) {
-        int64_t live = 0;
-        for (int i = 0; i < n; i++)
-            if (first[i] <= k && k <= last[i])
-                live += aligned_bytes(m, m->arena.items[i]);
-        if (live > m->arena_lower_bound)
-            m->arena_lower_bound = live;
-    }
-    free(order);
-    free(placed);
-}
-
-/* ---------------------------------------------------------------- in-place */
-
-/* Does e load buffer b anywhere other than at index `at` (NULL: anywhere at all)? */
-static int loads_other(const Expr *e, const Buffer *b, const Expr *at)
-{
-    switch (e->kind) {
-    case E_LOAD:
-        if (e->u.load.buf == b && (!at || !ir_expr_equal(e->u.load.index, at)))
-            return 1;
-        return loads_other(e->u.load.index, b, NULL);
-    case E_BIN: return loads_other(e->u.bin.a, b, at) || loads_other(e->u.bin.b, b, at);
-    case E_UN: return loads_other(e->u.un.a, b, at);
-    case E_CAST:
-    case E_BITCAST: return loads_other(e->u.cast.a, b, at);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (loads_other(e->u.call.args[i], b, at))
-                return 1;
-        return 0;
-    case E_SELECT:
-        return loads_other(e->u.sel.cond, b, at) || loads_other(e->u.sel.t, b, at) || loads_other(e->u.sel.f, b, at);
-    default: return 0;
-    }
-}
-
-/* Can out overwrite in, element by element? Legal when every read of `in` sits in the
- * value of a store to `out` at that store's own index, and nothing reads `out`: each
- * element of in is read only to compute the same element of out. */
-static int inplace_ok(const Stmt *s, const Buffer *in, const Buffer *out)
-{
-    if (!s)
-        return 1;
-    switch (s->kind) {
-    case S_FOR:
-        return !loads_other(s->u.loop.min, in, NULL) && !loads_other(s->u.loop.extent, in, NULL) &&
-               inplace_ok(s->u.loop.body, in, out);
-    case S_LET: return !loads_other(s->u.let.value, in, NULL) && inplace_ok(s->u.let.body, in, out);
-    case S_IF:
-        return !loads_other(s->u.cond.cond, in, NULL) && !loads_other(s->u.cond.cond, out, NULL) &&
-               inplace_ok(s->u.cond.then, in, out) && inplace_ok(s->u.cond.els, in, out);
-    case S_STORE:
-        if (loads_other(s->u.store.index, in, NULL) || loads_other(s->u.store.value, out, NULL) ||
-            loads_other(s->u.store.index, out, NULL))
-            return 0;
-        return !loads_other(s->u.store.value, in, s->u.store.buf == out ? s->u.store.index : NULL);
-    case S_PREFETCH: return !loads_other(s->u.store.index, in, NULL) && !loads_other(s->u.store.index, out, NULL);
-    case S_ALLOC: return inplace_ok(s->u.alloc.body, in, out);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (!inplace_ok(s->u.seq.items[i], in, out))
-                return 0;
-        return 1;
-    default: return 1;
-    }
-}
-
-/* e with loads of buffer `from` reading buffer `to` instead (same layout) */
-static Expr *rebuf_expr(Expr *e, const Buffer *from, Buffer *to)
-{
-    switch (e->kind) {
-    case E_LOAD: {
-        Expr *i = rebuf_expr(e->u.load.index, from, to);
-        return ir_load(e->u.load.buf == from ? to : e->u.load.buf, i);
-    }
-    case E_BIN: return ir_bin(e->u.bin.op, rebuf_expr(e->u.bin.a, from, to), rebuf_expr(e->u.bin.b, from, to));
-    case E_UN: return ir_un(e->u.un.op, rebuf_expr(e->u.un.a, from, to));
-    case E_CAST:
-    case E_BITCAST: return ir_cast_like(e, rebuf_expr(e->u.cast.a, from, to));
-    case E_CALL: {
-        Expr *args[KG_MAX_ARGS] = {0};
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            args[i] = rebuf_expr(e->u.call.args[i], from, to);
-        return ir_call(e->u.call.fn, args);
-    }
-    case E_SELECT:
-        return ir_select(rebuf_expr(e->u.sel.cond, from, to), rebuf_expr(e->u.sel.t, from, to),
-                         rebuf_expr(e->u.sel.f, from, to));
-    default: return e;
-    }
-}
-
-static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
-{
-    if (!s)
-        return NULL;
-    switch (s->kind) {
-    case S_FOR: {
-        Stmt *r = ir_for(s->u.loop.var, rebuf_expr(s->u.loop.min, from, to), rebuf_expr(s->u.loop.extent, from, to),
-                         s->u.loop.kind, rebuf(s->u.loop.body, from, to));
-        r->u.loop.bind_tag = s->u.loop.bind_tag;
-        r->u.loop.tensorize = s->u.loop.tensorize;
-        return r;
-    }
-    case S_LET: return ir_let(s->u.let.var, rebuf_expr(s->u.let.value, from, to), rebuf(s->u.let.body, from, to));
-    case S_IF:
-        return ir_if_like(s, rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
-                          rebuf(s->u.cond.els, from, to));
-    case S_STORE:
-        return ir_store(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to),
-                        rebuf_expr(s->u.store.value, from, to));
-    case S_PREFETCH:
-        return ir_prefetch(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to));
-    case S_ALLOC: return ir_allocate(s->u.alloc.buf, rebuf(s->u.alloc.body, from, to));
-    case S_SEQ: {
-        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
-        for (int i = 0; i < s->u.seq.n; i++)
-            items[i] = rebuf(s->u.seq.items[i], from, to);
-        return ir_seq(items, s->u.seq.n);
-    }
-    default: return s;
-    }
-}
-
-/* Is guard g one of a's conditions (or NULL: no condition)? */
-static int guard_within(const IrGuard *a, const IrGuard *g)
-{
-    for (; a; a = a->up)
-        if (a == g)
-            return 1;
-    return g == NULL;
-}
-
-static const Buffer *model_buffer(const Model *m, const char *name)
-{
-    const PtrVec *lists[3] = {&m->params, &m->arena, &m->constants};
-    for (int l = 0; l < 3; l++)
-        for (int i = 0; i < lists[l]->n; i++)
-            if (!strcmp(((const Buffer *)lists[l]->items[i])->name, name))
-                return lists[l]->items[i];
-    return NULL;
-}
-
-/* Kernel k, of a run-time If's branch g, runs only when g's conditions hold, where each
- * condition is a buffer of the model (not one computed inside a kernel). */
-static void set_guards(const Model *m, Kernel *k, const IrGuard *g)
-{
-    int n = 0;
-    for (const IrGuard *c = g; c; c = c->up)
-        n++;
-    if (n > IR_MAX_GUARDS)
-        return;
-    int depth = n;
-    for (const IrGuard *c = g; c; c = c->up) {   /* innermost first: fill from the end */
-        const Buffer *b = model_buffer(m, c->cond->name);
-        if (!b || b->size < 1 || ir_dtype_is_storage(b->dtype))
-            return;
-        k->guard_buf[--n] = b;
-        k->guard_value[n] = c->value;
-    }
-    k->nguards = depth;
-    for (int i = 0; i < k->nguards; i++)
-        ir_vec_push(&k->notes, ir_fmt("runs only if %s %s 0", k->guard_buf[i]->name, k->guard_value[i] ? "!=" : "=="),
-                    1 << 20, "notes");
-}
-
-/* k's parameters in model order: inputs, constants, intermediates, outputs (buffers
- * allocated inside the kernel are in none of the lists and are left out) */
-static void sort_params(const Model *m, Kernel *k)
-{
-    int n = 0;
-    const PtrVec *order[4] = {&m->params, &m->constants, &m->arena, &m->params};
-    Buffer **sorted = ir_alloc(sizeof *sorted * (size_t)(k->params.n + 1));
-    for (int g = 0; g < 4; g++)
-        for (int j = 0; j < order[g]->n; j++) {
-            Buffer *b = order[g]->items[j];
-            if ((g == 0 && !b->is_input) || (g == 3 && b->is_input))
-                continue;
-            for (int q = 0; q < k->params.n; q++)
-                if (k->params.items[q] == b)
-                    sorted[n++] = b;
-        }
-    memcpy(k->params.items, sorted, sizeof *sorted * (size_t)n);
-    k->params.n = n;
-}
-
-/* ---------------------------------------------------------------- run-time loops */
-
-/* dst = src, element by element (the same shape, maybe other strides) */
-static Stmt *copy_stmt(Buffer *dst, Buffer *src)
-{
-    Var *v[KG_MAX_DIMS];
-    Expr *di = ir_idx(0), *si = ir_idx(0);
-    for (int d = 0; d < dst->ndim; d++) {
-        v[d] = ir_var_new(ir_fmt("i%d", d), DT_INDEX);
-        di = ir_add(di, ir_mul(ir_varref(v[d]), ir_idx(dst->strides[d])));
-        si = ir_add(si, ir_mul(ir_varref(v[d]), ir_idx(src->strides[d])));
-    }
-    Stmt *st = ir_store(dst, di, ir_load(src, si));
-    for (int d = dst->ndim - 1; d >= 0; d--)
-        st = ir_for(v[d], ir_idx(0), ir_idx(dst->shape[d]), FOR_SERIAL, st);
-    return st;
-}
-
-/* The model's buffer of tensor t of loop L (found by name: passes may have rebuilt t) */
-static Buffer *loop_buffer(const Model *m, const IrLoop *L, const Tensor *t)
-{
-    Buffer *b = (Buffer *)model_buffer(m, t->name);
-    if (!b)
-        ir_fail("%s: %s, which the model function copies, has no buffer of its own (the schedule inlined it)",
-                L->name, t->name);
-    return b;
-}
-
-/* The kernel that sets L's states before its first iteration (next: 0), or the one that
- * copies the body's next values into them after each iteration (next: 1). */
-static Kernel *loop_kernel(const Model *m, const IrLoop *L, int next)
-{
-    Stmt *items[IR_LOOP_MAX_STATES];
-    int n = 0;
-    Buffer *iter = loop_buffer(m, L, L->state[0]);
-    if (!iter || L->nstate > IR_LOOP_MAX_STATES)
-        return NULL;
-    items[n++] = ir_store(iter, ir_idx(0), next ? ir_bin(OP_ADD, ir_load(iter, ir_idx(0)), ir_int(1, DT_I64))
-                                                : ir_int(0, DT_I64));
-    for (int i = 1; i < L->nstate; i++) {
-        const Tensor *from = next ? L->next[i] : L->init[i];
-        Buffer *dst = loop_buffer(m, L, L->state[i]), *src = from ? loop_buffer(m, L, from) : NULL;
-        if (!dst || (from && !src))
-            return NULL;
-        if (src)
-            items[n++] = copy_stmt(dst, src);
-        else if (i == 1 && !next)
-            items[n++] = ir_store(dst, ir_idx(0), ir_bool(1));   /* no condition: run */
-    }
-    Kernel *k = ir_alloc(sizeof *k);
-    k->name = ir_fmt("%s_%s_%s", m->name, L->state[0]->name, next ? "next" : "start");
-    k->internal = 1;
-    k->body = ir_simplify_stmt(ir_seq(items, n));
-    stmt_buffers(k->body, &k->params);
-    sort_params(m, k);
-    ir_vec_push(&k->notes, ir_fmt(next ? "%s: the next iteration's states (after each iteration)"
-                                       : "%s: the states before the first iteration", L->name), 1 << 20, "notes");
-    return k;
-}
-
-
-/* Places the run-time loops (IrLoop) in m's kernel sequence; kloop[k] is the loop kernel k
- * computes a tensor of (NULL: none). Each loop's body kernels are contiguous; its start
- * kernel goes before them and its next kernel after them. A loop whose body computes
- * nothing leaves its states at their initial values: only its start kernel runs. */
-static int place_loops(Model *m, const Schedule *s, const PtrVec *kloop)
-{
-    PtrVec loops = {0};
-    for (int i = 0; i < s->stages.n; i++) {
-        const Tensor *t = ((Stage *)s->stages.items[i])->t;
-        if (t->loop_state && t->loop_state->state[0] == t)
-            ir_vec_push(&loops, (void *)t->loop_state, 1 << 16, "loops");
-    }
-    if (!loops.n)
-        return 0;
-    int nk = m->kernels.n, nl = loops.n;
-    int *b = ir_alloc(sizeof *b * (size_t)nl), *e = ir_alloc(sizeof *e * (size_t)nl);
-    for (int j = 0; j < nl; j++) {
-        b[j] = e[j] = -1;
-        for (int k = 0; k < nk; k++)
-            if (kloop->items[k] == loops.items[j]) {
-                if (b[j] < 0)
-                    b[j] = k;
-                e[j] = k;
-            }
-        const IrLoop *L = loops.items[j];
-        if (b[j] >= 0)
-            continue;
-        /* no body kernel: before the first kernel that reads a state */
-        b[j] = nk;
-        for (int k = nk - 1; k >= 0; k--)
-            for (int i = 0; i < L->nstate; i++) {
-                const Buffer *sb = model_buffer(m, L->state[i]->name);
-                Kernel *kk = m->kernels.items[k];
-                for (int q = 0; q < kk->params.n; q++)
-                    if (kk->params.items[q] == sb)
-                        b[j] = k;
-            }
-        e[j] = b[j] - 1;
-    }
-    for (int j = 0; j < nl; j++)
-        for (int i = 0; i < nl; i++)
-            if (i != j && b[i] <= e[j] && b[i] >= b[j])
-                return ir_fail("%s and %s: the kernels of two run-time loops interleave", ((IrLoop *)loops.items[j])->name,
-                               ((IrLoop *)loops.items[i])->name);
-    /* nothing after a loop reads what its body computes (only its states) */
-    for (int j = 0; j < nl; j++)
-        for (int k = e[j] + 1; k < nk; k++) {
-            Kernel *kk = m->kernels.items[k];
-            for (int q = 0; q < kk->params.n; q++)
-                for (int r = b[j]; r <= e[j]; r++)
-                    if (ir_stmt_stores(((Kernel *)m->kernels.items[r])->body, kk->params.items[q]))
-                        return ir_fail("%s: kernel %s, after the loop, reads %s, which the loop's body computes",
-                                       ((IrLoop *)loops.items[j])->name, kk->name,
-                                       ((Buffer *)kk->params.items[q])->name);
-        }
-    PtrVec out = {0};
-    m->loops = ir_alloc(sizeof *m->loops * (size_t)nl);
-    int *slot = ir_alloc(sizeof *slot * (size_t)nl);   /* loop j's ModelLoop */
-    for (int k = 0; k <= nk; k++) {
-        for (int j = 0; j < nl; j++) {
-            const IrLoop *L = loops.items[j];
-            if (b[j] == k) {
-                Kernel *start = loop_kernel(m, L, 0);
-                if (!start)
-                    return -1;
-                ir_vec_push(&out, start, 1 << 20, "kernels");
-                if (e[j] < b[j])
-                    continue;   /* no body */
-                slot[j] = m->nloops;
-                ModelLoop *ml = &m->loops[m->nloops++];
-                ml->name = L->name;
-                ml->begin = out.n - 1;
-                ml->iter = model_buffer(m, L->state[0]->name);
-                ml->cond = model_buffer(m, L->state[1]->name);
-                ml->trip = L->trip ? loop_buffer(m, L, L->trip) : NULL;
-                ml->trip_count = L->trip_count;
-                if (L->trip && !ml->trip)
-                    return -1;
-            }
-        }
-        if (k < nk)
-            ir_vec_push(&out, m->kernels.items[k], 1 << 20, "kernels");
-        for (int j = 0; j < nl; j++)
-            if (e[j] == k && e[j] >= b[j]) {
-                Kernel *next = loop_kernel(m, loops.items[j], 1);
-                if (!next)
-                    return -1;
-                ir_vec_push(&out, next, 1 << 20, "kernels");
-                m->loops[slot[j]].end = out.n;
-            }
-    }
-    m->kernels = out;
-    return 0;
-}
-
-Model *ir_lower_model(Schedule *s, const char *name)
-{
-    Lower L = {0};
-    L.k = ir_alloc(sizeof *L.k);   /* collects the model's parameters */
-    L.k->name = ir_strdup(name);
-    PtrVec roots = {0};
-    if (setup(&L, s, &roots))
-        return NULL;
-    Model *m = ir_alloc(sizeof *m);
-    m->arena_align = s->arena_align > 0 ? s->arena_align : ALIGN_BYTES;
-    m->name = ir_strdup(name);
-    for (int i = 0; i < L.k->params.n; i++) {
-        Buffer *b = L.k->params.items[i];
-        ir_vec_push(b->constant ? &m->constants : &m->params, b, 1 << 20, "buffers");
-    }
-    for (int i = 0; i < roots.n; i++)
-        ir_vec_push(&m->arena, roots.items[i], 1 << 20, "buffers");
-
-    PtrVec kloop = {0};   /* per kernel: the run-time loop it runs in, or NULL */
-    for (int i = 0; i < s->stages.n; i++) {
-        Stage *st = s->stages.items[i];
-        if (ir_tensor_is_leaf(st->t) || st->attach != ATTACH_ROOT)
-            continue;
-        PtrVec group = {0};
-        L.group = &group;
-        Stmt *nest = lower_root(&L, st);
-        L.group = NULL;
-        if (L.failed || finish(&nest))
-            return NULL;
-        Kernel *k = ir_alloc(sizeof *k);
-        k->name = ir_fmt("%s_%s", name, st->t->name);
-        k->internal = 1;
-        k->body = nest;
-        stmt_buffers(nest, &k->params);
-        sort_params(m, k);
-        /* the header comment: what this kernel computes and fuses */
-        ir_vec_push(&k->notes, ir_fmt("computes %s%s%s", st->t->name, st->t->comment ? ": " : "",
-                                      st->t->comment ? st->t->comment : ""), 1 << 20, "notes");
-        const IrGuard *gd = st->t->guard;
-        for (int g = 0; g < group.n; g++) {
-            Tensor *t = group.items[g];
-            ir_vec_push(&k->notes, ir_fmt("fuses %s%s%s", t->name, t->comment ? ": " : "", t->comment ? t->comment : ""),
-                        1 << 20, "notes");
-            if (!guard_within(t->guard, gd))
-                gd = NULL;   /* it computes something needed outside the branch */
-        }
-        set_guards(m, k, gd);
-        if (st->t->loop)
-            ir_vec_push(&k->notes, ir_fmt("runs in every iteration of %s", st->t->loop->name), 1 << 20, "notes");
-        ir_vec_push(&m->kernels, k, 1 << 20, "kernels");
-        ir_vec_push(&kloop, (void *)st->t->loop, 1 << 20, "kernels");
-    }
-    if (place_loops(m, s, &kloop))
-        return NULL;
-    /* constants no kernel reads (a conv's weights once the layout pass packed a blocked
-     * copy, a shape input that was folded) are not emitted: the binary carries each
-     * weight once */
-    int nc = 0;
-    for (int i = 0; i < m->constants.n; i++) {
-        Buffer *b = m->constants.items[i];
-        int used = 0;
-        for (int k = 0; k < m->kernels.n && !used; k++) {
-            Kernel *kk = m->kernels.items[k];
-            for (int q = 0; q < kk->params.n && !used; q++)
-                used = kk->params.items[q] == b;
-        }
-        if (used)
-            m->constants.items[nc++] = b;
-    }
-    m->constants.n = nc;
-    /* liveness of the intermediates over the kernel sequence */
-    int na = m->arena.n;
-    int *first = malloc(sizeof *first * (size_t)(na ? na : 1)), *last = malloc(sizeof *last * (size_t)(na ? na : 1));
-    if (!first || !last)
-        ir_die("out of memory");
-    for (int i = 0; i < na; i++) {
-        first[i] = m->kernels.n;
-        last[i] = -1;
-        for (int k = 0; k < m->kernels.n; k++) {
-            Kernel *kk = m->kernels.items[k];
-            for (int q = 0; q < kk->params.n; q++)
-                if (kk->params.items[q] == m->arena.items[i]) {
-                    if (k < first[i])
-                        first[i] = k;
-                    last[i] = k;
-                }
-        }
-        if (last[i] < 0)
-            first[i] = last[i] = 0;
-    }
-    /* a run-time loop's states live through the whole loop, and so does whatever the loop
-     * reads from before it (each iteration reads it again) */
-    unsigned char *state = calloc((size_t)(na ? na : 1), 1);
-    if (!state)
-        ir_die("out of memory");
-    for (int j = 0; j < m->nloops; j++) {
-        const ModelLoop *ml = &m->loops[j];
-        for (int i = 0; i < na; i++) {
-            int is_state = 0;
-            for (int k = ml->begin; k < ml->end && !is_state; k++) {
-                Kernel *kk = m->kernels.items[k];
-                is_state = (k == ml->begin || k == ml->end - 1) && ir_stmt_stores(kk->body, m->arena.items[i]);
-            }
-            state[i] |= is_state;
-            if (is_state && first[i] > ml->begin)
-                first[i] = ml->begin;
-            if ((is_state || m->arena.items[i] == ml->trip || (first[i] < ml->begin && last[i] >= ml->begin)) &&
-                last[i] < ml->end - 1)
-                last[i] = ml->end - 1;
-        }
-    }
-    /* in place: a kernel's output takes the place of an input of the same size that dies
-     * there, when each element is read only to compute the same element */
-    int *alias = malloc(sizeof *alias * (size_t)(na ? na : 1));
-    unsigned char *taken = calloc((size_t)(na ? na : 1), 1);   /* taken[i]: some alias[o] == i */
-    if (!alias || !taken)
-        ir_die("out of memory");
-    for (int o = 0; o < na; o++)
-        alias[o] = -1;   /* all of them before any is read */
-    for (int o = 0; o < na; o++) {
-        Buffer *ob = m->arena.items[o];
-        for (int i = 0; i < na && alias[o] < 0; i++) {
-            Buffer *ib = m->arena.items[i];
-            /* the same type, not only the same size: the kernel's loads of ib become loads of
-             * ob, which would read ib's bits as ob's type */
-            if (i == o || taken[i] || alias[i] >= 0 || state[o] || last[i] != first[o] || ib->size != ob->size ||
-                ib->dtype != ob->dtype || ib->strides[0] != ob->strides[0])
-                continue;
-            Kernel *kk = m->kernels.items[first[o]];
-            if (inplace_ok(kk->body, ib, ob)) {
-                /* one pointer for both: two restrict parameters may not alias */
-                alias[o] = i;
-                taken[i] = 1;
-                kk->body = rebuf(kk->body, ib, ob);
-                int n = 0;
-                for (int q = 0; q < kk->params.n; q++)
-                    if (kk->params.items[q] != ib)
-                        kk->params.items[n++] = kk->params.items[q];
-                kk->params.n = n;
-                ir_vec_push(&kk->notes, ir_fmt("writes %s in place of %s", ob->name, ib->name), 1 << 20, "notes");
-            }
-        }
-    }
-    /* an aliased output is planned as part of its input: one lifetime, one place */
-    PtrVec own = m->arena;
-    PtrVec roots2 = {0};
-    int *f2 = malloc(sizeof *f2 * (size_t)(na ? na : 1)), *l2 = malloc(sizeof *l2 * (size_t)(na ? na : 1));
-    if (!f2 || !l2)
-        ir_die("out of memory");
-    int nr = 0;
-    for (int i = 0; i < na; i++) {
-        if (alias[i] >= 0)
-            continue;
-        f2[nr] = first[i];
-        l2[nr] = last[i];
-        for (int o = 0; o < na; o++)
-            for (int j = o; j >= 0 && alias[j] >= 0; j = alias[j])
-                if (alias[j] == i && last[o] > l2[nr])
-                    l2[nr] = last[o];
-        ir_vec_push(&roots2, m->arena.items[i], 1 << 20, "buffers");
-        nr++;
-    }
-    m->arena = roots2;
-    plan_arena(m, f2, l2);
-    m->arena = own;
-    for (int o = 0; o < na; o++) {
-        int r = o;
-        while (alias[r] >= 0)
-            r = alias[r];
-        ((Buffer *)m->arena.items[o])->ws_offset = ((Buffer *)m->arena.items[r])->ws_offset;
-    }
-    m->ninplace = 0;
-    for (int o = 0; o < na; o++)
-        m->ninplace += alias[o] >= 0;
-    free(alias);
-    free(taken);
-    free(state);
-    free(f2);
-    free(l2);
-    free(first);
-    free(last);
-    return m;
 }
