@@ -126,61 +126,36 @@ static int inplace_ok(const Stmt *s, const Buffer *in, const Buffer *out)
     }
 }
 
-/* e with loads of buffer `from` reading buffer `to` instead (same layout) */
-static Expr *rebuf_expr(Expr *e, const Buffer *from, Buffer *to)
+/* s with buffer `from` read and written as buffer `to` instead (the same layout) */
+typedef struct {
+    const Buffer *from;
+    Buffer *to;
+} Rebuf;
+
+static Expr *rebuf_expr(Expr *e, void *ctx)
 {
-    switch (e->kind) {
-    case E_LOAD: {
-        Expr *i = rebuf_expr(e->u.load.index, from, to);
-        return ir_load(e->u.load.buf == from ? to : e->u.load.buf, i);
-    }
-    case E_BIN: return ir_bin(e->u.bin.op, rebuf_expr(e->u.bin.a, from, to), rebuf_expr(e->u.bin.b, from, to));
-    case E_UN: return ir_un(e->u.un.op, rebuf_expr(e->u.un.a, from, to));
-    case E_CAST:
-    case E_BITCAST: return ir_cast_like(e, rebuf_expr(e->u.cast.a, from, to));
-    case E_CALL: {
-        Expr *args[KG_MAX_ARGS] = {0};
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            args[i] = rebuf_expr(e->u.call.args[i], from, to);
-        return ir_call(e->u.call.fn, args);
-    }
-    case E_SELECT:
-        return ir_select(rebuf_expr(e->u.sel.cond, from, to), rebuf_expr(e->u.sel.t, from, to),
-                         rebuf_expr(e->u.sel.f, from, to));
-    default: return e;
-    }
+    const Rebuf *r = ctx;
+    e = ir_expr_map(e, rebuf_expr, ctx);
+    return e->kind == E_LOAD && e->u.load.buf == r->from ? ir_load(r->to, e->u.load.index) : e;
+}
+
+static Stmt *rebuf_stmt(Stmt *s, void *ctx)
+{
+    const Rebuf *r = ctx;
+    if (!s)
+        return NULL;
+    s = ir_stmt_map(s, rebuf_stmt, rebuf_expr, ctx);
+    if (s->kind == S_STORE && s->u.store.buf == r->from)
+        return ir_store(r->to, s->u.store.index, s->u.store.value);
+    if (s->kind == S_PREFETCH && s->u.store.buf == r->from)
+        return ir_prefetch(r->to, s->u.store.index);
+    return s;
 }
 
 static Stmt *rebuf(Stmt *s, const Buffer *from, Buffer *to)
 {
-    if (!s)
-        return NULL;
-    switch (s->kind) {
-    case S_FOR: {
-        Stmt *r = ir_for(s->u.loop.var, rebuf_expr(s->u.loop.min, from, to), rebuf_expr(s->u.loop.extent, from, to),
-                         s->u.loop.kind, rebuf(s->u.loop.body, from, to));
-        r->u.loop.bind_tag = s->u.loop.bind_tag;
-        r->u.loop.tensorize = s->u.loop.tensorize;
-        return r;
-    }
-    case S_LET: return ir_let(s->u.let.var, rebuf_expr(s->u.let.value, from, to), rebuf(s->u.let.body, from, to));
-    case S_IF:
-        return ir_if_like(s, rebuf_expr(s->u.cond.cond, from, to), rebuf(s->u.cond.then, from, to),
-                          rebuf(s->u.cond.els, from, to));
-    case S_STORE:
-        return ir_store(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to),
-                        rebuf_expr(s->u.store.value, from, to));
-    case S_PREFETCH:
-        return ir_prefetch(s->u.store.buf == from ? to : s->u.store.buf, rebuf_expr(s->u.store.index, from, to));
-    case S_ALLOC: return ir_allocate(s->u.alloc.buf, rebuf(s->u.alloc.body, from, to));
-    case S_SEQ: {
-        Stmt **items = ir_alloc(sizeof(Stmt *) * (size_t)s->u.seq.n);
-        for (int i = 0; i < s->u.seq.n; i++)
-            items[i] = rebuf(s->u.seq.items[i], from, to);
-        return ir_seq(items, s->u.seq.n);
-    }
-    default: return s;
-    }
+    Rebuf r = {from, to};
+    return rebuf_stmt(s, &r);
 }
 
 /* ---------------------------------------------------------------- the passes */

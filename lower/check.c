@@ -36,36 +36,27 @@ static int check_loops(const Stmt *s, int in_parallel, int in_vector)
 
 /* Does e read t, directly or through the stages inlined into it? Allocates nothing (the
  * compute_at check asks it for every pair of stages). */
-static int reads_inlined(Lower *L, const Expr *e, const Tensor *t)
+typedef struct {
+    const Lower *L;
+    const Tensor *t;
+} ReadsCtx;
+
+static int reads_inlined(const Lower *L, const Expr *e, const Tensor *t);
+
+static int reads_at(const Expr *e, const void *ctx)
 {
-    switch (e->kind) {
-    case E_INT:
-    case E_FLOAT:
-    case E_VAR:
-    case E_LOAD: return 0;
-    case E_BIN: return reads_inlined(L, e->u.bin.a, t) || reads_inlined(L, e->u.bin.b, t);
-    case E_UN: return reads_inlined(L, e->u.un.a, t);
-    case E_CAST:
-    case E_BITCAST: return reads_inlined(L, e->u.cast.a, t);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (reads_inlined(L, e->u.call.args[i], t))
-                return 1;
+    const ReadsCtx *c = ctx;
+    if (e->kind != E_ACCESS)
         return 0;
-    case E_SELECT:
-        return reads_inlined(L, e->u.sel.cond, t) || reads_inlined(L, e->u.sel.t, t) || reads_inlined(L, e->u.sel.f, t);
-    case E_REDUCE: return reads_inlined(L, e->u.reduce.body, t);
-    case E_ACCESS: {
-        const Tensor *x = e->u.access.t;
-        if (x == t)
-            return 1;
-        for (int i = 0; i < e->u.access.n; i++)
-            if (reads_inlined(L, e->u.access.idx[i], t))
-                return 1;
-        return x->kind == T_COMPUTE && lower_stage_of(L, x)->attach == ATTACH_INLINE && reads_inlined(L, x->body, t);
-    }
-    }
-    return 0;
+    const Tensor *x = e->u.access.t;
+    return x == c->t ||
+           (x->kind == T_COMPUTE && lower_stage_of(c->L, x)->attach == ATTACH_INLINE && reads_inlined(c->L, x->body, c->t));
+}
+
+static int reads_inlined(const Lower *L, const Expr *e, const Tensor *t)
+{
+    ReadsCtx c = {L, t};
+    return ir_expr_find((Expr *)e, reads_at, &c) != NULL;   /* (changes nothing) */
 }
 
 /* The deepest expression that inlining may build (operations from the root to a leaf,

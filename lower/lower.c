@@ -68,61 +68,32 @@ static const char *tmp_name(Lower *L, const char *base)
 
 /* ---------------------------------------------------------------- inlining */
 
-/* Substitute inlined tensors into e (recursively), so accesses name only real buffers. */
-static Expr *inline_expr(Lower *L, Expr *e)
+/* Substitute inlined tensors into e (recursively), so accesses name only real buffers.
+ * Operands are taken one after the other (ir_expr_map): inlining records what it fuses
+ * (L->group), in the order it meets the tensors. */
+static Expr *inline_at(Expr *e, void *ctx)
 {
-    switch (e->kind) {
-    case E_INT:
-    case E_FLOAT:
-    case E_VAR:
-    case E_LOAD: return e;
-    case E_BIN: {
-        /* operands one after the other: inlining records what it fuses (L->group), and C
-         * leaves the order of a call's arguments to the compiler */
-        Expr *a = inline_expr(L, e->u.bin.a);
-        Expr *b = inline_expr(L, e->u.bin.b);
-        return ir_bin(e->u.bin.op, a, b);
+    Lower *L = ctx;
+    e = ir_expr_map(e, inline_at, L);
+    if (e->kind != E_ACCESS)
+        return e;
+    Tensor *t = e->u.access.t;
+    if (t->kind != T_COMPUTE || lower_stage_of(L, t)->attach != ATTACH_INLINE)
+        return e;
+    if (L->group) {
+        int seen = 0;
+        for (int i = 0; i < L->group->n && !seen; i++)
+            seen = L->group->items[i] == t;
+        if (!seen)
+            ir_vec_push(L->group, t, 1 << 20, "tensors");
     }
-    case E_UN: return ir_un(e->u.un.op, inline_expr(L, e->u.un.a));
-    case E_CAST:
-    case E_BITCAST: return ir_cast_like(e, inline_expr(L, e->u.cast.a));
-    case E_CALL: {
-        Expr *args[KG_MAX_ARGS] = {0};
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            args[i] = inline_expr(L, e->u.call.args[i]);
-        return ir_call(e->u.call.fn, args);
-    }
-    case E_SELECT: {
-        Expr *c = inline_expr(L, e->u.sel.cond);
-        Expr *t = inline_expr(L, e->u.sel.t);
-        Expr *f = inline_expr(L, e->u.sel.f);
-        return ir_select(c, t, f);
-    }
-    case E_REDUCE:
-        return ir_reduce(e->u.reduce.op, inline_expr(L, e->u.reduce.body), e->u.reduce.axes, e->u.reduce.naxes);
-    case E_ACCESS: {
-        Expr *idx[KG_MAX_DIMS];
-        for (int i = 0; i < e->u.access.n; i++)
-            idx[i] = inline_expr(L, e->u.access.idx[i]);
-        Tensor *t = e->u.access.t;
-        if (t->kind == T_COMPUTE && lower_stage_of(L, t)->attach == ATTACH_INLINE) {
-            if (L->group) {
-                int seen = 0;
-                for (int i = 0; i < L->group->n && !seen; i++)
-                    seen = L->group->items[i] == t;
-                if (!seen)
-                    ir_vec_push(L->group, t, 1 << 20, "tensors");
-            }
-            Var *vars[KG_MAX_DIMS];
-            for (int d = 0; d < t->ndim; d++)
-                vars[d] = t->axes[d]->var;
-            return inline_expr(L, ir_subst(t->body, vars, idx, t->ndim));
-        }
-        return ir_access(t, idx, e->u.access.n);
-    }
-    }
-    return e;
+    Var *vars[KG_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++)
+        vars[d] = t->axes[d]->var;
+    return inline_at(ir_subst(t->body, vars, e->u.access.idx, t->ndim), L);
 }
+
+static Expr *inline_expr(Lower *L, Expr *e) { return inline_at(e, L); }
 
 /* ---------------------------------------------------------------- expressions */
 
@@ -160,27 +131,21 @@ static Stmt *reduce_loops(IterVar **axes, int n, Stmt *body)
     return body;
 }
 
-static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
+/* What lower_at works in: the lowering, and where the statements an expression needs go. */
+typedef struct {
+    Lower *L;
+    Pending *p;
+} ExprCtx;
+
+static Expr *lower_expr(Lower *L, Expr *e, Pending *p);
+
+/* e in loop IR: accesses become loads of their buffers; a select whose sides need
+ * statements, and a reduction, become statements (pending) and a load of their result. */
+static Expr *lower_at(Expr *e, void *ctx)
 {
+    Lower *L = ((ExprCtx *)ctx)->L;
+    Pending *p = ((ExprCtx *)ctx)->p;
     switch (e->kind) {
-    case E_INT:
-    case E_FLOAT:
-    case E_VAR:
-    case E_LOAD: return e;
-    case E_BIN: {
-        Expr *a = lower_expr(L, e->u.bin.a, p);
-        Expr *b = lower_expr(L, e->u.bin.b, p);
-        return ir_bin(e->u.bin.op, a, b);
-    }
-    case E_UN: return ir_un(e->u.un.op, lower_expr(L, e->u.un.a, p));
-    case E_CAST:
-    case E_BITCAST: return ir_cast_like(e, lower_expr(L, e->u.cast.a, p));
-    case E_CALL: {
-        Expr *args[KG_MAX_ARGS] = {0};
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            args[i] = lower_expr(L, e->u.call.args[i], p);
-        return ir_call(e->u.call.fn, args);
-    }
     case E_SELECT: {
         Expr *c = lower_expr(L, e->u.sel.cond, p);
         Pending pt = {0}, pf = {0};
@@ -211,17 +176,20 @@ static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
         return ir_load(acc, ir_idx(0));
     }
     case E_ACCESS: {
-        Expr *idx[KG_MAX_DIMS];
-        for (int i = 0; i < e->u.access.n; i++)
-            idx[i] = lower_expr(L, e->u.access.idx[i], p);
-        Tensor *t = e->u.access.t;
-        StageInfo *si = &L->info[lower_stage_idx(L, t)];
+        Expr *x = ir_expr_map(e, lower_at, ctx);   /* the indices */
+        StageInfo *si = &L->info[lower_stage_idx(L, x->u.access.t)];
         if (!si->buf)
-            ir_die("no buffer for %s", t->name);
-        return ir_load(si->buf, flat_index(si->buf, idx, si->rmin));
+            ir_die("no buffer for %s", x->u.access.t->name);
+        return ir_load(si->buf, flat_index(si->buf, x->u.access.idx, si->rmin));
     }
+    default: return ir_expr_map(e, lower_at, ctx);
     }
-    return e;
+}
+
+static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
+{
+    ExprCtx c = {L, p};
+    return lower_at(e, &c);
 }
 
 /* ---------------------------------------------------------------- stages */
@@ -271,66 +239,46 @@ int lower_leaf_of_var(const Stage *st, const Expr *e)
     return deepest;
 }
 
+/* The reduce axes of the reductions in e, outermost first (at most MAX_IV in all). */
+typedef struct {
+    IterVar **out;
+    int *n;
+} AxesCtx;
+
+static int reduce_axes_of(const Expr *e, const void *ctx)
+{
+    const AxesCtx *c = ctx;
+    if (e->kind == E_REDUCE)
+        for (int i = 0; i < e->u.reduce.naxes && *c->n < MAX_IV; i++)
+            c->out[(*c->n)++] = e->u.reduce.axes[i];
+    return 0;   /* on through every subexpression */
+}
+
 static void collect_reduce_axes(const Expr *e, IterVar **out, int *n)
 {
-    switch (e->kind) {
-    case E_REDUCE:
-        for (int i = 0; i < e->u.reduce.naxes && *n < MAX_IV; i++)
-            out[(*n)++] = e->u.reduce.axes[i];
-        collect_reduce_axes(e->u.reduce.body, out, n);
-        return;
-    case E_BIN:
-        collect_reduce_axes(e->u.bin.a, out, n);
-        collect_reduce_axes(e->u.bin.b, out, n);
-        return;
-    case E_UN: collect_reduce_axes(e->u.un.a, out, n); return;
-    case E_CAST:
-    case E_BITCAST: collect_reduce_axes(e->u.cast.a, out, n); return;
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            collect_reduce_axes(e->u.call.args[i], out, n);
-        return;
-    case E_SELECT:
-        collect_reduce_axes(e->u.sel.cond, out, n);
-        collect_reduce_axes(e->u.sel.t, out, n);
-        collect_reduce_axes(e->u.sel.f, out, n);
-        return;
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++)
-            collect_reduce_axes(e->u.access.idx[i], out, n);
-        return;
-    default: return;
-    }
+    AxesCtx c = {out, n};
+    ir_expr_find((Expr *)e, reduce_axes_of, &c);   /* (changes nothing) */
+}
+
+/* The accesses of tensor t in e, each after the accesses in its indices. */
+typedef struct {
+    const Tensor *t;
+    PtrVec *out;
+} AccessCtx;
+
+static Expr *accesses_of(Expr *e, void *ctx)
+{
+    AccessCtx *c = ctx;
+    ir_expr_map(e, accesses_of, c);   /* a walk: the callback returns what it is given */
+    if (e->kind == E_ACCESS && e->u.access.t == c->t)
+        ir_vec_push(c->out, e, 1 << 20, "accesses");
+    return e;
 }
 
 static void collect_accesses(const Expr *e, const Tensor *t, PtrVec *out)
 {
-    switch (e->kind) {
-    case E_REDUCE: collect_accesses(e->u.reduce.body, t, out); return;
-    case E_BIN:
-        collect_accesses(e->u.bin.a, t, out);
-        collect_accesses(e->u.bin.b, t, out);
-        return;
-    case E_UN: collect_accesses(e->u.un.a, t, out); return;
-    case E_CAST:
-    case E_BITCAST: collect_accesses(e->u.cast.a, t, out); return;
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            collect_accesses(e->u.call.args[i], t, out);
-        return;
-    case E_SELECT:
-        collect_accesses(e->u.sel.cond, t, out);
-        collect_accesses(e->u.sel.t, t, out);
-        collect_accesses(e->u.sel.f, t, out);
-        return;
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++)
-            collect_accesses(e->u.access.idx[i], t, out);
-        if (e->u.access.t == t)
-            ir_vec_push(out, (void *)e, 1 << 20, "accesses");
-        return;
-    default: return;
-    }
+    AccessCtx c = {t, out};
+    accesses_of((Expr *)e, &c);   /* (changes nothing) */
 }
 
 static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, Expr *body, RangeMap *outer);
@@ -556,12 +504,7 @@ static Stmt *guard(Lower *L, Expr *c, Stmt *s)
     if (!has_barrier(s))
         return ir_if(c, s, NULL);
     switch (s->kind) {
-    case S_FOR: {
-        Stmt *r = ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, guard(L, c, s->u.loop.body));
-        r->u.loop.bind_tag = s->u.loop.bind_tag;
-        r->u.loop.tensorize = s->u.loop.tensorize;
-        return r;
-    }
+    case S_FOR: return ir_for_like(s, s->u.loop.min, s->u.loop.extent, guard(L, c, s->u.loop.body));
     case S_ALLOC: return ir_allocate(s->u.alloc.buf, guard(L, c, s->u.alloc.body));
     case S_SEQ: {
         /* the copies into shared memory between the barriers are the block's, not this
@@ -965,25 +908,14 @@ static int stores_packed(const Stmt *s)
 }
 
 /* s with every loop serial (unrolled ones stay unrolled) */
-static Stmt *serialize(Stmt *s)
+static Stmt *serialize(Stmt *s, void *ctx)
 {
     if (!s)
         return NULL;
-    switch (s->kind) {
-    case S_FOR:
-        return ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent,
-                      s->u.loop.kind == FOR_UNROLLED ? FOR_UNROLLED : FOR_SERIAL, serialize(s->u.loop.body));
-    case S_LET: return ir_let(s->u.let.var, s->u.let.value, serialize(s->u.let.body));
-    case S_IF: return ir_if_like(s, s->u.cond.cond, serialize(s->u.cond.then), serialize(s->u.cond.els));
-    case S_ALLOC: return ir_allocate(s->u.alloc.buf, serialize(s->u.alloc.body));
-    case S_SEQ: {
-        Stmt **items = ir_alloc(sizeof *items * (size_t)(s->u.seq.n ? s->u.seq.n : 1));
-        for (int i = 0; i < s->u.seq.n; i++)
-            items[i] = serialize(s->u.seq.items[i]);
-        return ir_seq(items, s->u.seq.n);
-    }
-    default: return s;
-    }
+    if (s->kind != S_FOR)
+        return ir_stmt_map(s, serialize, NULL, ctx);
+    return ir_for(s->u.loop.var, s->u.loop.min, s->u.loop.extent,
+                  s->u.loop.kind == FOR_UNROLLED ? FOR_UNROLLED : FOR_SERIAL, serialize(s->u.loop.body, ctx));
 }
 
 /* The loop nest of one root stage (a compute, or both halves of a scan).
@@ -998,7 +930,7 @@ static Stmt *lower_root_nest(Lower *L, Stage *st);
 Stmt *lower_root(Lower *L, Stage *st)
 {
     Stmt *nest = lower_root_nest(L, st);
-    return nest && stores_packed(nest) ? serialize(nest) : nest;
+    return nest && stores_packed(nest) ? serialize(nest, NULL) : nest;
 }
 
 static Stmt *lower_root_nest(Lower *L, Stage *st)

@@ -9,35 +9,25 @@
 
 #include <string.h>
 
-static void expr_buffers(const Expr *e, PtrVec *out)
+/* out gets each buffer `b` is not yet in */
+static void add_buffer(PtrVec *out, Buffer *b)
 {
-    switch (e->kind) {
-    case E_BIN:
-        expr_buffers(e->u.bin.a, out);
-        expr_buffers(e->u.bin.b, out);
-        return;
-    case E_UN: expr_buffers(e->u.un.a, out); return;
-    case E_CAST:
-    case E_BITCAST: expr_buffers(e->u.cast.a, out); return;
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            expr_buffers(e->u.call.args[i], out);
-        return;
-    case E_SELECT:
-        expr_buffers(e->u.sel.cond, out);
-        expr_buffers(e->u.sel.t, out);
-        expr_buffers(e->u.sel.f, out);
-        return;
-    case E_LOAD:
-        expr_buffers(e->u.load.index, out);
-        for (int i = 0; i < out->n; i++)
-            if (out->items[i] == e->u.load.buf)
-                return;
-        ir_vec_push(out, e->u.load.buf, 1 << 20, "buffers");
-        return;
-    default: return;
-    }
+    for (int i = 0; i < out->n; i++)
+        if (out->items[i] == b)
+            return;
+    ir_vec_push(out, b, 1 << 20, "buffers");
 }
+
+/* the buffers e loads, each after those its index loads */
+static Expr *expr_buffers_at(Expr *e, void *out)
+{
+    ir_expr_map(e, expr_buffers_at, out);   /* a walk: the callback returns what it is given */
+    if (e->kind == E_LOAD)
+        add_buffer(out, e->u.load.buf);
+    return e;
+}
+
+static void expr_buffers(const Expr *e, PtrVec *out) { expr_buffers_at((Expr *)e, out); }
 
 void lower_stmt_buffers(const Stmt *s, PtrVec *out)
 {
@@ -63,11 +53,7 @@ void lower_stmt_buffers(const Stmt *s, PtrVec *out)
         expr_buffers(s->u.store.index, out);
         if (s->kind == S_STORE)
             expr_buffers(s->u.store.value, out);
-        int seen = 0;
-        for (int i = 0; i < out->n && !seen; i++)
-            seen = out->items[i] == s->u.store.buf;
-        if (!seen)
-            ir_vec_push(out, s->u.store.buf, 1 << 20, "buffers");
+        add_buffer(out, s->u.store.buf);
         return;
     }
     case S_ALLOC: lower_stmt_buffers(s->u.alloc.body, out); return;
