@@ -7,8 +7,6 @@
  */
 #include "passes.h"
 
-#include <string.h>
-
 /* dst = src, element by element (the same shape, maybe other strides) */
 static Stmt *copy_stmt(Buffer *dst, Buffer *src)
 {

@@ -954,8 +954,8 @@ static Stmt *lower_root_nest(Lower *L, Stage *st)
     return ir_seq2(init, upd);
 }
 
-/* Simplify, unroll, tensorize (ir/tensorize.c), check; -1 with ir_fail() when a loop
- * annotation cannot hold. */
+/* One kernel: every root stage's nest in program order, the workspace intermediates one
+ * after another, then the loop passes over the whole (lower_finish). */
 Kernel *ir_lower(Schedule *s, const char *name)
 {
     Lower L = {0};

@@ -4,11 +4,11 @@
  * The folder, one step per file:
  *   lower.c    each stage's loop nest (split/fuse relations, guards, compute_at regions)
  *   check.c    checks of the schedule before lowering and of the loops after
- *   passes.c   the loop passes of every kernel, in order (the table below lists them)
+ *   passes.c   the loop passes every kernel goes through, a table run in order
  *   unroll.c   unrolled loops replicated
  *   peel.c     tails and heads of chunked vector loops peeled
  *   unswitch.c loop-invariant selects taken out of vector loops
- *   model.c    a model's kernels, one per root stage, and the model passes in order
+ *   model.c    a model's kernels, one per root stage, and the model passes, a table run in order
  *   loops.c    the run-time loops of a model function (start and next kernels)
  *   arena.c    liveness, in-place outputs and the arena plan
  * `kgen --list-passes` prints lower_loop_passes and lower_model_passes; `--dump=NAME`
