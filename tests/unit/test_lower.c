@@ -1,6 +1,7 @@
 /* test_lower.c - the lowering's named passes (lower/): the loop and model pass lists in
  * order, and what --dump=NAME prints after each (ir_pass_dump_set): the kernel's loops
- * after a loop pass, the model's kernels and arena plan after a model pass. */
+ * after a loop pass, the model's kernels and arena plan after a model pass; and the
+ * rebuilding walks the passes use (ir_expr_map, ir_stmt_map: ir/map.c). */
 #include "../../lower/lower.h"
 #include "test.h"
 
@@ -88,6 +89,61 @@ static char *dump_model(const char *name, Model **out)
     return slurp(f);
 }
 
+/* ir_expr_map's callback: the variable ctx points to becomes 7, everything else is walked */
+static Expr *var_to_7(Expr *e, void *ctx)
+{
+    if (e->kind == E_VAR && e->u.var == ctx)
+        return ir_idx(7);
+    return ir_expr_map(e, var_to_7, ctx);
+}
+
+/* ir_stmt_map's: every store's value gets + 1 (the statements around it are walked) */
+static Stmt *plus_one(Stmt *s, void *ctx)
+{
+    if (s->kind == S_STORE)
+        return ir_store(s->u.store.buf, s->u.store.index, ir_bin(OP_ADD, s->u.store.value, ir_idx(1)));
+    return ir_stmt_map(s, plus_one, NULL, ctx);
+}
+
+static void test_maps(void)
+{
+    Var *x = ir_var_new("x", DT_INDEX), *y = ir_var_new("y", DT_INDEX);
+    Expr *e = ir_bin(OP_MUL, ir_bin(OP_ADD, ir_varref(x), ir_idx(1)), ir_select(ir_bin(OP_LT, ir_varref(y), ir_idx(3)),
+                                                                              ir_varref(x), ir_varref(y)));
+    /* nothing to change: the expression itself, no copy */
+    CHECK(var_to_7(e, ir_var_new("z", DT_INDEX)) == e);
+    Expr *r = var_to_7(e, x);
+    CHECK(r != e);
+    FILE *f = tmpfile();
+    if (f) {
+        ir_print_expr(f, r);
+        CHECK_STR("((7 + 1) * select((y < 3), 7, y))", slurp(f));
+    }
+    /* the part that did not change is shared: the select's condition */
+    CHECK(r->u.bin.b->u.sel.cond == e->u.bin.b->u.sel.cond);
+
+    int64_t four = 4;
+    Buffer *b = ir_buffer_new("b", DT_I32, 1, &four, SCOPE_LOCAL);
+    Stmt *loop = ir_for(x, ir_idx(0), ir_idx(4), FOR_VECTORIZED,
+                        ir_seq2(ir_store(b, ir_varref(x), ir_varref(x)), ir_if(ir_bin(OP_LT, ir_varref(x), ir_idx(2)),
+                                                                             ir_store(b, ir_varref(x), ir_idx(0)), NULL)));
+    Stmt *s = plus_one(loop, NULL);
+    CHECK(s->kind == S_FOR && s->u.loop.kind == FOR_VECTORIZED && s->u.loop.var == x);
+    f = tmpfile();
+    if (f) {
+        ir_print_stmt(f, s, 0);
+        CHECK_STR("vectorized for x in [0, +4):\n  b[x] = (x + 1)\n  if (x < 2):\n    b[x] = (0 + 1)\n", slurp(f));
+    }
+    /* an expression callback over a statement: the loop's bounds, the if's condition, the
+     * stores' indices and values */
+    s = ir_stmt_map(loop->u.loop.body->u.seq.items[1], NULL, var_to_7, x);
+    f = tmpfile();
+    if (f) {
+        ir_print_stmt(f, s, 0);
+        CHECK_STR("if (7 < 2):\n  b[x] = 0\n", slurp(f));
+    }
+}
+
 int main(void)
 {
     Arena *a = ir_arena_new();
@@ -161,6 +217,8 @@ int main(void)
     d = dump_model("unroll", &m);
     CHECK_HAS(d, "kernel m_C after unroll:\n");
     CHECK_HAS(d, "kernel m_E after unroll:\n");
+
+    test_maps();
 
     ir_arena_free(a);
     return test_done("lower");
