@@ -8,6 +8,7 @@
 #define KGEN_EMIT_H
 
 #include "../ir/ir.h"
+#include "../lower/lower.h"
 #include "target.h"
 
 /* A math function spelled differently from the base spelling (em_math_name). */
@@ -126,7 +127,7 @@ typedef struct {
 } EmValue;
 
 typedef struct {
-    const void *model;         /* Model* (schedule/schedule.h) */
+    const Model *model;
     const char *name;          /* C prefix of every symbol and file */
     const char *source;        /* for the banner: the model's file name */
     const EmValue *inputs;     /* in signature order; frozen inputs are absent */

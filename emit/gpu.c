@@ -25,7 +25,6 @@
  *  with --main the runner (NAME_main.c, kgen_io.h, kgen_main.h) and a Makefile.
  */
 #include "cfamily.h"
-#include "../schedule/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>

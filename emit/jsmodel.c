@@ -11,7 +11,6 @@
  * requires: a lowered kernel or model; breaks: nothing (adds files to an OutSet). */
 #include "jsemit.h"
 #include "cfamily.h"
-#include "../schedule/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>

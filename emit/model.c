@@ -4,7 +4,6 @@
  * and optionally a runner program with its Makefile.
  * requires: a lowered model (ir_lower_model); breaks: nothing (adds files to an OutSet). */
 #include "cfamily.h"
-#include "../schedule/schedule.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #define KGEN_GEN_H
 
 #include "../ir/ir.h"
-#include "../schedule/schedule.h"
+#include "../lower/lower.h"
 #include "../emit/target.h"
 
 /* ---------------------------------------------------------------- lex.c */

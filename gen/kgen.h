@@ -8,7 +8,8 @@
  *                         programs, the loop IR and the simplifier
  *   schedule/schedule.h   stages and the primitives (split, tile, fuse, reorder, unroll,
  *                         vectorize, parallel, bind, compute_at, compute_inline,
- *                         cache_read, cache_write, storage_align), and ir_lower()
+ *                         cache_read, cache_write, storage_align)
+ *   lower/lower.h         ir_lower() and ir_lower_model(): loop IR, through named passes
  *   emit/emit.h           printing kernels as C and writing the output files
  *   gen/gen.h             the .kg frontend and the driver (gen_compile)
  *
@@ -21,6 +22,7 @@
 
 #include "../ir/ir.h"
 #include "../schedule/schedule.h"
+#include "../lower/lower.h"
 #include "../emit/emit.h"
 #include "gen.h"
 

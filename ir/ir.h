@@ -4,7 +4,7 @@
  *   - the tensor IR: placeholders, computes (index formulas with reductions) and scans,
  *     built by the .kg frontend, the ONNX frontend or the C API;
  *   - the loop IR: statements (for/let/if/store/allocate/seq) over flat buffers, produced
- *     by lowering (ir/lower.c) and printed by emit/.
+ *     by lowering (lower/) and printed by emit/.
  * Nodes are allocated from the current arena and never freed one by one; they are
  * immutable once built (passes build new nodes).
  */
@@ -511,6 +511,11 @@ typedef enum {
                          the C printer calls the micro-kernel (elsewhere: a plain loop) */
 } ForKind;
 
+/* The largest unrolled and vectorized (tensorized) loop extents: the lowering refuses
+ * more, a guard against code explosion (the schedule's SCH_MAX_UNROLL, SCH_MAX_VECTOR). */
+#define IR_MAX_UNROLL 64
+#define IR_MAX_VECTOR 64
+
 /* S_BARRIER: GPU: every thread of the block waits here until all arrive and their shared
  * memory writes are visible (a no-op where loops run one after another).
  * S_PREFETCH: a hint that buf[index] will be read soon (C: KGEN_PREFETCH, a cache-line
@@ -550,6 +555,9 @@ Stmt *ir_let(Var *v, Expr *value, Stmt *body);
 Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els);
 /* An if rebuilt from the if `from` (a pass's copy): ir_if, keeping from's hints. */
 Stmt *ir_if_like(const Stmt *from, Expr *cond, Stmt *then, Stmt *els);
+/* A loop rebuilt from the loop `from` over [min, min + extent): from's variable, kind and
+ * annotations (bind_tag, tensorize). */
+Stmt *ir_for_like(const Stmt *from, Expr *min, Expr *extent, Stmt *body);
 Stmt *ir_store(Buffer *b, Expr *index, Expr *value);
 Stmt *ir_allocate(Buffer *b, Stmt *body);
 Stmt *ir_seq(Stmt **items, int n);              /* flattens nested seqs, drops NULLs */
@@ -562,6 +570,21 @@ Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
 int ir_stmt_stores(const Stmt *s, const Buffer *b);
 
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);
+
+/* map.c: rebuilding a tree through a callback, for passes that rewrite the nodes they match
+ * and leave the rest as it was. Each returns its argument itself when no callback changed
+ * anything, else a copy built by the constructors above (ir_for_like, ir_if_like, ...).
+ *   ir_expr_map  e with f(x, ctx) in place of each operand x directly inside it (a load's
+ *                and an access's indices, a reduction's body; operands left to right, a
+ *                select's condition first)
+ *   ir_stmt_map  s with fs(x, ctx) in place of each statement x directly inside it (a loop's
+ *                body, a let's, an if's sides but a missing else, an allocation's body, a
+ *                sequence's items) and, when fe is not NULL, fe(x, ctx) in place of each
+ *                expression x directly in it (a loop's bounds, a let's value, an if's
+ *                condition, a store's index and value, a prefetch's index), expressions
+ *                first; a NULL fs leaves the statements inside as they are */
+Expr *ir_expr_map(Expr *e, Expr *(*f)(Expr *, void *), void *ctx);
+Stmt *ir_stmt_map(Stmt *s, Stmt *(*fs)(Stmt *, void *), Expr *(*fe)(Expr *, void *), void *ctx);
 
 #define IR_MAX_GUARDS 8   /* nested run-time Ifs whose branches a kernel skips */
 

@@ -63,6 +63,14 @@ Stmt *ir_if_like(const Stmt *from, Expr *cond, Stmt *then, Stmt *els)
     return s;
 }
 
+Stmt *ir_for_like(const Stmt *from, Expr *min, Expr *extent, Stmt *body)
+{
+    Stmt *r = ir_for(from->u.loop.var, min, extent, from->u.loop.kind, body);
+    r->u.loop.bind_tag = from->u.loop.bind_tag;
+    r->u.loop.tensorize = from->u.loop.tensorize;
+    return r;
+}
+
 Stmt *ir_store(Buffer *b, Expr *index, Expr *value)
 {
     Stmt *s = mk(S_STORE);

@@ -1,5 +1,5 @@
 /* tensorize.c - tensorized loops: the check of their pattern, and guards versioned out.
- * requires: a simplified, unrolled loop nest (ir/lower.c's finish); breaks: nothing
+ * requires: a simplified, unrolled loop nest (the loop pass "tensorize", lower/passes.c); breaks: nothing
  *
  * The one pattern so far, fma_bcast, is the register-tile update of a sum reduction:
  *     for j in [0, E): acc[i0 + j] = acc[i0 + j] + a * b[b0 + j]
@@ -16,7 +16,7 @@
  * [0, E) exactly when it holds at 0 and at E - 1. Where it does, the micro-kernel runs on
  * the plain update; elsewhere the loop runs as it was (vectorized).
  */
-#include "../schedule/schedule.h"
+#include "ir.h"
 
 #include <string.h>
 
@@ -224,9 +224,9 @@ static const char *extent_problem(const Tensorize *t, int64_t ext)
     int unit = t->width ? t->width : 4;
     if (t->lanes > unit && t->lanes % unit == 0)
         unit = t->lanes;
-    if (ext > SCH_MAX_VECTOR)
+    if (ext > IR_MAX_VECTOR)
         return ir_fmt("the loop has %lld iterations, above the limit of %d (split the axis first)", (long long)ext,
-                      SCH_MAX_VECTOR);
+                      IR_MAX_VECTOR);
     if (ext % unit)
         return ir_fmt("the loop has %lld iterations, not a multiple of %d, the width of %s (split the axis by %d)",
                       (long long)ext, unit, t->width || t->lanes > 4 ? "the micro-kernel" : "the narrowest micro-kernel",

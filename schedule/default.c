@@ -582,7 +582,7 @@ int sch_reorder_innermost(Stage *st, IterVar *c, IterVar *a, IterVar *b)
 /* The deepest expression inlining may build here (operations from the root to a leaf,
  * through the inlined bodies): a long chain of elementwise nodes would otherwise become one
  * expression thousands of operations deep, which every pass recurses over; the stage that
- * would pass it is materialized instead. Half of ir/lower.c's MAX_INLINED_DEPTH. */
+ * would pass it is materialized instead. Half of lower/check.c's MAX_INLINED_DEPTH. */
 #define MAX_INLINED_DEPTH 1000
 
 /* mark[k] for the stage named as t (passes such as the layout pass rebuild tensors under

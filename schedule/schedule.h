@@ -190,45 +190,8 @@ int sch_tune_log_append(const char *path, const char *workload, const char *conf
  * when there is none. */
 int sch_tune_log_best(const char *path, const char *workload, char *config, size_t n, double *score, char *built);
 
-/* Largest unroll and vector extents accepted (guards against code explosion). */
-#define SCH_MAX_UNROLL 64
-#define SCH_MAX_VECTOR 64
-
-/* ---------------------------------------------------------------- lowering (ir/lower.c) */
-
-/* Lower a scheduled program into one kernel. Returns NULL with ir_fail() on a schedule
- * that cannot be lowered. */
-Kernel *ir_lower(Schedule *s, const char *name);
-
-/* A run-time loop of the model function (IrLoop): kernel `begin` sets its states, then
- * kernels [begin + 1, end) run while *iter < the trip count (element 0 of trip, or
- * trip_count; neither: no bound) and *cond is nonzero; the last of them copies the body's
- * next values into the states. */
-typedef struct {
-    const char *name;
-    int begin, end;
-    const Buffer *iter, *cond;   /* arena */
-    const Buffer *trip;          /* int64 (a model buffer), or NULL */
-    int64_t trip_count;          /* trip == NULL: the bound, or -1: none */
-} ModelLoop;
-
-/* A model: one kernel per root stage (with what is inlined into it or computed at its
- * loops), run in order by the model function. Intermediates between kernels share one
- * arena, placed by liveness. */
-typedef struct {
-    const char *name;
-    PtrVec kernels;              /* Kernel* (internal), in execution order */
-    PtrVec params;               /* Buffer*: graph inputs, then outputs */
-    PtrVec constants;            /* Buffer*: weights (->constant) */
-    PtrVec arena;                /* Buffer*: intermediates, ws_offset in the arena */
-    int64_t arena_bytes;         /* the plan */
-    int64_t arena_lower_bound;   /* most bytes live at once, counting in-place pairs as one */
-    int ninplace;                /* intermediates written over an input that dies there */
-    int64_t arena_align;         /* every slice offset is a multiple of this */
-    ModelLoop *loops;            /* in kernel order, none nested */
-    int nloops;
-} Model;
-
-Model *ir_lower_model(Schedule *s, const char *name);
+/* Largest unroll and vector extents accepted (the loop IR's limits, ir/ir.h). */
+#define SCH_MAX_UNROLL IR_MAX_UNROLL
+#define SCH_MAX_VECTOR IR_MAX_VECTOR
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gen/gen.h"
-#include "schedule/schedule.h"
+#include "lower/lower.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 
 #include "gen/gen.h"
 #include "gen/onnx.h"
-#include "schedule/schedule.h"
+#include "lower/lower.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* test_schedule.c - every schedule primitive, its misuse messages, and what the
  * lowering makes of it (bound inference for compute_at, tails, unrolling). */
-#include "../../schedule/schedule.h"
+#include "../../lower/lower.h"
 #include "test.h"
 
 static char *render_kernel(const Kernel *k)

@@ -1,0 +1,93 @@
+/* unswitch.c - the loop pass "unswitch".
+ * requires: a simplified nest (after peeling); breaks: nothing (the simplifier runs after it).
+ *
+ * A vectorized loop whose stores choose between two values on a condition the loop does
+ * not change (padding's bounds check around a load: `h - 1 >= 0 && ... ? x[...] : 0`)
+ * becomes an `if` around two copies of the loop, each storing one side. Compilers do not
+ * vectorize a loop with a guarded load (gcc 12 unswitches it only after giving up on
+ * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower). */
+#include "passes.h"
+
+/* Is e a select whose condition does not depend on the variable v (nor on memory)? */
+static int invariant_select(const Expr *e, const void *v)
+{
+    return e->kind == E_SELECT && !ir_expr_uses_var(e->u.sel.cond, v) && !ir_expr_reads_memory(e->u.sel.cond);
+}
+
+/* The condition of the first select in e that does not depend on v (nor on memory). */
+static Expr *invariant_cond(Expr *e, const Var *v)
+{
+    Expr *sel = ir_expr_find(e, invariant_select, v);
+    return sel ? sel->u.sel.cond : NULL;
+}
+
+/* What pick_side replaces: the selects on cond, by their `then` (side 1) or `else` (side 0)
+ * value. */
+typedef struct {
+    const Expr *cond;
+    int side;
+} Side;
+
+static Expr *pick(Expr *e, void *ctx)
+{
+    const Side *p = ctx;
+    if (e->kind == E_SELECT && ir_expr_equal(e->u.sel.cond, p->cond))
+        return pick(p->side ? e->u.sel.t : e->u.sel.f, ctx);
+    return ir_expr_map(e, pick, ctx);
+}
+
+/* e with every select on cond replaced by its `then` (side 1) or `else` (side 0) value. */
+static Expr *pick_side(Expr *e, const Expr *cond, int side)
+{
+    Side p = {cond, side};
+    return pick(e, &p);
+}
+
+/* The loop's stores (its body: one, or a sequence of them); 0 if the body holds anything
+ * else, or a store that reads its own buffer: a register tile's update (a depthwise conv
+ * summing a padded window) keeps its select, as a branch between the rows of a tile would
+ * cost more than the select. */
+int lower_body_stores(Stmt *loop, Stmt ***items, int *n)
+{
+    Stmt *s = loop->u.loop.body;
+    if (s->kind == S_STORE)
+        *items = &loop->u.loop.body, *n = 1;
+    else if (s->kind == S_SEQ)
+        *items = s->u.seq.items, *n = s->u.seq.n;
+    else
+        return 0;
+    for (int i = 0; i < *n; i++)
+        if ((*items)[i]->kind != S_STORE || lower_loads_other((*items)[i]->u.store.value, (*items)[i]->u.store.buf, NULL))
+            return 0;
+    return 1;
+}
+
+/* The loop again, each of its stores taking the `side` of the selects on cond. */
+static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, int side)
+{
+    Stmt **out = ir_alloc(sizeof *out * (size_t)n);
+    for (int i = 0; i < n; i++)
+        out[i] = ir_store(items[i]->u.store.buf, pick_side(items[i]->u.store.index, cond, side),
+                          pick_side(items[i]->u.store.value, cond, side));
+    return ir_for_like(loop, loop->u.loop.min, loop->u.loop.extent, loop->u.loop.body->kind == S_SEQ ? ir_seq(out, n) : out[0]);
+}
+
+static Stmt *unswitch(Stmt *s, void *ctx)
+{
+    Stmt **items;
+    int n;
+    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED || !lower_body_stores(s, &items, &n))
+        return ir_stmt_map(s, unswitch, NULL, ctx);
+    Expr *cond = NULL;
+    for (int i = 0; i < n && !cond; i++)
+        if (!(cond = invariant_cond(items[i]->u.store.value, s->u.loop.var)))
+            cond = invariant_cond(items[i]->u.store.index, s->u.loop.var);
+    if (!cond)
+        return s;
+    /* the condition chooses padding's interior, a few times more often than not */
+    Stmt *r = ir_if(cond, unswitch_side(s, items, n, cond, 1), unswitch_side(s, items, n, cond, 0));
+    r->u.cond.likely = 1;
+    return r;
+}
+
+Stmt *lower_unswitch(Stmt *s) { return unswitch(s, NULL); }

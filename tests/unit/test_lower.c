@@ -1,0 +1,225 @@
+/* test_lower.c - the lowering's named passes (lower/): the loop and model pass lists in
+ * order, and what --dump=NAME prints after each (ir_pass_dump_set): the kernel's loops
+ * after a loop pass, the model's kernels and arena plan after a model pass; and the
+ * rebuilding walks the passes use (ir_expr_map, ir_stmt_map: ir/map.c). */
+#include "../../lower/lower.h"
+#include "test.h"
+
+/* what f holds, a copy in the arena (f is closed) */
+static char *slurp(FILE *f)
+{
+    static char buf[1 << 16];
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return ir_strdup(buf);
+}
+
+/* C[i, j] = sum(k: A[i, k] * B[k, j]), j unrolled */
+static Schedule *matmul_unrolled(void)
+{
+    Program *p = ir_program_new("mm");
+    int64_t sa[2] = {4, 2}, sb[2] = {2, 3};
+    Tensor *A = ir_placeholder("A", DT_F32, 2, sa), *B = ir_placeholder("B", DT_F32, 2, sb);
+    ir_program_add(p, A);
+    ir_program_add(p, B);
+    IterVar *i = ir_itervar_new("i", 4, IV_SPATIAL), *j = ir_itervar_new("j", 3, IV_SPATIAL);
+    IterVar *k = ir_itervar_new("k", 2, IV_REDUCE);
+    Expr *ia[2] = {ir_varref(i->var), ir_varref(k->var)}, *ib[2] = {ir_varref(k->var), ir_varref(j->var)};
+    IterVar *ax[2] = {i, j};
+    Tensor *C = ir_compute("C", 2, ax, ir_reduce(RED_SUM, ir_bin(OP_MUL, ir_access(A, ia, 2), ir_access(B, ib, 2)), &k, 1));
+    C->is_output = 1;
+    ir_program_add(p, C);
+    if (ir_program_verify(p))
+        fprintf(stderr, "verify: %s\n", ir_errmsg());
+    Schedule *s = sch_create(p);
+    sch_unroll(sch_stage(s, C), j);
+    return s;
+}
+
+/* NAME[i] = IN[i] OP c over 8 elements */
+static Tensor *pointwise(Program *p, const char *name, Tensor *in, BinOp op, double c)
+{
+    IterVar *i = ir_itervar_new("i", 8, IV_SPATIAL);
+    Expr *idx = ir_varref(i->var);
+    Tensor *t = ir_compute(name, 1, &i, ir_bin(op, ir_access(in, &idx, 1), ir_float(c, DT_F32)));
+    ir_program_add(p, t);
+    return t;
+}
+
+/* X -> C = X + 1 -> D = C * 2 -> E = D + 3 (the output), every stage a kernel of its own:
+ * C and D are intermediates in the arena, and D can take C's place. */
+static Schedule *chain(void)
+{
+    Program *p = ir_program_new("m");
+    int64_t n = 8;
+    Tensor *X = ir_placeholder("X", DT_F32, 1, &n);
+    ir_program_add(p, X);
+    Tensor *C = pointwise(p, "C", X, OP_ADD, 1);
+    Tensor *D = pointwise(p, "D", C, OP_MUL, 2);
+    Tensor *E = pointwise(p, "E", D, OP_ADD, 3);
+    E->is_output = 1;
+    if (ir_program_verify(p))
+        fprintf(stderr, "verify: %s\n", ir_errmsg());
+    return sch_create(p);
+}
+
+/* what --dump=NAME prints while lowering the unrolled matmul into one kernel */
+static char *dump_kernel(const char *name, Kernel **out)
+{
+    FILE *f = tmpfile();
+    if (!f)
+        return "(tmpfile failed)";
+    ir_pass_dump_set(name, f);
+    *out = ir_lower(matmul_unrolled(), "mm");
+    ir_pass_dump_set(NULL, NULL);
+    return slurp(f);
+}
+
+/* what --dump=NAME prints while lowering the chain as a model */
+static char *dump_model(const char *name, Model **out)
+{
+    FILE *f = tmpfile();
+    if (!f)
+        return "(tmpfile failed)";
+    ir_pass_dump_set(name, f);
+    *out = ir_lower_model(chain(), "m");
+    ir_pass_dump_set(NULL, NULL);
+    return slurp(f);
+}
+
+/* ir_expr_map's callback: the variable ctx points to becomes 7, everything else is walked */
+static Expr *var_to_7(Expr *e, void *ctx)
+{
+    if (e->kind == E_VAR && e->u.var == ctx)
+        return ir_idx(7);
+    return ir_expr_map(e, var_to_7, ctx);
+}
+
+/* ir_stmt_map's: every store's value gets + 1 (the statements around it are walked) */
+static Stmt *plus_one(Stmt *s, void *ctx)
+{
+    if (s->kind == S_STORE)
+        return ir_store(s->u.store.buf, s->u.store.index, ir_bin(OP_ADD, s->u.store.value, ir_idx(1)));
+    return ir_stmt_map(s, plus_one, NULL, ctx);
+}
+
+static void test_maps(void)
+{
+    Var *x = ir_var_new("x", DT_INDEX), *y = ir_var_new("y", DT_INDEX);
+    Expr *e = ir_bin(OP_MUL, ir_bin(OP_ADD, ir_varref(x), ir_idx(1)), ir_select(ir_bin(OP_LT, ir_varref(y), ir_idx(3)),
+                                                                              ir_varref(x), ir_varref(y)));
+    /* nothing to change: the expression itself, no copy */
+    CHECK(var_to_7(e, ir_var_new("z", DT_INDEX)) == e);
+    Expr *r = var_to_7(e, x);
+    CHECK(r != e);
+    FILE *f = tmpfile();
+    if (f) {
+        ir_print_expr(f, r);
+        CHECK_STR("((7 + 1) * select((y < 3), 7, y))", slurp(f));
+    }
+    /* the part that did not change is shared: the select's condition */
+    CHECK(r->u.bin.b->u.sel.cond == e->u.bin.b->u.sel.cond);
+
+    int64_t four = 4;
+    Buffer *b = ir_buffer_new("b", DT_I32, 1, &four, SCOPE_LOCAL);
+    Stmt *loop = ir_for(x, ir_idx(0), ir_idx(4), FOR_VECTORIZED,
+                        ir_seq2(ir_store(b, ir_varref(x), ir_varref(x)), ir_if(ir_bin(OP_LT, ir_varref(x), ir_idx(2)),
+                                                                             ir_store(b, ir_varref(x), ir_idx(0)), NULL)));
+    Stmt *s = plus_one(loop, NULL);
+    CHECK(s->kind == S_FOR && s->u.loop.kind == FOR_VECTORIZED && s->u.loop.var == x);
+    f = tmpfile();
+    if (f) {
+        ir_print_stmt(f, s, 0);
+        CHECK_STR("vectorized for x in [0, +4):\n  b[x] = (x + 1)\n  if (x < 2):\n    b[x] = (0 + 1)\n", slurp(f));
+    }
+    /* an expression callback over a statement: the loop's bounds, the if's condition, the
+     * stores' indices and values */
+    s = ir_stmt_map(loop->u.loop.body->u.seq.items[1], NULL, var_to_7, x);
+    f = tmpfile();
+    if (f) {
+        ir_print_stmt(f, s, 0);
+        CHECK_STR("if (7 < 2):\n  b[x] = 0\n", slurp(f));
+    }
+}
+
+int main(void)
+{
+    Arena *a = ir_arena_new();
+    ir_arena_set(a);
+
+    /* the pass lists, in the order the passes run */
+    static const char *loop_names[] = {"simplify", "unroll", "peel-tails", "peel-heads", "unswitch", "tensorize",
+                                       "check-loops"};
+    static const char *model_names[] = {"partition", "run-time-loops", "prune-constants", "in-place", "arena"};
+    int n = -1;
+    const PassInfo *lp = lower_loop_passes(&n);
+    CHECK_EQ(7, n);
+    for (int i = 0; i < n && i < 7; i++) {
+        CHECK_STR(loop_names[i], lp[i].name);
+        CHECK(lp[i].what && strlen(lp[i].what) > 10);
+    }
+    const PassInfo *mp = lower_model_passes(&n);
+    CHECK_EQ(5, n);
+    for (int i = 0; i < n && i < 5; i++) {
+        CHECK_STR(model_names[i], mp[i].name);
+        CHECK(mp[i].what && strlen(mp[i].what) > 10);
+    }
+
+    /* a loop pass's dump: the kernel's loops as that pass left them. Before "unroll" the
+     * loop over j is an unrolled loop; after it, three copies of its body. */
+    Kernel *k = NULL;
+    char *d = dump_kernel("simplify", &k);
+    CHECK(k != NULL);
+    CHECK(!strncmp(d, "kernel mm after simplify:\n", 26));
+    CHECK_HAS(d, "unrolled for j in [0, +3):");
+    d = dump_kernel("unroll", &k);
+    CHECK(!strncmp(d, "kernel mm after unroll:\n", 24));
+    CHECK(!strstr(d, "for j"));
+    CHECK_HAS(d, "C[((i * 3) + 2)] = 0.0");
+    /* after the last pass: exactly the kernel's body */
+    d = dump_kernel("check-loops", &k);
+    FILE *f = tmpfile();
+    if (f) {
+        fputs("kernel mm after check-loops:\n", f);
+        ir_print_stmt(f, k->body, 1);
+        CHECK_STR(slurp(f), d);
+    }
+    /* no such pass: nothing printed, and the kernel is the same */
+    d = dump_kernel("no-such-pass", &k);
+    CHECK_STR("", d);
+    CHECK(k != NULL);
+
+    /* model passes: the kernels after "partition", the aliases after "in-place" (D takes
+     * the place of C, which dies in D's kernel), the plan after "arena" */
+    Model *m = NULL;
+    d = dump_model("partition", &m);
+    CHECK(m != NULL);
+    CHECK_EQ(3, m->kernels.n);
+    CHECK(!strncmp(d, "model m after partition: 3 kernels\n", 35));
+    CHECK_HAS(d, "kernel m_C(X: f32[8], out C: f32[8])");
+    CHECK_HAS(d, "kernel m_E(");
+    d = dump_model("in-place", &m);
+    CHECK_EQ(1, m->ninplace);
+    CHECK_HAS(d, "model m after in-place: 1 of 2 intermediates in place\n");
+    CHECK_HAS(d, "  D: kernels 1 to 2, in place of C\n");
+    d = dump_model("arena", &m);
+    CHECK(m->arena_bytes == 64);   /* one 64-byte slice for both */
+    CHECK_HAS(d, "model m after arena: 64 bytes (at least 64 live at once), slices aligned to 64\n");
+    CHECK_HAS(d, "  C at 0, 64 bytes, kernels 0 to 1\n");
+    CHECK_HAS(d, "  D at 0, 64 bytes, kernels 1 to 2\n");
+    d = dump_model("run-time-loops", &m);
+    CHECK_HAS(d, "model m after run-time-loops: 3 kernels\n  m_C\n  m_D\n  m_E\n");
+    d = dump_model("prune-constants", &m);
+    CHECK_STR("model m after prune-constants: 0 constants\n", d);
+    /* the loop passes of a model's kernels dump each kernel, named */
+    d = dump_model("unroll", &m);
+    CHECK_HAS(d, "kernel m_C after unroll:\n");
+    CHECK_HAS(d, "kernel m_E after unroll:\n");
+
+    test_maps();
+
+    ir_arena_free(a);
+    return test_done("lower");
+}
