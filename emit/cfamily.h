@@ -5,14 +5,11 @@
 #define KGEN_CFAMILY_H
 
 #include "emit.h"
+#include "printer.h"     /* em_comment_text: the inside of a comment */
 
 /* The C identifier em_print_kernel gives the function of kernel k: k->name made a valid,
  * non-reserved identifier (unchanged for ordinary names). malloc'd; the caller frees it. */
 char *em_c_func_name(const Kernel *k);
-
-/* Append text for the inside of a C comment: "*" "/" and "/" "*" are broken up (the
- * second would trip -Wcomment), newlines become spaces. */
-void em_c_comment(StrBuf *o, const char *text);
 
 /* Does s hold a tensorized loop (the C file then includes kgen_ukernels.h)? */
 int em_c_uses_ukernels(const Stmt *s);

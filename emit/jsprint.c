@@ -793,18 +793,6 @@ static void ex(J *P, const Expr *e, int top)
 
 static void line(J *P) { sb_indent(P->out, P->depth); }
 
-void em_js_comment(StrBuf *o, const char *s)
-{
-    for (; s && *s; s++) {
-        if ((s[0] == '*' && s[1] == '/') || (s[0] == '/' && s[1] == '*'))
-            sb_printf(o, "%c ", s[0]);
-        else if (*s == '\n')
-            sb_puts(o, " ");
-        else
-            sb_printf(o, "%c", *s);
-    }
-}
-
 static void stmt(J *P, const Stmt *s);
 
 static void block(J *P, const Stmt *s)
@@ -998,7 +986,7 @@ static void stmt(J *P, const Stmt *s)
     case S_COMMENT:
         line(P);
         sb_puts(o, "/* ");
-        em_js_comment(o, s->u.comment);
+        em_comment_text(o, s->u.comment);
         sb_puts(o, " */\n");
         break;
     case S_PREFETCH: break;   /* JavaScript has no cache hints */
@@ -1025,10 +1013,10 @@ void em_js_print_kernel(StrBuf *out, StrBuf *hoist, const Kernel *k, const char 
         bind(&P, b, fresh(&P, b->name, 0));
     }
     sb_puts(out, "/* ");
-    em_js_comment(out, k->name);
+    em_comment_text(out, k->name);
     for (int i = 0; i < k->notes.n; i++) {
         sb_puts(out, "\n * ");
-        em_js_comment(out, k->notes.items[i]);
+        em_comment_text(out, k->notes.items[i]);
     }
     for (int i = 0; i < k->params.n; i++) {
         const Buffer *b = k->params.items[i];

@@ -264,14 +264,14 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
         sb_printf(h, " *   %s: input ", m->inputs[i].buf->name);
         em_c_put_shape(h, m->inputs[i].buf);
         sb_puts(h, " (");
-        em_c_comment(h, m->inputs[i].name);
+        em_comment_text(h, m->inputs[i].name);
         sb_puts(h, ")\n");
     }
     for (int i = 0; i < m->noutputs; i++) {
         sb_printf(h, " *   %s: output ", m->outputs[i].buf->name);
         em_c_put_shape(h, m->outputs[i].buf);
         sb_puts(h, " (");
-        em_c_comment(h, m->outputs[i].name);
+        em_comment_text(h, m->outputs[i].name);
         sb_puts(h, ")\n");
     }
     sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n" : " * Returns KGEN_OK. */\n");
@@ -445,10 +445,10 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 
     /* the model function */
     sb_puts(c, "\n/* ");
-    em_c_comment(c, m->name);
+    em_comment_text(c, m->name);
     for (int i = 0; i < m->notes.n; i++) {
         sb_puts(c, "\n * ");
-        em_c_comment(c, m->notes.items[i]);
+        em_comment_text(c, m->notes.items[i]);
     }
     sb_puts(c, " */\n");
     em_c_model_signature(c, m);
