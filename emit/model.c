@@ -13,12 +13,11 @@
 /* the C symbol of a constant: NAME_w_<buffer> */
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b) { return ir_fmt("%s_w_%s", m->name, b->name); }
 
-/* --weights=file: each constant's byte offset in NAME_weights.bin (64-byte aligned) */
-static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
+int64_t em_blob_offset(const PtrVec *constants, const Buffer *b, int64_t *total)
 {
     int64_t off = 0, at = -1;
-    for (int i = 0; i < mod->constants.n; i++) {
-        const Buffer *c = mod->constants.items[i];
+    for (int i = 0; i < constants->n; i++) {
+        const Buffer *c = constants->items[i];
         if (c == b)
             at = off;
         off += (ir_dtype_size(c->dtype, c->size) + 63) / 64 * 64;
@@ -31,7 +30,7 @@ static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
 static int64_t weights_bytes(const Model *mod)
 {
     int64_t total;
-    blob_offset(mod, NULL, &total);
+    em_blob_offset(&mod->constants, NULL, &total);
     return total;
 }
 
@@ -387,7 +386,7 @@ static void weights_asm(StrBuf *s, const EmModel *m)
         int64_t n = ir_dtype_size(b->dtype, b->size);
         sb_printf(s, "\n    .globl KGEN_SYM(%s)\n    .balign 64\nKGEN_SYM(%s):\n", sym, sym);
         if (n)
-            sb_printf(s, "    .incbin \"%s_weights.bin\", %lld, %lld\n", m->name, (long long)blob_offset(mod, b, NULL),
+            sb_printf(s, "    .incbin \"%s_weights.bin\", %lld, %lld\n", m->name, (long long)em_blob_offset(&mod->constants, b, NULL),
                       (long long)n);
         else
             sb_printf(s, "    .zero %d\n", ir_dtype_bytes(b->dtype));   /* as the C array's one element */
@@ -502,7 +501,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             sb_puts(c, q ? ", " : "");
             if (b->constant && in_file)
                 sb_printf(c, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
-                          (long long)blob_offset(mod, b, NULL));
+                          (long long)em_blob_offset(&mod->constants, b, NULL));
             else if (b->constant)
                 sb_puts(c, em_c_weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
