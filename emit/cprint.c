@@ -145,72 +145,26 @@ static void add_buffer(Printer *P, const Buffer *b)
         em_scope_push(&P->bufs, b, unique_name(P, b->name), 0);
 }
 
-static void collect_expr_buffers(Printer *P, const Expr *e)
+/* buffer collection, in printing order: loads, stores, prefetches, allocations */
+static int collect_expr_buffer(const Expr *e, void *P)
 {
-    if (!e)
-        return;
-    switch (e->kind) {
-    case E_BIN:
-        collect_expr_buffers(P, e->u.bin.a);
-        collect_expr_buffers(P, e->u.bin.b);
-        break;
-    case E_UN: collect_expr_buffers(P, e->u.un.a); break;
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            collect_expr_buffers(P, e->u.call.args[i]);
-        break;
-    case E_CAST:
-    case E_BITCAST: collect_expr_buffers(P, e->u.cast.a); break;
-    case E_SELECT:
-        collect_expr_buffers(P, e->u.sel.cond);
-        collect_expr_buffers(P, e->u.sel.t);
-        collect_expr_buffers(P, e->u.sel.f);
-        break;
-    case E_LOAD:
+    if (e->kind == E_LOAD)
         add_buffer(P, e->u.load.buf);
-        collect_expr_buffers(P, e->u.load.index);
-        break;
-    default: break;
-    }
+    return 0;
+}
+
+static int collect_stmt_buffer(const Stmt *s, void *P)
+{
+    if (s->kind == S_STORE || s->kind == S_PREFETCH)
+        add_buffer(P, s->u.store.buf);
+    else if (s->kind == S_ALLOC)
+        add_buffer(P, s->u.alloc.buf);
+    return 0;
 }
 
 static void collect_buffers(Printer *P, const Stmt *s)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case S_FOR:
-        collect_expr_buffers(P, s->u.loop.min);
-        collect_expr_buffers(P, s->u.loop.extent);
-        collect_buffers(P, s->u.loop.body);
-        break;
-    case S_LET:
-        collect_expr_buffers(P, s->u.let.value);
-        collect_buffers(P, s->u.let.body);
-        break;
-    case S_IF:
-        collect_expr_buffers(P, s->u.cond.cond);
-        collect_buffers(P, s->u.cond.then);
-        collect_buffers(P, s->u.cond.els);
-        break;
-    case S_STORE:
-    case S_PREFETCH:
-        add_buffer(P, s->u.store.buf);
-        collect_expr_buffers(P, s->u.store.index);
-        if (s->kind == S_STORE)
-            collect_expr_buffers(P, s->u.store.value);
-        break;
-    case S_ALLOC:
-        add_buffer(P, s->u.alloc.buf);
-        collect_buffers(P, s->u.alloc.body);
-        break;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            collect_buffers(P, s->u.seq.items[i]);
-        break;
-    case S_COMMENT:
-    case S_BARRIER: break;
-    }
+    em_stmt_any(s, collect_stmt_buffer, collect_expr_buffer, P);
 }
 
 static const EmStmtHooks c_hooks;
@@ -266,77 +220,30 @@ static int declare_var(Printer *P, const Var *v) { return em_scope_push(&P->decl
 
 /* ---------------------------------------------------------------- uses */
 
-static int expr_refs(const Expr *e, const void *key)
+static int expr_refs(const Expr *e, void *key)
 {
-    if (!e)
-        return 0;
-    switch (e->kind) {
-    case E_VAR: return e->u.var == key;
-    case E_BIN: return expr_refs(e->u.bin.a, key) || expr_refs(e->u.bin.b, key);
-    case E_UN: return expr_refs(e->u.un.a, key);
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            if (expr_refs(e->u.call.args[i], key))
-                return 1;
-        return 0;
-    case E_CAST:
-    case E_BITCAST: return expr_refs(e->u.cast.a, key);
-    case E_SELECT:
-        return expr_refs(e->u.sel.cond, key) || expr_refs(e->u.sel.t, key) ||
-               expr_refs(e->u.sel.f, key);
-    case E_LOAD: return e->u.load.buf == key || expr_refs(e->u.load.index, key);
-    default: return 0;
-    }
+    return (e->kind == E_VAR && e->u.var == key) || (e->kind == E_LOAD && e->u.load.buf == key);
 }
 
 /* Does s mention the Var or Buffer `key`? (Decides the (void)x; lines that keep
  * -Wunused quiet.) */
-static int stmt_refs(const Stmt *s, const void *key)
+static int stmt_refs_node(const Stmt *s, void *key)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR:
-        return expr_refs(s->u.loop.min, key) || expr_refs(s->u.loop.extent, key) ||
-               stmt_refs(s->u.loop.body, key);
-    case S_LET: return expr_refs(s->u.let.value, key) || stmt_refs(s->u.let.body, key);
-    case S_IF:
-        return expr_refs(s->u.cond.cond, key) || stmt_refs(s->u.cond.then, key) ||
-               stmt_refs(s->u.cond.els, key);
-    case S_STORE:
-        return s->u.store.buf == key || expr_refs(s->u.store.index, key) ||
-               expr_refs(s->u.store.value, key);
-    case S_PREFETCH: return s->u.store.buf == key || expr_refs(s->u.store.index, key);
-    case S_ALLOC: return stmt_refs(s->u.alloc.body, key);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (stmt_refs(s->u.seq.items[i], key))
-                return 1;
-        return 0;
-    case S_COMMENT:
-    case S_BARRIER: return 0;
-    }
-    return 0;
+    return (s->kind == S_STORE || s->kind == S_PREFETCH) && s->u.store.buf == key;
 }
 
-static int uses_workspace(const Stmt *s)
+static int stmt_refs(const Stmt *s, const void *key)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return uses_workspace(s->u.loop.body);
-    case S_LET: return uses_workspace(s->u.let.body);
-    case S_IF: return uses_workspace(s->u.cond.then) || uses_workspace(s->u.cond.els);
-    case S_ALLOC:
-        return s->u.alloc.buf->scope == SCOPE_WORKSPACE || uses_workspace(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (uses_workspace(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    return em_stmt_any(s, stmt_refs_node, expr_refs, (void *)key);
 }
+
+static int is_workspace_alloc(const Stmt *s, void *ctx)
+{
+    (void)ctx;
+    return s->kind == S_ALLOC && s->u.alloc.buf->scope == SCOPE_WORKSPACE;
+}
+
+static int uses_workspace(const Stmt *s) { return em_stmt_any(s, is_workspace_alloc, NULL, NULL); }
 
 /* ---------------------------------------------------------------- expressions */
 
@@ -916,23 +823,13 @@ static void print_tensorized(Printer *P, const IrTzCall *c)
     }
 }
 
-int em_c_uses_ukernels(const Stmt *s)
+static int is_tensorized(const Stmt *s, void *ctx)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return s->u.loop.kind == FOR_TENSORIZED || em_c_uses_ukernels(s->u.loop.body);
-    case S_LET: return em_c_uses_ukernels(s->u.let.body);
-    case S_IF: return em_c_uses_ukernels(s->u.cond.then) || em_c_uses_ukernels(s->u.cond.els);
-    case S_ALLOC: return em_c_uses_ukernels(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (em_c_uses_ukernels(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    (void)ctx;
+    return s->kind == S_FOR && s->u.loop.kind == FOR_TENSORIZED;
 }
+
+int em_c_uses_ukernels(const Stmt *s) { return em_stmt_any(s, is_tensorized, NULL, NULL); }
 
 static void print_for(EmPrinter *E, const Stmt *s)
 {
@@ -1271,46 +1168,20 @@ void em_print_prototype(StrBuf *out, const Kernel *k, const Dialect *d)
 
 static int lowbit_type(DType t) { return ir_dtype_is_packed(t) || t == DT_F8E8M0; }
 
-static int expr_lowbit(const Expr *e)
+static int expr_lowbit(const Expr *e, void *ctx)
 {
-    if (!e)
-        return 0;
-    if (lowbit_type(e->dtype))
-        return 1;
-    switch (e->kind) {
-    case E_BIN: return expr_lowbit(e->u.bin.a) || expr_lowbit(e->u.bin.b);
-    case E_UN: return expr_lowbit(e->u.un.a);
-    case E_CAST: return expr_lowbit(e->u.cast.a);
-    case E_SELECT: return expr_lowbit(e->u.sel.cond) || expr_lowbit(e->u.sel.t) || expr_lowbit(e->u.sel.f);
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            if (expr_lowbit(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_LOAD: return lowbit_type(e->u.load.buf->dtype) || expr_lowbit(e->u.load.index);
-    default: return 0;
-    }
+    (void)ctx;
+    return lowbit_type(e->dtype) || (e->kind == E_LOAD && lowbit_type(e->u.load.buf->dtype));
 }
 
-static int stmt_lowbit(const Stmt *s)
+static int stmt_lowbit_node(const Stmt *s, void *ctx)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return expr_lowbit(s->u.loop.min) || expr_lowbit(s->u.loop.extent) || stmt_lowbit(s->u.loop.body);
-    case S_LET: return expr_lowbit(s->u.let.value) || stmt_lowbit(s->u.let.body);
-    case S_IF: return expr_lowbit(s->u.cond.cond) || stmt_lowbit(s->u.cond.then) || stmt_lowbit(s->u.cond.els);
-    case S_STORE:
-        return lowbit_type(s->u.store.buf->dtype) || expr_lowbit(s->u.store.index) || expr_lowbit(s->u.store.value);
-    case S_ALLOC: return lowbit_type(s->u.alloc.buf->dtype) || stmt_lowbit(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (stmt_lowbit(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    (void)ctx;
+    return (s->kind == S_STORE && lowbit_type(s->u.store.buf->dtype)) ||
+           (s->kind == S_ALLOC && lowbit_type(s->u.alloc.buf->dtype));
 }
+
+static int stmt_lowbit(const Stmt *s) { return em_stmt_any(s, stmt_lowbit_node, expr_lowbit, NULL); }
 
 /* templates/kgen_lowbit.h, once into the file out that a kernel using the packed types or
  * f8e8m0 goes into, before it: a file without them stays as it was. */
@@ -1369,33 +1240,19 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
 
 /* Declare the shared arrays of a launch at the top of its function (OpenCL and Metal
  * allow them nowhere else). */
-static void hoist_shared(Printer *P, const Stmt *s)
+static int hoist_shared_node(const Stmt *s, void *ctx)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case S_FOR: hoist_shared(P, s->u.loop.body); break;
-    case S_LET: hoist_shared(P, s->u.let.body); break;
-    case S_IF:
-        hoist_shared(P, s->u.cond.then);
-        hoist_shared(P, s->u.cond.els);
-        break;
-    case S_ALLOC:
-        if (s->u.alloc.buf->scope == SCOPE_SHARED) {
-            const Buffer *b = s->u.alloc.buf;
-            em_line(&P->em);
-            sb_printf(P->em.out, "%s %s %s[%lld];\n", P->d->local_qual, ir_dtype_ctype(b->dtype), buf_name(P, b),
-                      (long long)(b->size > 0 ? b->size : 1));
-        }
-        hoist_shared(P, s->u.alloc.body);
-        break;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            hoist_shared(P, s->u.seq.items[i]);
-        break;
-    default: break;
+    Printer *P = ctx;
+    if (s->kind == S_ALLOC && s->u.alloc.buf->scope == SCOPE_SHARED) {
+        const Buffer *b = s->u.alloc.buf;
+        em_line(&P->em);
+        sb_printf(P->em.out, "%s %s %s[%lld];\n", P->d->local_qual, ir_dtype_ctype(b->dtype), buf_name(P, b),
+                  (long long)(b->size > 0 ? b->size : 1));
     }
+    return 0;
 }
+
+static void hoist_shared(Printer *P, const Stmt *s) { em_stmt_any(s, hoist_shared_node, NULL, P); }
 
 void em_free_launches(EmLaunch *l, int n)
 {

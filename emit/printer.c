@@ -82,6 +82,59 @@ void em_stmt(EmPrinter *P, const Stmt *s)
     }
 }
 
+/* ---------------------------------------------------------------- queries */
+
+static int expr_any(const Expr *e, int (*fe)(const Expr *, void *), void *ctx)
+{
+    if (!e)
+        return 0;
+    if (fe(e, ctx))
+        return 1;
+    switch (e->kind) {
+    case E_BIN: return expr_any(e->u.bin.a, fe, ctx) || expr_any(e->u.bin.b, fe, ctx);
+    case E_UN: return expr_any(e->u.un.a, fe, ctx);
+    case E_CALL:
+        for (int i = 0; i < KG_MAX_ARGS; i++)
+            if (expr_any(e->u.call.args[i], fe, ctx))
+                return 1;
+        return 0;
+    case E_CAST:
+    case E_BITCAST: return expr_any(e->u.cast.a, fe, ctx);
+    case E_SELECT:
+        return expr_any(e->u.sel.cond, fe, ctx) || expr_any(e->u.sel.t, fe, ctx) || expr_any(e->u.sel.f, fe, ctx);
+    case E_LOAD: return expr_any(e->u.load.index, fe, ctx);
+    default: return 0;
+    }
+}
+
+int em_stmt_any(const Stmt *s, int (*fs)(const Stmt *, void *), int (*fe)(const Expr *, void *), void *ctx)
+{
+    if (!s)
+        return 0;
+    if (fs && fs(s, ctx))
+        return 1;
+#define EXPR(x) (fe && expr_any((x), fe, ctx))
+#define STMT(x) em_stmt_any((x), fs, fe, ctx)
+    switch (s->kind) {
+    case S_FOR: return EXPR(s->u.loop.min) || EXPR(s->u.loop.extent) || STMT(s->u.loop.body);
+    case S_LET: return EXPR(s->u.let.value) || STMT(s->u.let.body);
+    case S_IF: return EXPR(s->u.cond.cond) || STMT(s->u.cond.then) || STMT(s->u.cond.els);
+    case S_STORE: return EXPR(s->u.store.index) || EXPR(s->u.store.value);
+    case S_PREFETCH: return EXPR(s->u.store.index);
+    case S_ALLOC: return STMT(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (STMT(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    case S_COMMENT:
+    case S_BARRIER: return 0;
+    }
+#undef EXPR
+#undef STMT
+    return 0;
+}
+
 /* ---------------------------------------------------------------- names */
 
 int em_scope_push(EmScope *s, const void *key, char *name, int live)

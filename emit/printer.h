@@ -45,6 +45,12 @@ void em_stmt(EmPrinter *P, const Stmt *s);
 /* Print s one level deeper, in a block scope of its own. */
 void em_block(EmPrinter *P, const Stmt *s);
 
+/* Does any node of s answer 1? fs is asked of every statement (before the ones inside
+ * it), fe of every expression in them (before its operands); either may be NULL, and
+ * either may also just record what it sees and answer 0 (a visit in printing order). The
+ * walk stops at the first 1. */
+int em_stmt_any(const Stmt *s, int (*fs)(const Stmt *, void *), int (*fe)(const Expr *, void *), void *ctx);
+
 /* ---------------------------------------------------------------- names */
 
 /* A printed name bound to a Var or Buffer (key); live: visible to lookups that ask for it. */
