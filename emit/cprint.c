@@ -7,6 +7,8 @@
  * ones gcc's -Wparentheses asks for), loop variables keep their IR names unless C scoping
  * forces a suffix, constants are spelled the shortest way that round-trips. The same
  * kernel always prints the same bytes: names depend only on the IR and its order.
+ * The statement walk, scopes and identifiers are printer.c's (this file gives its hooks);
+ * the dialect tables are dialect.c's; a GPU kernel's launches, the gpu-launch pass's.
  */
 #include "cfamily.h"
 #include "printer.h"

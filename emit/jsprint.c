@@ -10,6 +10,7 @@
  * typed-array stores, arithmetic and == turn into 0/1 like C.
  * Local arrays are hoisted to module-level typed arrays (kernels are not reentrant; no
  * allocation per call); workspace buffers are views into the workspace ArrayBuffer.
+ * The statement walk, scopes and identifiers are printer.c's; this file gives its hooks.
  * requires: a lowered kernel; breaks: nothing. */
 #include "jsemit.h"
 #include "printer.h"
