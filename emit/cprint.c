@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* A dialect without a kernel prefix prints a host C function: it returns a KGEN_ status
  * and may use kgen_runtime.h's macros (KGEN_VECTORIZE, KGEN_ALIGN). */
 static int is_host(const Dialect *d) { return d->kernel_prefix == NULL; }
@@ -1263,7 +1262,9 @@ void em_free_launches(EmLaunch *l, int n)
     free(l);
 }
 
-/* One launch of plan item l as a function named l->name (its extents in P->launch). */
+/* Launch li of the plan as one function, named l->name, with its header comment, the
+ * (void) lines for what it leaves unused, its shared arrays and the workspace buffers it
+ * uses (P->launch holds its extents). */
 static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const EmLaunch *l)
 {
     const Kernel *k = P->k;
