@@ -7,6 +7,12 @@
  * live in EmScope stacks of bindings (a Var or Buffer to its printed name); em_ident_base
  * and em_unique_name make identifiers; the comment helpers print IR text inside block
  * comments safely; em_math_override looks a math function up in a dialect's spelling list.
+ *
+ * A new printer (WGSL, say): a struct with an EmPrinter first and an EmScope of names; an
+ * EmStmtHooks table (loop, let, store, alloc, if_head, the scope pair; barrier, prefetch
+ * where the language has them); its own expression printer (precedence, casts, math names
+ * from an EmMathName list); for a GPU language, the launches from lower_launch_plan
+ * (lower/launch.h) rather than an analysis of its own.
  */
 #ifndef KGEN_PRINTER_H
 #define KGEN_PRINTER_H
