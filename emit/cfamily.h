@@ -5,14 +5,11 @@
 #define KGEN_CFAMILY_H
 
 #include "emit.h"
+#include "printer.h"     /* em_comment_text: the inside of a comment */
 
 /* The C identifier em_print_kernel gives the function of kernel k: k->name made a valid,
  * non-reserved identifier (unchanged for ordinary names). malloc'd; the caller frees it. */
 char *em_c_func_name(const Kernel *k);
-
-/* Append text for the inside of a C comment: "*" "/" and "/" "*" are broken up (the
- * second would trip -Wcomment), newlines become spaces. */
-void em_c_comment(StrBuf *o, const char *text);
 
 /* Does s hold a tensorized loop (the C file then includes kgen_ukernels.h)? */
 int em_c_uses_ukernels(const Stmt *s);
@@ -34,6 +31,10 @@ void em_c_weights_file(StrBuf *w, const EmModel *m);        /* NAME_weights.c */
 void em_c_model_tables(StrBuf *c, const EmModel *m);        /* NAME_tensors and the info tables */
 void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, outputs, arena) */
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b);
+/* --weights=file: constant b's byte offset in NAME_weights.bin, the constants (Buffer*, a
+ * model's) one after the other, each 64-byte aligned (-1 for a b not among them); with
+ * total, the blob's size. The JS and WebAssembly targets use the same layout. */
+int64_t em_blob_offset(const PtrVec *constants, const Buffer *b, int64_t *total);
 void em_c_runner_files(OutSet *o, const EmModel *m);        /* NAME_main.c, kgen_io.h, kgen_main.h
                                                                (and the C Makefile for C) */
 /* ctarget.c: NAME.h of one kernel */

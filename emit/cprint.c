@@ -7,134 +7,16 @@
  * ones gcc's -Wparentheses asks for), loop variables keep their IR names unless C scoping
  * forces a suffix, constants are spelled the shortest way that round-trips. The same
  * kernel always prints the same bytes: names depend only on the IR and its order.
+ * The statement walk, scopes and identifiers are printer.c's (this file gives its hooks);
+ * the dialect tables are dialect.c's; a GPU kernel's launches, the gpu-launch pass's.
  */
 #include "cfamily.h"
+#include "printer.h"
+#include "../lower/launch.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- dialect: plain C */
-
-/* The base spelling of each math function: C's double library, and kgen_runtime.h's
- * helpers where it has none. A dialect names only what it spells otherwise. */
-static const char *const base_math[FN_COUNT] = {
-    [FN_EXP] = "exp", [FN_LOG] = "log", [FN_SQRT] = "sqrt", [FN_RSQRT] = "kgen_rsqrt",
-    [FN_TANH] = "tanh", [FN_SIGMOID] = "kgen_sigmoid", [FN_ERF] = "erf", [FN_POW] = "pow",
-    [FN_ABS] = "fabs", [FN_FLOOR] = "floor", [FN_CEIL] = "ceil",
-    /* ONNX Round rounds halves to even. rint does, in the default rounding mode, which
-     * generated code never changes; round would round them away from zero. */
-    [FN_ROUND] = "rint",
-    [FN_TRUNC] = "trunc", [FN_SIN] = "sin", [FN_COS] = "cos", [FN_TAN] = "tan",
-    [FN_ASIN] = "asin", [FN_ACOS] = "acos", [FN_ATAN] = "atan", [FN_SINH] = "sinh",
-    [FN_COSH] = "cosh", [FN_ASINH] = "asinh", [FN_ACOSH] = "acosh", [FN_ATANH] = "atanh",
-    [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
-};
-
-/* C99's float library: expf, fabsf, rintf ...; isnan and isinf are type-generic macros. */
-static const EmMathName c_f32_math[] = {{FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_COUNT, NULL}};
-
-const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t n)
-{
-    const EmMathName *over = t == DT_F64 ? d->f64_math : d->f32_math;
-    for (; over && over->name; over++)
-        if (over->fn == fn)
-            return over->name;
-    if (t == DT_F64 || !d->f32_suffix)
-        return base_math[fn];
-    snprintf(buf, n, "%sf", base_math[fn]);
-    return buf;
-}
-
-const Dialect em_dialect_c = {
-    .name = "c",
-    .kernel_prefix = NULL,       /* a host function returning a status */
-    .restrict_kw = "restrict",
-    .global_qual = NULL,
-    .local_qual = NULL,
-    .barrier = NULL,
-    .prefetch = "KGEN_PREFETCH",
-    .f32_suffix = 1,
-    .f32_math = c_f32_math,
-    .fmod_f32 = "fmodf",
-    .has_openmp = 1,
-    .workspace_type = "void",
-};
-
-/* ---------------------------------------------------------------- dialects: GPUs */
-
-/* CUDA has C's float library in device code, and rsqrtf besides. */
-static const EmMathName cuda_f32_math[] = {
-    {FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_RSQRT, "rsqrtf"}, {FN_COUNT, NULL}};
-
-/* OpenCL C and Metal overload one name per function for every float type, rsqrt among
- * them; kgen's sigmoid helper has a float version (kgen_gpu.h). */
-static const EmMathName opencl_f32_math[] = {{FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_COUNT, NULL}};
-static const EmMathName opencl_f64_math[] = {{FN_RSQRT, "rsqrt"}, {FN_COUNT, NULL}};
-
-/* Metal lacks erf: kgen_metal.h supplies it. */
-static const EmMathName metal_f32_math[] = {
-    {FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
-
-const Dialect em_dialect_cuda = {
-    .name = "cuda",
-    .kernel_prefix = "__global__ void",
-    .restrict_kw = "__restrict__",
-    .global_qual = NULL,
-    .local_qual = "__shared__",
-    .barrier = "__syncthreads();",
-    .f32_suffix = 1,
-    .f32_math = cuda_f32_math,
-    .fmod_f32 = "fmodf",
-    .block_index = "blockIdx.%c",
-    .thread_index = "threadIdx.%c",
-    .launch_bounds = "__launch_bounds__(%lld)",
-    .workspace_type = "unsigned char",
-};
-
-const Dialect em_dialect_opencl = {
-    .name = "opencl",
-    .kernel_prefix = "__kernel void",
-    .restrict_kw = "restrict",
-    .global_qual = "__global",
-    .local_qual = "__local",
-    .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
-    .f32_math = opencl_f32_math,
-    .f64_math = opencl_f64_math,
-    .fmod_f32 = "fmod",
-    .block_index = "get_group_id(%d)",
-    .thread_index = "get_local_id(%d)",
-    .launch_bounds = "__attribute__((reqd_work_group_size(%lld, %lld, %lld)))",
-    .workspace_type = "uchar",
-};
-
-const Dialect em_dialect_metal = {
-    .name = "metal",
-    .kernel_prefix = "kernel void",
-    .restrict_kw = NULL,
-    .global_qual = "device",
-    .local_qual = "threadgroup",
-    .barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);",
-    .f32_math = metal_f32_math,
-    .fmod_f32 = "fmod",
-    .block_index = "kgen_block.%c",
-    .thread_index = "kgen_thread.%c",
-    .buffer_attr = " [[buffer(%d)]]",
-    .index_params = "uint3 kgen_block [[threadgroup_position_in_grid]], uint3 kgen_thread [[thread_position_in_threadgroup]]",
-    .workspace_type = "uchar",
-    .no_f64 = 1,
-};
-
-const Dialect *em_dialect_for(TargetKind k)
-{
-    switch (k) {
-    case TARGET_C: return &em_dialect_c;
-    case TARGET_CUDA: return &em_dialect_cuda;
-    case TARGET_OPENCL: return &em_dialect_opencl;
-    case TARGET_METAL: return &em_dialect_metal;
-    default: return NULL;
-    }
-}
 
 /* A dialect without a kernel prefix prints a host C function: it returns a KGEN_ status
  * and may use kgen_runtime.h's macros (KGEN_VECTORIZE, KGEN_ALIGN). */
@@ -196,43 +78,9 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xmalloc(n), s, n);
-}
-
-static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
-
-/* Any string as a C identifier: other characters become '_' ("i.outer" -> "i_outer"), a
- * leading digit gets "v_", and names C reserves for the implementation ("_X", "__x") a
- * "v". ASCII tests, so the locale cannot change the result. */
-static char *sanitize(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    char *r = xmalloc(n + 3), *p = r;
-    if (n == 0) {
-        strcpy(r, "v");
-        return r;
-    }
-    if (is_digit(s[0])) {
-        *p++ = 'v';
-        *p++ = '_';
-    } else if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'))) {
-        *p++ = 'v';
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        *p++ = is_alpha(c) || is_digit(c) || c == '_' ? c : '_';
-    }
-    *p = 0;
-    return r;
-}
-
 char *em_c_func_name(const Kernel *k)
 {
-    char *s = sanitize(k->name);
+    char *s = em_ident_base(k->name, "v", 1);
     if (is_reserved(s)) {
         char *r = xmalloc(strlen(s) + 8);
         strcpy(r, s);
@@ -254,161 +102,81 @@ static const char *value_type(DType t)
 
 /* ---------------------------------------------------------------- printer state */
 
-/* A C declaration: a Var (live while its IR scope lasts) or a Buffer (never looked up
- * here; kept so that a second declaration in the same block is noticed). */
+/* Declarations are bindings (printer.h): a Var (live while its IR scope lasts) or a
+ * Buffer (never looked up in decls; kept so that a second declaration in the same block
+ * is noticed). */
 typedef struct {
-    const void *key;
-    char *name;
-    int live;
-} Decl;
-
-typedef struct {
-    StrBuf *out;
+    EmPrinter em;          /* the output, the indentation, the statement hooks */
     const Dialect *d;
     const Kernel *k;
     char *fname;           /* the function's name */
-    Decl *bufs;            /* every buffer of the kernel, with its kernel-wide name */
-    int nbufs, capbufs;
-    Decl *decls;           /* declarations of the open C blocks, innermost last */
-    int ndecls, capdecls;
-    int depth;             /* indentation level */
+    EmScope bufs;          /* every buffer of the kernel, with its kernel-wide name */
+    EmScope decls;         /* declarations of the open C blocks, innermost last */
     /* GPU launches */
     int64_t launch[6];     /* extents of blockIdx.x/y/z, threadIdx.x/y/z in the launch printed */
     const char *launch_name;   /* the function name of that launch */
 } Printer;
 
-static void push_decl(Decl **v, int *n, int *cap, const void *key, char *name, int live)
-{
-    if (*n == *cap)
-        *v = ir_grow(*v, cap, sizeof **v, 32);
-    (*v)[*n].key = key;
-    (*v)[*n].name = name;
-    (*v)[(*n)++].live = live;
-}
-
 /* Leave C blocks down to `mark` declarations. */
-static void pop_decls(Printer *P, int mark)
-{
-    while (P->ndecls > mark)
-        free(P->decls[--P->ndecls].name);
-}
+static void pop_decls(Printer *P, int mark) { em_scope_pop(&P->decls, mark, 1); }
 
-static int name_taken(const Printer *P, const char *s)
+static int name_taken(void *ctx, const char *s)
 {
+    const Printer *P = ctx;
     if (is_reserved(s) || (P->fname && strcmp(s, P->fname) == 0))
         return 1;
     for (size_t i = 0; !is_host(P->d) && i < sizeof gpu_reserved_words / sizeof *gpu_reserved_words; i++)
         if (strcmp(s, gpu_reserved_words[i]) == 0)
             return 1;
-    for (int i = 0; i < P->nbufs; i++)
-        if (strcmp(P->bufs[i].name, s) == 0)
-            return 1;
-    for (int i = 0; i < P->ndecls; i++)
-        if (strcmp(P->decls[i].name, s) == 0)
-            return 1;
-    return 0;
+    return em_scope_has_name(&P->bufs, s) || em_scope_has_name(&P->decls, s);
 }
 
 /* The sanitized name, or with the first free suffix _1, _2, ... */
-static char *unique_name(const Printer *P, const char *raw)
+static char *unique_name(Printer *P, const char *raw)
 {
-    char *base = sanitize(raw);
-    if (!name_taken(P, base))
-        return base;
-    char *s = xmalloc(strlen(base) + 24);
-    for (long i = 1;; i++) {
-        sprintf(s, "%s_%ld", base, i);
-        if (!name_taken(P, s))
-            break;
-    }
+    char *base = em_ident_base(raw, "v", 1);
+    char *s = em_unique_name(base, name_taken, P);
     free(base);
     return s;
 }
 
 static void add_buffer(Printer *P, const Buffer *b)
 {
-    if (!b)
-        return;
-    for (int i = 0; i < P->nbufs; i++)
-        if (P->bufs[i].key == b)
-            return;
-    push_decl(&P->bufs, &P->nbufs, &P->capbufs, b, unique_name(P, b->name), 0);
+    if (b && !em_scope_find(&P->bufs, b, 0))
+        em_scope_push(&P->bufs, b, unique_name(P, b->name), 0);
 }
 
-static void collect_expr_buffers(Printer *P, const Expr *e)
+/* buffer collection, in printing order: loads, stores, prefetches, allocations */
+static int collect_expr_buffer(const Expr *e, void *P)
 {
-    if (!e)
-        return;
-    switch (e->kind) {
-    case E_BIN:
-        collect_expr_buffers(P, e->u.bin.a);
-        collect_expr_buffers(P, e->u.bin.b);
-        break;
-    case E_UN: collect_expr_buffers(P, e->u.un.a); break;
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            collect_expr_buffers(P, e->u.call.args[i]);
-        break;
-    case E_CAST:
-    case E_BITCAST: collect_expr_buffers(P, e->u.cast.a); break;
-    case E_SELECT:
-        collect_expr_buffers(P, e->u.sel.cond);
-        collect_expr_buffers(P, e->u.sel.t);
-        collect_expr_buffers(P, e->u.sel.f);
-        break;
-    case E_LOAD:
+    if (e->kind == E_LOAD)
         add_buffer(P, e->u.load.buf);
-        collect_expr_buffers(P, e->u.load.index);
-        break;
-    default: break;
-    }
+    return 0;
+}
+
+static int collect_stmt_buffer(const Stmt *s, void *P)
+{
+    if (s->kind == S_STORE || s->kind == S_PREFETCH)
+        add_buffer(P, s->u.store.buf);
+    else if (s->kind == S_ALLOC)
+        add_buffer(P, s->u.alloc.buf);
+    return 0;
 }
 
 static void collect_buffers(Printer *P, const Stmt *s)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case S_FOR:
-        collect_expr_buffers(P, s->u.loop.min);
-        collect_expr_buffers(P, s->u.loop.extent);
-        collect_buffers(P, s->u.loop.body);
-        break;
-    case S_LET:
-        collect_expr_buffers(P, s->u.let.value);
-        collect_buffers(P, s->u.let.body);
-        break;
-    case S_IF:
-        collect_expr_buffers(P, s->u.cond.cond);
-        collect_buffers(P, s->u.cond.then);
-        collect_buffers(P, s->u.cond.els);
-        break;
-    case S_STORE:
-    case S_PREFETCH:
-        add_buffer(P, s->u.store.buf);
-        collect_expr_buffers(P, s->u.store.index);
-        if (s->kind == S_STORE)
-            collect_expr_buffers(P, s->u.store.value);
-        break;
-    case S_ALLOC:
-        add_buffer(P, s->u.alloc.buf);
-        collect_buffers(P, s->u.alloc.body);
-        break;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            collect_buffers(P, s->u.seq.items[i]);
-        break;
-    case S_COMMENT:
-    case S_BARRIER: break;
-    }
+    em_stmt_any(s, collect_stmt_buffer, collect_expr_buffer, P);
 }
+
+static const EmStmtHooks c_hooks;
 
 /* Names are fixed before anything is printed, in a deterministic order: the function,
  * the parameters, then the other buffers as the body meets them. */
 static void printer_init(Printer *P, StrBuf *out, const Kernel *k, const Dialect *d, int body)
 {
     memset(P, 0, sizeof *P);
-    P->out = out;
+    P->em.out = out;
+    P->em.hooks = &c_hooks;
     P->k = k;
     P->d = d;
     P->fname = em_c_func_name(k);
@@ -424,112 +192,59 @@ static void printer_init(Printer *P, StrBuf *out, const Kernel *k, const Dialect
 static void printer_free(Printer *P)
 {
     pop_decls(P, 0);
-    for (int i = 0; i < P->nbufs; i++)
-        free(P->bufs[i].name);
-    free(P->bufs);
-    free(P->decls);
+    em_scope_pop(&P->bufs, 0, 1);
+    free(P->bufs.items);
+    free(P->decls.items);
     free(P->fname);
 }
 
 static const char *buf_name(const Printer *P, const Buffer *b)
 {
-    for (int i = 0; i < P->nbufs; i++)
-        if (P->bufs[i].key == b)
-            return P->bufs[i].name;
-    ir_die("cprint: buffer %s was not collected", b ? b->name : "(null)");
-    return NULL;
+    const EmBinding *x = em_scope_find(&P->bufs, b, 0);
+    if (!x)
+        ir_die("cprint: buffer %s was not collected", b ? b->name : "(null)");
+    return x->name;
 }
 
 static const char *var_name(const Printer *P, const Var *v)
 {
-    for (int i = P->ndecls - 1; i >= 0; i--)
-        if (P->decls[i].key == v && P->decls[i].live)
-            return P->decls[i].name;
-    ir_die("cprint: variable %s used outside its loop or let", v ? v->name : "(null)");
-    return NULL;
+    const EmBinding *x = em_scope_find(&P->decls, v, 1);
+    if (!x)
+        ir_die("cprint: variable %s used outside its loop or let", v ? v->name : "(null)");
+    return x->name;
 }
 
 /* Declare v in the current C block, not yet visible (its own initializer may refer to an
  * outer binding of the same Var). Returns the index to make live. */
-static int declare_var(Printer *P, const Var *v)
-{
-    push_decl(&P->decls, &P->ndecls, &P->capdecls, v, unique_name(P, v->name), 0);
-    return P->ndecls - 1;
-}
+static int declare_var(Printer *P, const Var *v) { return em_scope_push(&P->decls, v, unique_name(P, v->name), 0); }
+
 
 /* ---------------------------------------------------------------- uses */
 
-static int expr_refs(const Expr *e, const void *key)
+static int expr_refs(const Expr *e, void *key)
 {
-    if (!e)
-        return 0;
-    switch (e->kind) {
-    case E_VAR: return e->u.var == key;
-    case E_BIN: return expr_refs(e->u.bin.a, key) || expr_refs(e->u.bin.b, key);
-    case E_UN: return expr_refs(e->u.un.a, key);
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            if (expr_refs(e->u.call.args[i], key))
-                return 1;
-        return 0;
-    case E_CAST:
-    case E_BITCAST: return expr_refs(e->u.cast.a, key);
-    case E_SELECT:
-        return expr_refs(e->u.sel.cond, key) || expr_refs(e->u.sel.t, key) ||
-               expr_refs(e->u.sel.f, key);
-    case E_LOAD: return e->u.load.buf == key || expr_refs(e->u.load.index, key);
-    default: return 0;
-    }
+    return (e->kind == E_VAR && e->u.var == key) || (e->kind == E_LOAD && e->u.load.buf == key);
 }
 
 /* Does s mention the Var or Buffer `key`? (Decides the (void)x; lines that keep
  * -Wunused quiet.) */
-static int stmt_refs(const Stmt *s, const void *key)
+static int stmt_refs_node(const Stmt *s, void *key)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR:
-        return expr_refs(s->u.loop.min, key) || expr_refs(s->u.loop.extent, key) ||
-               stmt_refs(s->u.loop.body, key);
-    case S_LET: return expr_refs(s->u.let.value, key) || stmt_refs(s->u.let.body, key);
-    case S_IF:
-        return expr_refs(s->u.cond.cond, key) || stmt_refs(s->u.cond.then, key) ||
-               stmt_refs(s->u.cond.els, key);
-    case S_STORE:
-        return s->u.store.buf == key || expr_refs(s->u.store.index, key) ||
-               expr_refs(s->u.store.value, key);
-    case S_PREFETCH: return s->u.store.buf == key || expr_refs(s->u.store.index, key);
-    case S_ALLOC: return stmt_refs(s->u.alloc.body, key);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (stmt_refs(s->u.seq.items[i], key))
-                return 1;
-        return 0;
-    case S_COMMENT:
-    case S_BARRIER: return 0;
-    }
-    return 0;
+    return (s->kind == S_STORE || s->kind == S_PREFETCH) && s->u.store.buf == key;
 }
 
-static int uses_workspace(const Stmt *s)
+static int stmt_refs(const Stmt *s, const void *key)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return uses_workspace(s->u.loop.body);
-    case S_LET: return uses_workspace(s->u.let.body);
-    case S_IF: return uses_workspace(s->u.cond.then) || uses_workspace(s->u.cond.els);
-    case S_ALLOC:
-        return s->u.alloc.buf->scope == SCOPE_WORKSPACE || uses_workspace(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (uses_workspace(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    return em_stmt_any(s, stmt_refs_node, expr_refs, (void *)key);
 }
+
+static int is_workspace_alloc(const Stmt *s, void *ctx)
+{
+    (void)ctx;
+    return s->kind == S_ALLOC && s->u.alloc.buf->scope == SCOPE_WORKSPACE;
+}
+
+static int uses_workspace(const Stmt *s) { return em_stmt_any(s, is_workspace_alloc, NULL, NULL); }
 
 /* ---------------------------------------------------------------- expressions */
 
@@ -579,31 +294,25 @@ static const struct {
 
 static void expr(Printer *P, const Expr *e, int prec);
 
-/* A one-element local buffer (an accumulator, a selected value) prints as a scalar. */
-static int is_scalar(const Buffer *b)
-{
-    return b->scope == SCOPE_LOCAL && b->size == 1 && !ir_dtype_is_packed(b->dtype);
-}
-
 /* A packed element's code (kgen_lowbit.h): KGEN_U4(buf, index), sign-extended for i4, i2 */
 static void packed_code(Printer *P, const Buffer *b, const Expr *index, int raw)
 {
     int bits = ir_dtype_bits(b->dtype);
-    sb_printf(P->out, "KGEN_%c%d(%s, ", !raw && ir_dtype_is_signed(b->dtype) && !ir_dtype_is_float(b->dtype) ? 'I' : 'U',
+    sb_printf(P->em.out, "KGEN_%c%d(%s, ", !raw && ir_dtype_is_signed(b->dtype) && !ir_dtype_is_float(b->dtype) ? 'I' : 'U',
               bits, buf_name(P, b));
     expr(P, index, P_NONE);
-    sb_puts(P->out, ")");
+    sb_puts(P->em.out, ")");
 }
 
 /* buf[index], or the bare name of a scalar */
 static void element(Printer *P, const Buffer *b, const Expr *index)
 {
-    sb_puts(P->out, buf_name(P, b));
-    if (is_scalar(b))
+    sb_puts(P->em.out, buf_name(P, b));
+    if (em_is_scalar(b))
         return;
-    sb_puts(P->out, "[");
+    sb_puts(P->em.out, "[");
     expr(P, index, P_NONE);
-    sb_puts(P->out, "]");
+    sb_puts(P->em.out, "]");
 }
 
 static int is_unsigned_int(DType t)
@@ -631,7 +340,7 @@ static const char *minmax_suffix(DType t)
 static void put_math_name(Printer *P, MathFn fn, DType t)
 {
     char buf[32];
-    sb_puts(P->out, em_math_name(P->d, fn, t, buf, sizeof buf));
+    sb_puts(P->em.out, em_math_name(P->d, fn, t, buf, sizeof buf));
 }
 
 /* Converting between these prints nothing: f16, bf16, float8 values are computed in float. */
@@ -709,7 +418,7 @@ static int expr_prec(const Expr *e)
 
 static void print_int(Printer *P, int64_t v, DType t)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     switch (t) {
     case DT_BOOL: sb_puts(o, v ? "1" : "0"); break;
     case DT_U8:
@@ -743,41 +452,33 @@ static void print_float(Printer *P, double v, DType t)
     if (f32)
         v = (float)v;
     if (isnan(v)) {
-        sb_puts(P->out, "NAN");
+        sb_puts(P->em.out, "NAN");
         return;
     }
     if (isinf(v)) {
-        sb_puts(P->out, v > 0 ? "INFINITY" : "-INFINITY");
+        sb_puts(P->em.out, v > 0 ? "INFINITY" : "-INFINITY");
         return;
     }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
-            break;
-    }
-    /* %g writes a short whole number like 100 as "1e+02": below 1e7 spell it out */
-    char *e = strchr(buf, 'e');
-    if (e && atoi(e + 1) >= 0 && atoi(e + 1) < 7)
-        snprintf(buf, sizeof buf, "%.*g", atoi(e + 1) + 1, v);
+    em_shortest_g(buf, sizeof buf, v, f32, 7);     /* whole numbers below 1e7 spelled out */
     if (!strpbrk(buf, ".e"))
         strcat(buf, ".0");
-    sb_puts(P->out, buf);
+    sb_puts(P->em.out, buf);
     if (f32)
-        sb_puts(P->out, "f");
+        sb_puts(P->em.out, "f");
 }
 
 /* Print e, and wrap it in parentheses when its text would start with '-' (after a
  * binary '-', a unary '-' or a cast, "- -x" and "(float)-x" read badly). */
 static void expr_nominus(Printer *P, const Expr *e, int prec)
 {
-    StrBuf tmp = {0}, *save = P->out;
-    P->out = &tmp;
+    StrBuf tmp = {0}, *save = P->em.out;
+    P->em.out = &tmp;
     expr(P, e, prec);
-    P->out = save;
+    P->em.out = save;
     if (tmp.len && tmp.data[0] == '-')
-        sb_printf(P->out, "(%s)", tmp.data);
+        sb_printf(P->em.out, "(%s)", tmp.data);
     else if (tmp.len)
-        sb_puts(P->out, tmp.data);
+        sb_puts(P->em.out, tmp.data);
     sb_free(&tmp);
 }
 
@@ -813,7 +514,7 @@ static void print_bin(Printer *P, const Expr *e)
     int prec;
     if (bin_infix(e, &tok, &prec)) {
         expr(P, a, operand_prec(op, a, prec));
-        sb_printf(P->out, " %s ", tok);
+        sb_printf(P->em.out, " %s ", tok);
         if (op == OP_ADD || op == OP_SUB)
             expr_nominus(P, b, operand_prec(op, b, prec + 1));
         else
@@ -824,33 +525,33 @@ static void print_bin(Printer *P, const Expr *e)
     switch (op) {
     case OP_MIN:
     case OP_MAX:
-        sb_printf(P->out, "kgen_%s_%s(", op == OP_MIN ? "min" : "max", minmax_suffix(t));
+        sb_printf(P->em.out, "kgen_%s_%s(", op == OP_MIN ? "min" : "max", minmax_suffix(t));
         break;
-    case OP_MOD: sb_printf(P->out, "%s(", f64 ? "fmod" : P->d->fmod_f32); break;
+    case OP_MOD: sb_printf(P->em.out, "%s(", f64 ? "fmod" : P->d->fmod_f32); break;
     case OP_FLOORDIV:
         if (ir_dtype_is_float(t)) {       /* floor(a / b) */
             put_math_name(P, FN_FLOOR, t);
-            sb_puts(P->out, "(");
+            sb_puts(P->em.out, "(");
             expr(P, a, P_MUL);
-            sb_puts(P->out, " / ");
+            sb_puts(P->em.out, " / ");
             expr(P, b, P_MUL + 1);
-            sb_puts(P->out, ")");
+            sb_puts(P->em.out, ")");
             return;
         }
-        sb_printf(P->out, "kgen_floordiv_%s(", t == DT_I64 ? "i64" : "i32");
+        sb_printf(P->em.out, "kgen_floordiv_%s(", t == DT_I64 ? "i64" : "i32");
         break;
     case OP_FLOORMOD:
         if (ir_dtype_is_float(t))
-            sb_puts(P->out, f64 ? "kgen_floormod(" : "kgen_floormodf(");
+            sb_puts(P->em.out, f64 ? "kgen_floormod(" : "kgen_floormodf(");
         else
-            sb_printf(P->out, "kgen_floormod_%s(", t == DT_I64 ? "i64" : "i32");
+            sb_printf(P->em.out, "kgen_floormod_%s(", t == DT_I64 ? "i64" : "i32");
         break;
     default: ir_die("cprint: binary operator %d", (int)op);
     }
     expr(P, a, P_NONE);
-    sb_puts(P->out, ", ");
+    sb_puts(P->em.out, ", ");
     expr(P, b, P_NONE);
-    sb_puts(P->out, ")");
+    sb_puts(P->em.out, ")");
 }
 
 static void print_call(Printer *P, const Expr *e)
@@ -861,22 +562,22 @@ static void print_call(Printer *P, const Expr *e)
     if (!ir_dtype_is_float(t)) {
         if (fn != FN_ABS)
             ir_die("cprint: %s of an integer", ir_mathfn_name(fn));
-        sb_printf(P->out, "kgen_abs_%s(", t == DT_I64 ? "i64" : "i32");
+        sb_printf(P->em.out, "kgen_abs_%s(", t == DT_I64 ? "i64" : "i32");
         expr(P, a0, P_NONE);
-        sb_puts(P->out, ")");
+        sb_puts(P->em.out, ")");
         return;
     }
     int pred = fn == FN_ISNAN || fn == FN_ISINF;   /* nonzero int, not necessarily 1 */
     if (pred)
-        sb_puts(P->out, "(");
+        sb_puts(P->em.out, "(");
     put_math_name(P, fn, t);
-    sb_puts(P->out, "(");
+    sb_puts(P->em.out, "(");
     for (int i = 0; i < KG_MAX_ARGS && e->u.call.args[i]; i++) {
         if (i)
-            sb_puts(P->out, ", ");
+            sb_puts(P->em.out, ", ");
         expr(P, e->u.call.args[i], P_NONE);
     }
-    sb_puts(P->out, pred ? ") != 0)" : ")");
+    sb_puts(P->em.out, pred ? ") != 0)" : ")");
 }
 
 static void print_cast(Printer *P, const Expr *e)
@@ -884,31 +585,31 @@ static void print_cast(Printer *P, const Expr *e)
     const Expr *a = e->u.cast.a;
     DType from = a->dtype, to = e->dtype;
     if (to == DT_BOOL) {
-        sb_puts(P->out, "(");
+        sb_puts(P->em.out, "(");
         expr(P, a, P_REL);
-        sb_puts(P->out, " != 0)");
+        sb_puts(P->em.out, " != 0)");
     } else if (ir_dtype_is_storage(to)) {
         /* a value cast to f16 (bf16, float8) takes its precision; it stays a float afterwards */
-        sb_printf(P->out, "kgen_%s_to_f32(kgen_f32_to_%s(", ir_dtype_name(to), ir_dtype_name(to));
+        sb_printf(P->em.out, "kgen_%s_to_f32(kgen_f32_to_%s(", ir_dtype_name(to), ir_dtype_name(to));
         if (from == DT_F32 || ir_dtype_is_storage(from))
             expr(P, a, P_NONE);
         else {
-            sb_puts(P->out, "(float)");
+            sb_puts(P->em.out, "(float)");
             expr_nominus(P, a, P_UNARY);
         }
-        sb_puts(P->out, "))");
+        sb_puts(P->em.out, "))");
     } else if (ir_dtype_is_packed(to)) {
         /* wrapped into the type's range, as a store would (Cast computes its saturation) */
-        sb_printf(P->out, "KGEN_WRAP_%s(", to == DT_I4 ? "I4" : to == DT_U4 ? "U4" : to == DT_I2 ? "I2" : "U2");
+        sb_printf(P->em.out, "KGEN_WRAP_%s(", to == DT_I4 ? "I4" : to == DT_U4 ? "U4" : to == DT_I2 ? "I2" : "U2");
         if (ir_dtype_is_float(from)) {
-            sb_puts(P->out, "(int32_t)");
+            sb_puts(P->em.out, "(int32_t)");
             expr_nominus(P, a, P_UNARY);
         } else {
             expr(P, a, P_NONE);
         }
-        sb_puts(P->out, ")");
+        sb_puts(P->em.out, ")");
     } else {
-        sb_printf(P->out, "(%s)", value_type(to));
+        sb_printf(P->em.out, "(%s)", value_type(to));
         expr_nominus(P, a, P_UNARY);
     }
 }
@@ -922,7 +623,7 @@ static void print_bitcast(Printer *P, const Expr *e)
     DType from = a->dtype, to = e->dtype;
     int nb = ir_dtype_bytes(to);
     DType bits = nb == 8 ? DT_U64 : nb == 4 ? DT_U32 : nb == 2 ? DT_U16 : DT_U8;
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     int call = to == DT_F32 || to == DT_F64 || ir_dtype_is_storage(to);
     if (to == DT_F32 || to == DT_F64)
         sb_printf(o, "kgen_bits_%s(", ir_dtype_name(to));
@@ -951,7 +652,7 @@ static void expr(Printer *P, const Expr *e, int prec)
         ir_die("cprint: missing expression");
     e = transparent(e);
     int paren = expr_prec(e) < prec;
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     if (paren)
         sb_puts(o, "(");
     switch (e->kind) {
@@ -1004,17 +705,12 @@ static void expr(Printer *P, const Expr *e, int prec)
 
 /* ---------------------------------------------------------------- statements */
 
-static void line(Printer *P)
-{
-    sb_indent(P->out, P->depth);
-}
-
 /* KGEN_SET4(buf, index, code): a read-modify-write of the element's byte (kgen_lowbit.h;
  * the lowering keeps the loops around it serial). The macro keeps the code's low bits,
  * so a wrap to the type right before the store is left out; a copy moves the code. */
 static void print_packed_store(Printer *P, const Buffer *b, const Expr *index, const Expr *v)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     sb_printf(o, "KGEN_SET%d(%s, ", ir_dtype_bits(b->dtype), buf_name(P, b));
     expr(P, index, P_NONE);
     sb_puts(o, ", ");
@@ -1042,20 +738,6 @@ static void print_packed_store(Printer *P, const Buffer *b, const Expr *index, c
     sb_puts(o, ");\n");
 }
 
-void em_c_comment(StrBuf *o, const char *s)
-{
-    for (; s && *s; s++) {
-        if ((s[0] == '*' && s[1] == '/') || (s[0] == '/' && s[1] == '*'))
-            sb_printf(o, "%c ", s[0]);
-        else if (*s == '\n')
-            sb_puts(o, " ");
-        else
-            sb_printf(o, "%c", *s);
-    }
-}
-
-static void stmt(Printer *P, const Stmt *s);
-
 static int count_lines(const StrBuf *o, size_t from)
 {
     int n = 0;
@@ -1068,28 +750,14 @@ static int count_lines(const StrBuf *o, size_t from)
  * closing brace. */
 #define LONG_BODY 8
 
-static void print_block(Printer *P, const Stmt *s);
-
-/* 0..5 for blockIdx.x/y/z, threadIdx.x/y/z; -1 otherwise */
-static int bind_slot(const char *tag)
-{
-    if (!tag)
-        return -1;
-    int base = !strncmp(tag, "blockIdx.", 9) ? 0 : !strncmp(tag, "threadIdx.", 10) ? 3 : -1;
-    if (base < 0)
-        return -1;
-    char c = tag[base ? 10 : 9];
-    return c >= 'x' && c <= 'z' && !tag[base ? 11 : 10] ? base + (c - 'x') : -1;
-}
-
 static void put_index(Printer *P, int slot)
 {
     const char *fmt = slot < 3 ? P->d->block_index : P->d->thread_index;
     int axis = slot % 3;
     if (strstr(fmt, "%c"))
-        sb_printf(P->out, fmt, "xyz"[axis]);
+        sb_printf(P->em.out, fmt, "xyz"[axis]);
     else
-        sb_printf(P->out, fmt, axis);
+        sb_printf(P->em.out, fmt, axis);
 }
 
 /* A loop bound to a GPU index: no loop, the index itself (and a guard where the launch has
@@ -1097,35 +765,33 @@ static void put_index(Printer *P, int slot)
 static void print_bound(Printer *P, const Stmt *s)
 {
     Var *v = s->u.loop.var;
-    int slot = bind_slot(s->u.loop.bind_tag);
+    int slot = lower_launch_slot(s->u.loop.bind_tag);
     int64_t ext = 0;
     ir_expr_is_const(s->u.loop.extent, &ext);
-    int mark = P->ndecls;
     int di = declare_var(P, v);
-    const char *name = P->decls[di].name;
-    line(P);
-    sb_printf(P->out, "const %s %s = (%s)", value_type(v->dtype), name, value_type(v->dtype));
+    const char *name = P->decls.items[di].name;
+    em_line(&P->em);
+    sb_printf(P->em.out, "const %s %s = (%s)", value_type(v->dtype), name, value_type(v->dtype));
     put_index(P, slot);
-    sb_puts(P->out, ";");
-    sb_puts(P->out, " /* ");
-    em_c_comment(P->out, s->u.loop.bind_tag);
-    sb_puts(P->out, " */\n");
-    P->decls[di].live = 1;
+    sb_puts(P->em.out, ";");
+    sb_puts(P->em.out, " /* ");
+    em_comment_text(P->em.out, s->u.loop.bind_tag);
+    sb_puts(P->em.out, " */\n");
+    P->decls.items[di].live = 1;
     if (ext < P->launch[slot]) {
-        line(P);
-        sb_printf(P->out, "if (%s < ", name);
+        em_line(&P->em);
+        sb_printf(P->em.out, "if (%s < ", name);
         print_int(P, ext, v->dtype);
-        sb_puts(P->out, ") {\n");
-        print_block(P, s->u.loop.body);
-        line(P);
-        sb_puts(P->out, "}\n");
+        sb_puts(P->em.out, ") {\n");
+        em_block(&P->em, s->u.loop.body);
+        em_line(&P->em);
+        sb_puts(P->em.out, "}\n");
     } else {
-        stmt(P, s->u.loop.body);
+        em_stmt(&P->em, s->u.loop.body);
     }
     /* declared in the enclosing C block: the name stays taken until that block closes (a
      * second cooperative copy binds the same index again) */
-    P->decls[di].live = 0;
-    (void)mark;
+    P->decls.items[di].live = 0;
 }
 
 /* &buf[index], or the bare name at index 0 */
@@ -1134,10 +800,10 @@ static void address(Printer *P, const Buffer *b, Expr *index)
     int64_t v;
     index = ir_simplify(index, NULL);
     if (ir_expr_is_const(index, &v) && v == 0) {
-        sb_puts(P->out, buf_name(P, b));
+        sb_puts(P->em.out, buf_name(P, b));
         return;
     }
-    sb_puts(P->out, "&");
+    sb_puts(P->em.out, "&");
     element(P, b, index);
 }
 
@@ -1146,38 +812,29 @@ static void print_tensorized(Printer *P, const IrTzCall *c)
 {
     int64_t off = 0;
     for (int i = 0; i < c->nchunks; i++) {
-        line(P);
-        sb_printf(P->out, "kgen_fma_bcast_f32x%d(", c->width[i]);
+        em_line(&P->em);
+        sb_printf(P->em.out, "kgen_fma_bcast_f32x%d(", c->width[i]);
         address(P, c->acc, ir_add(c->acc_index, ir_idx(off)));
-        sb_puts(P->out, ", ");
+        sb_puts(P->em.out, ", ");
         expr(P, c->scalar, P_NONE);
-        sb_puts(P->out, ", ");
+        sb_puts(P->em.out, ", ");
         address(P, c->b, ir_add(c->b_index, ir_idx(off)));
-        sb_puts(P->out, ");\n");
+        sb_puts(P->em.out, ");\n");
         off += c->width[i];
     }
 }
 
-int em_c_uses_ukernels(const Stmt *s)
+static int is_tensorized(const Stmt *s, void *ctx)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return s->u.loop.kind == FOR_TENSORIZED || em_c_uses_ukernels(s->u.loop.body);
-    case S_LET: return em_c_uses_ukernels(s->u.let.body);
-    case S_IF: return em_c_uses_ukernels(s->u.cond.then) || em_c_uses_ukernels(s->u.cond.els);
-    case S_ALLOC: return em_c_uses_ukernels(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (em_c_uses_ukernels(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    (void)ctx;
+    return s->kind == S_FOR && s->u.loop.kind == FOR_TENSORIZED;
 }
 
-static void print_for(Printer *P, const Stmt *s)
+int em_c_uses_ukernels(const Stmt *s) { return em_stmt_any(s, is_tensorized, NULL, NULL); }
+
+static void print_for(EmPrinter *E, const Stmt *s)
 {
+    Printer *P = (Printer *)E;
     const Dialect *d = P->d;
     if (s->u.loop.kind == FOR_BOUND && !is_host(d)) {
         print_bound(P, s);
@@ -1200,130 +857,100 @@ static void print_for(Printer *P, const Stmt *s)
         n = ext->u.ival;
 
     if (kind == FOR_VECTORIZED && is_host(d)) {
-        line(P);
-        sb_puts(P->out, "KGEN_VECTORIZE\n");
+        em_line(&P->em);
+        sb_puts(P->em.out, "KGEN_VECTORIZE\n");
     } else if (kind == FOR_PARALLEL && d->has_openmp) {
-        line(P);
-        sb_puts(P->out, "KGEN_PARALLEL_FOR\n");
+        em_line(&P->em);
+        sb_puts(P->em.out, "KGEN_PARALLEL_FOR\n");
     }
 
-    int mark = P->ndecls;
+    int mark = P->decls.n;
     int di = declare_var(P, v);
-    const char *name = P->decls[di].name;
-    line(P);
-    sb_printf(P->out, "for (%s %s = ", value_type(v->dtype), name);
+    const char *name = P->decls.items[di].name;
+    em_line(&P->em);
+    sb_printf(P->em.out, "for (%s %s = ", value_type(v->dtype), name);
     expr(P, min, P_NONE);
-    sb_printf(P->out, "; %s < ", name);
+    sb_printf(P->em.out, "; %s < ", name);
     if (lo_const && lo == 0) {
         expr(P, ext, P_REL + 1);
     } else if (lo_const && ext_const) {
         print_int(P, lo + n, v->dtype);
     } else {
         expr(P, min, P_ADD);
-        sb_puts(P->out, " + ");
+        sb_puts(P->em.out, " + ");
         expr_nominus(P, ext, P_ADD + 1);
     }
-    sb_printf(P->out, "; ++%s) {", name);
-    P->decls[di].live = 1;
+    sb_printf(P->em.out, "; ++%s) {", name);
+    P->decls.items[di].live = 1;
 
     if (kind == FOR_UNROLLED)
-        sb_puts(P->out, " /* unrolled */");
+        sb_puts(P->em.out, " /* unrolled */");
     else if (kind == FOR_BOUND) {
-        sb_puts(P->out, " /* ");
-        em_c_comment(P->out, s->u.loop.bind_tag ? s->u.loop.bind_tag : "bound");
-        sb_puts(P->out, " */");
+        sb_puts(P->em.out, " /* ");
+        em_comment_text(P->em.out, s->u.loop.bind_tag ? s->u.loop.bind_tag : "bound");
+        sb_puts(P->em.out, " */");
     } else if (kind == FOR_PARALLEL && !d->has_openmp)
-        sb_puts(P->out, " /* parallel */");
+        sb_puts(P->em.out, " /* parallel */");
     else if (kind == FOR_VECTORIZED && !is_host(d))
-        sb_puts(P->out, " /* vectorized */");
-    sb_puts(P->out, "\n");
+        sb_puts(P->em.out, " /* vectorized */");
+    sb_puts(P->em.out, "\n");
 
-    size_t start = P->out->len;
-    P->depth++;
-    stmt(P, s->u.loop.body);
-    P->depth--;
-    int long_body = count_lines(P->out, start) > LONG_BODY;
-    line(P);
+    size_t start = P->em.out->len;
+    P->em.depth++;
+    em_stmt(&P->em, s->u.loop.body);
+    P->em.depth--;
+    int long_body = count_lines(P->em.out, start) > LONG_BODY;
+    em_line(&P->em);
     if (long_body)
-        sb_printf(P->out, "} /* %s */\n", P->decls[di].name);
+        sb_printf(P->em.out, "} /* %s */\n", P->decls.items[di].name);
     else
-        sb_puts(P->out, "}\n");
+        sb_puts(P->em.out, "}\n");
     pop_decls(P, mark);
 }
 
-static void print_block(Printer *P, const Stmt *s)
+/* if_head: host C marks where the lowering knows the branch is the usual one (gcc takes a
+ * bounds check's && chain as unlikely and does not vectorize a loop inside it) */
+static void c_if_head(EmPrinter *E, const Stmt *s)
 {
-    int mark = P->ndecls;
-    P->depth++;
-    stmt(P, s);
-    P->depth--;
-    pop_decls(P, mark);
+    Printer *P = (Printer *)E;
+    int likely = s->u.cond.likely && is_host(P->d);
+    sb_puts(E->out, likely ? "if (KGEN_LIKELY(" : "if (");
+    expr(P, s->u.cond.cond, P_NONE);
+    sb_puts(E->out, likely ? ")) {\n" : ") {\n");
 }
 
-static void print_if(Printer *P, const Stmt *s)
+static void print_alloc(EmPrinter *E, const Stmt *s)
 {
-    line(P);
-    for (;;) {
-        /* host C: a hint where the lowering knows the branch is the usual one (gcc takes
-         * a bounds check's && chain as unlikely and does not vectorize a loop inside it) */
-        int likely = s->u.cond.likely && is_host(P->d);
-        sb_puts(P->out, likely ? "if (KGEN_LIKELY(" : "if (");
-        expr(P, s->u.cond.cond, P_NONE);
-        sb_puts(P->out, likely ? ")) {\n" : ") {\n");
-        print_block(P, s->u.cond.then);
-        line(P);
-        const Stmt *els = s->u.cond.els;
-        if (!els) {
-            sb_puts(P->out, "}\n");
-            return;
-        }
-        if (els->kind == S_IF) {       /* else if chains stay flat */
-            sb_puts(P->out, "} else ");
-            s = els;
-            continue;
-        }
-        sb_puts(P->out, "} else {\n");
-        print_block(P, els);
-        line(P);
-        sb_puts(P->out, "}\n");
-        return;
-    }
-}
-
-static void print_alloc(Printer *P, const Stmt *s)
-{
+    Printer *P = (Printer *)E;
     const Buffer *b = s->u.alloc.buf;
     const Dialect *d = P->d;
     if (b->scope == SCOPE_SHARED && !is_host(d)) {
-        stmt(P, s->u.alloc.body);     /* declared at the top of the kernel (hoist_shared) */
+        em_stmt(&P->em, s->u.alloc.body);     /* declared at the top of the kernel (hoist_shared) */
         return;
     }
     const char *name = buf_name(P, b);
     const char *ty = ir_dtype_ctype(b->dtype);
-    int braces = 0;
     /* the same buffer allocated twice in one C block needs a block of its own */
-    for (int i = 0; i < P->ndecls; i++)
-        if (P->decls[i].key == b)
-            braces = 1;
-    int mark = P->ndecls;
+    int braces = em_scope_find(&P->decls, b, 0) != NULL;
+    int mark = P->decls.n;
     if (braces) {
-        line(P);
-        sb_puts(P->out, "{\n");
-        P->depth++;
+        em_line(&P->em);
+        sb_puts(P->em.out, "{\n");
+        P->em.depth++;
     }
-    push_decl(&P->decls, &P->ndecls, &P->capdecls, b, xstrdup(name), 0);
+    em_scope_push(&P->decls, b, em_strdup(name), 0);
 
-    line(P);
+    em_line(&P->em);
     switch (b->scope) {
     case SCOPE_WORKSPACE: {
         const char *q = d->global_qual ? d->global_qual : "";
         const char *sp = d->global_qual ? " " : "";
         const char *rk = d->restrict_kw ? d->restrict_kw : "";
-        sb_printf(P->out, "%s%s%s *%s%s%s = ", q, sp, ty, rk, d->restrict_kw ? " " : "", name);
+        sb_printf(P->em.out, "%s%s%s *%s%s%s = ", q, sp, ty, rk, d->restrict_kw ? " " : "", name);
         if (b->ws_offset == 0)
-            sb_printf(P->out, "(%s%s%s *)workspace;\n", q, sp, ty);
+            sb_printf(P->em.out, "(%s%s%s *)workspace;\n", q, sp, ty);
         else
-            sb_printf(P->out, "(%s%s%s *)((%s%sunsigned char *)workspace + %lld);\n", q, sp, ty, q,
+            sb_printf(P->em.out, "(%s%s%s *)((%s%sunsigned char *)workspace + %lld);\n", q, sp, ty, q,
                       sp, (long long)b->ws_offset);
         break;
     }
@@ -1331,115 +958,118 @@ static void print_alloc(Printer *P, const Stmt *s)
     case SCOPE_SHARED: {
         long long size = b->size > 0 ? (long long)b->size : 1;
         if (b->scope == SCOPE_SHARED && d->local_qual)
-            sb_printf(P->out, "%s %s %s[%lld];\n", d->local_qual, ty, name, size);
-        else if (is_scalar(b))
-            sb_printf(P->out, "%s %s;\n", ty, name);
+            sb_printf(P->em.out, "%s %s %s[%lld];\n", d->local_qual, ty, name, size);
+        else if (em_is_scalar(b))
+            sb_printf(P->em.out, "%s %s;\n", ty, name);
         else if (is_host(d))
-            sb_printf(P->out, "KGEN_ALIGN(64) %s %s[%lld];\n", ty, name, size);
+            sb_printf(P->em.out, "KGEN_ALIGN(64) %s %s[%lld];\n", ty, name, size);
         else
-            sb_printf(P->out, "%s %s[%lld];\n", ty, name, size);
+            sb_printf(P->em.out, "%s %s[%lld];\n", ty, name, size);
         break;
     }
     case SCOPE_PARAM: ir_die("cprint: allocation of parameter %s", b->name);
     }
     if (!stmt_refs(s->u.alloc.body, b)) {
-        line(P);
-        sb_printf(P->out, "(void)%s;\n", name);
+        em_line(&P->em);
+        sb_printf(P->em.out, "(void)%s;\n", name);
     }
-    stmt(P, s->u.alloc.body);
+    em_stmt(&P->em, s->u.alloc.body);
     if (braces) {
         pop_decls(P, mark);
-        P->depth--;
-        line(P);
-        sb_puts(P->out, "}\n");
+        P->em.depth--;
+        em_line(&P->em);
+        sb_puts(P->em.out, "}\n");
     }
 }
 
-static void stmt(Printer *P, const Stmt *s)
+static void c_let(EmPrinter *E, const Stmt *s)
 {
-    if (!s)
+    Printer *P = (Printer *)E;
+    Var *v = s->u.let.var;
+    int di = declare_var(P, v);
+    em_line(E);
+    sb_printf(E->out, "const %s %s = ", value_type(v->dtype), P->decls.items[di].name);
+    expr(P, s->u.let.value, P_NONE);
+    sb_puts(E->out, ";\n");
+    P->decls.items[di].live = 1;
+    if (!stmt_refs(s->u.let.body, v)) {
+        em_line(E);
+        sb_printf(E->out, "(void)%s;\n", P->decls.items[di].name);
+    }
+    em_stmt(E, s->u.let.body);
+    P->decls.items[di].live = 0;    /* its C name stays taken until the block closes */
+}
+
+static void c_store(EmPrinter *E, const Stmt *s)
+{
+    Printer *P = (Printer *)E;
+    StrBuf *o = E->out;
+    const Buffer *b = s->u.store.buf;
+    em_line(E);
+    if (ir_dtype_is_packed(b->dtype)) {
+        print_packed_store(P, b, s->u.store.index, transparent(s->u.store.value));
         return;
-    StrBuf *o = P->out;
-    switch (s->kind) {
-    case S_FOR: print_for(P, s); break;
-    case S_LET: {
-        Var *v = s->u.let.var;
-        int di = declare_var(P, v);
-        line(P);
-        sb_printf(o, "const %s %s = ", value_type(v->dtype), P->decls[di].name);
-        expr(P, s->u.let.value, P_NONE);
+    }
+    element(P, b, s->u.store.index);
+    sb_puts(o, " = ");
+    const Expr *v = transparent(s->u.store.value);
+    if (ir_dtype_is_storage(b->dtype) && v->kind == E_LOAD && v->u.load.buf->dtype == b->dtype) {
+        /* an f16 (bf16, float8) copy moves the bits */
+        element(P, v->u.load.buf, v->u.load.index);
         sb_puts(o, ";\n");
-        P->decls[di].live = 1;
-        if (!stmt_refs(s->u.let.body, v)) {
-            line(P);
-            sb_printf(o, "(void)%s;\n", P->decls[di].name);
-        }
-        stmt(P, s->u.let.body);
-        P->decls[di].live = 0;    /* its C name stays taken until the block closes */
-        break;
-    }
-    case S_IF: print_if(P, s); break;
-    case S_STORE: {
-        const Buffer *b = s->u.store.buf;
-        line(P);
-        if (ir_dtype_is_packed(b->dtype)) {
-            print_packed_store(P, b, s->u.store.index, transparent(s->u.store.value));
-            break;
-        }
-        element(P, b, s->u.store.index);
-        sb_puts(o, " = ");
-        const Expr *v = transparent(s->u.store.value);
-        if (ir_dtype_is_storage(b->dtype) && v->kind == E_LOAD && v->u.load.buf->dtype == b->dtype) {
-            /* an f16 (bf16, float8) copy moves the bits */
-            element(P, v->u.load.buf, v->u.load.index);
-            sb_puts(o, ";\n");
-        } else if (ir_dtype_is_storage(b->dtype)) {
-            /* a cast to the type right before the store is the store's own rounding */
-            if (v->kind == E_CAST && v->dtype == b->dtype)
-                v = v->u.cast.a;
-            sb_printf(o, "kgen_f32_to_%s(", ir_dtype_name(b->dtype));
-            if (v->dtype != DT_F32 && !ir_dtype_is_storage(v->dtype)) {
-                sb_puts(o, "(float)");
-                expr_nominus(P, v, P_UNARY);
-            } else {
-                expr(P, v, P_NONE);
-            }
-            sb_puts(o, ");\n");
+    } else if (ir_dtype_is_storage(b->dtype)) {
+        /* a cast to the type right before the store is the store's own rounding */
+        if (v->kind == E_CAST && v->dtype == b->dtype)
+            v = v->u.cast.a;
+        sb_printf(o, "kgen_f32_to_%s(", ir_dtype_name(b->dtype));
+        if (v->dtype != DT_F32 && !ir_dtype_is_storage(v->dtype)) {
+            sb_puts(o, "(float)");
+            expr_nominus(P, v, P_UNARY);
         } else {
-            expr(P, s->u.store.value, P_NONE);
-            sb_puts(o, ";\n");
+            expr(P, v, P_NONE);
         }
-        break;
-    }
-    case S_ALLOC: print_alloc(P, s); break;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            stmt(P, s->u.seq.items[i]);
-        break;
-    case S_BARRIER:
-        if (P->d->barrier) {
-            line(P);
-            sb_printf(o, "%s\n", P->d->barrier);
-        }
-        break;
-    case S_PREFETCH:
-        if (P->d->prefetch) {
-            line(P);
-            sb_printf(o, "%s(&", P->d->prefetch);
-            element(P, s->u.store.buf, s->u.store.index);
-            sb_puts(o, ");\n");
-        }
-        break;
-    case S_COMMENT: {
-        const char *t = s->u.comment ? s->u.comment : "";
-        line(P);
-        sb_puts(o, "/* ");
-        em_c_comment(o, t);
-        sb_puts(o, " */\n");
-        break;
-    }
+        sb_puts(o, ");\n");
+    } else {
+        expr(P, s->u.store.value, P_NONE);
+        sb_puts(o, ";\n");
     }
 }
+
+static void c_barrier(EmPrinter *E, const Stmt *s)
+{
+    const Printer *P = (const Printer *)E;
+    (void)s;
+    if (P->d->barrier) {
+        em_line(E);
+        sb_printf(E->out, "%s\n", P->d->barrier);
+    }
+}
+
+static void c_prefetch(EmPrinter *E, const Stmt *s)
+{
+    Printer *P = (Printer *)E;
+    if (P->d->prefetch) {
+        em_line(E);
+        sb_printf(E->out, "%s(&", P->d->prefetch);
+        element(P, s->u.store.buf, s->u.store.index);
+        sb_puts(E->out, ");\n");
+    }
+}
+
+static int c_scope_mark(EmPrinter *E) { return ((Printer *)E)->decls.n; }
+static void c_scope_pop(EmPrinter *E, int mark) { pop_decls((Printer *)E, mark); }
+
+static const EmStmtHooks c_hooks = {
+    .loop = print_for,
+    .let = c_let,
+    .store = c_store,
+    .alloc = print_alloc,
+    .barrier = c_barrier,
+    .prefetch = c_prefetch,
+    .if_head = c_if_head,
+    .scope_mark = c_scope_mark,
+    .scope_pop = c_scope_pop,
+};
 
 /* ---------------------------------------------------------------- functions */
 
@@ -1483,11 +1113,11 @@ static void print_proto(Printer *P)
     }
 
     if (d->index_params) {
-        items[n] = xstrdup(d->index_params);
+        items[n] = em_strdup(d->index_params);
         total += strlen(items[n++]) + 2;
     }
 
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     const char *fname = P->launch_name ? P->launch_name : P->fname;
     if (d->kernel_prefix) {
         sb_puts(o, d->kernel_prefix);
@@ -1539,46 +1169,20 @@ void em_print_prototype(StrBuf *out, const Kernel *k, const Dialect *d)
 
 static int lowbit_type(DType t) { return ir_dtype_is_packed(t) || t == DT_F8E8M0; }
 
-static int expr_lowbit(const Expr *e)
+static int expr_lowbit(const Expr *e, void *ctx)
 {
-    if (!e)
-        return 0;
-    if (lowbit_type(e->dtype))
-        return 1;
-    switch (e->kind) {
-    case E_BIN: return expr_lowbit(e->u.bin.a) || expr_lowbit(e->u.bin.b);
-    case E_UN: return expr_lowbit(e->u.un.a);
-    case E_CAST: return expr_lowbit(e->u.cast.a);
-    case E_SELECT: return expr_lowbit(e->u.sel.cond) || expr_lowbit(e->u.sel.t) || expr_lowbit(e->u.sel.f);
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            if (expr_lowbit(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_LOAD: return lowbit_type(e->u.load.buf->dtype) || expr_lowbit(e->u.load.index);
-    default: return 0;
-    }
+    (void)ctx;
+    return lowbit_type(e->dtype) || (e->kind == E_LOAD && lowbit_type(e->u.load.buf->dtype));
 }
 
-static int stmt_lowbit(const Stmt *s)
+static int stmt_lowbit_node(const Stmt *s, void *ctx)
 {
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: return expr_lowbit(s->u.loop.min) || expr_lowbit(s->u.loop.extent) || stmt_lowbit(s->u.loop.body);
-    case S_LET: return expr_lowbit(s->u.let.value) || stmt_lowbit(s->u.let.body);
-    case S_IF: return expr_lowbit(s->u.cond.cond) || stmt_lowbit(s->u.cond.then) || stmt_lowbit(s->u.cond.els);
-    case S_STORE:
-        return lowbit_type(s->u.store.buf->dtype) || expr_lowbit(s->u.store.index) || expr_lowbit(s->u.store.value);
-    case S_ALLOC: return lowbit_type(s->u.alloc.buf->dtype) || stmt_lowbit(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (stmt_lowbit(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    (void)ctx;
+    return (s->kind == S_STORE && lowbit_type(s->u.store.buf->dtype)) ||
+           (s->kind == S_ALLOC && lowbit_type(s->u.alloc.buf->dtype));
 }
+
+static int stmt_lowbit(const Stmt *s) { return em_stmt_any(s, stmt_lowbit_node, expr_lowbit, NULL); }
 
 /* templates/kgen_lowbit.h, once into the file out that a kernel using the packed types or
  * f8e8m0 goes into, before it: a file without them stays as it was. */
@@ -1601,31 +1205,27 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
 
     /* the header comment: the kernel's name, then its notes a line each */
     sb_puts(&text, "/* ");
-    em_c_comment(&text, k->name);
-    for (int i = 0; i < k->notes.n; i++) {
-        const char *note = k->notes.items[i];
-        sb_puts(&text, note && note[0] ? "\n * " : "\n *");
-        em_c_comment(&text, note);
-    }
+    em_comment_text(&text, k->name);
+    em_comment_notes(&text, &k->notes, 1);
     sb_puts(&text, k->notes.n ? "\n */\n" : " */\n");
     print_proto(&P);
     sb_puts(&text, "\n{\n");
 
-    P.depth = 1;
+    P.em.depth = 1;
     if (!k->internal && !uses_workspace(k->body)) {
-        line(&P);
+        em_line(&P.em);
         sb_puts(&text, "(void)workspace;\n");
     }
     for (int i = 0; i < k->params.n; i++) {
         const Buffer *b = k->params.items[i];
         if (!stmt_refs(k->body, b)) {
-            line(&P);
+            em_line(&P.em);
             sb_printf(&text, "(void)%s;\n", buf_name(&P, b));
         }
     }
-    stmt(&P, k->body);
+    em_stmt(&P.em, k->body);
     if (is_host(d) && !k->internal) {
-        line(&P);
+        em_line(&P.em);
         sb_puts(&text, "return KGEN_OK;\n");
     }
     sb_puts(&text, "}\n");
@@ -1639,178 +1239,21 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
 
 /* ---------------------------------------------------------------- GPU kernels */
 
-static int expr_f64(const Expr *e)
+/* Declare the shared arrays of a launch at the top of its function (OpenCL and Metal
+ * allow them nowhere else). */
+static int hoist_shared_node(const Stmt *s, void *ctx)
 {
-    if (!e)
-        return 0;
-    if (e->dtype == DT_F64)
-        return 1;
-    switch (e->kind) {
-    case E_BIN: return expr_f64(e->u.bin.a) || expr_f64(e->u.bin.b);
-    case E_UN: return expr_f64(e->u.un.a);
-    case E_CAST:
-    case E_BITCAST: return expr_f64(e->u.cast.a);
-    case E_SELECT: return expr_f64(e->u.sel.cond) || expr_f64(e->u.sel.t) || expr_f64(e->u.sel.f);
-    case E_CALL:
-        for (int i = 0; i < KG_MAX_ARGS; i++)
-            if (expr_f64(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case E_LOAD: return e->u.load.buf->dtype == DT_F64 || expr_f64(e->u.load.index);
-    default: return 0;
-    }
-}
-
-/* What one launch needs, and whether a GPU can run it as written. */
-typedef struct {
-    const Kernel *k;
-    const Target *t;
-    int64_t ext[6];        /* extents of the six indices (1 where unbound) */
-    int active[6];         /* bound loops of each index open around the statement visited */
-    int64_t shared;        /* bytes of shared memory */
-    int barriers;
-    int f64;               /* uses doubles */
-} LaunchScan;
-
-/* Does s store into shared buffers only (a cooperative copy)? */
-static int stores_only_shared(const Stmt *s)
-{
-    if (!s)
-        return 1;
-    switch (s->kind) {
-    case S_FOR: return stores_only_shared(s->u.loop.body);
-    case S_LET: return stores_only_shared(s->u.let.body);
-    case S_IF: return stores_only_shared(s->u.cond.then) && stores_only_shared(s->u.cond.els);
-    case S_STORE: return s->u.store.buf->scope == SCOPE_SHARED;
-    case S_ALLOC: return stores_only_shared(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (!stores_only_shared(s->u.seq.items[i]))
-                return 0;
-        return 1;
-    default: return 1;
-    }
-}
-
-static int scan_launch(LaunchScan *L, const Stmt *s)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: {
-        L->f64 |= expr_f64(s->u.loop.min) || expr_f64(s->u.loop.extent);
-        if (s->u.loop.kind != FOR_BOUND)
-            return scan_launch(L, s->u.loop.body);
-        int slot = bind_slot(s->u.loop.bind_tag);
-        int64_t lo = -1, ext = 0;
-        if (slot < 0)
-            return ir_fail("kernel %s: loop %s is bound to '%s', not a GPU index", L->k->name, s->u.loop.var->name,
-                           s->u.loop.bind_tag ? s->u.loop.bind_tag : "nothing");
-        if (!ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(s->u.loop.extent, &ext) || ext < 1)
-            return ir_fail("kernel %s: loop %s bound to %s needs a constant range starting at 0", L->k->name,
-                           s->u.loop.var->name, s->u.loop.bind_tag);
-        /* the same index again inside: only for a cooperative copy into shared memory, which
-         * the block's threads share out (any other nesting would be the diagonal only) */
-        if (L->active[slot] && !stores_only_shared(s->u.loop.body))
-            return ir_fail("kernel %s: %s is bound twice in one loop nest (loop %s inside another loop bound to it)",
-                           L->k->name, s->u.loop.bind_tag, s->u.loop.var->name);
-        if (ext > L->ext[slot])
-            L->ext[slot] = ext;
-        int was = L->active[slot];
-        L->active[slot] = 1;
-        int rc = scan_launch(L, s->u.loop.body);
-        L->active[slot] = was;
-        return rc;
-    }
-    case S_LET:
-        L->f64 |= s->u.let.var->dtype == DT_F64 || expr_f64(s->u.let.value);
-        return scan_launch(L, s->u.let.body);
-    case S_IF:
-        L->f64 |= expr_f64(s->u.cond.cond);
-        return scan_launch(L, s->u.cond.then) || scan_launch(L, s->u.cond.els);
-    case S_STORE:
-        L->f64 |= s->u.store.buf->dtype == DT_F64 || expr_f64(s->u.store.index) || expr_f64(s->u.store.value);
-        return 0;
-    case S_ALLOC:
-        L->f64 |= s->u.alloc.buf->dtype == DT_F64;
-        if (s->u.alloc.buf->scope == SCOPE_SHARED)
-            L->shared += s->u.alloc.buf->size * ir_dtype_bytes(s->u.alloc.buf->dtype);
-        return scan_launch(L, s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (scan_launch(L, s->u.seq.items[i]))
-                return -1;
-        return 0;
-    case S_BARRIER: L->barriers++; return 0;
-    case S_PREFETCH:
-    case S_COMMENT: return 0;
+    Printer *P = ctx;
+    if (s->kind == S_ALLOC && s->u.alloc.buf->scope == SCOPE_SHARED) {
+        const Buffer *b = s->u.alloc.buf;
+        em_line(&P->em);
+        sb_printf(P->em.out, "%s %s %s[%lld];\n", P->d->local_qual, ir_dtype_ctype(b->dtype), buf_name(P, b),
+                  (long long)(b->size > 0 ? b->size : 1));
     }
     return 0;
 }
 
-/* After scan_launch: every thread of a block must reach each barrier, so none may sit
- * under a branch (a guard of a bound loop shorter than the launch, or any if). */
-static int check_barriers(const LaunchScan *L, const Stmt *s, const int64_t *launch, const char *branch)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_FOR: {
-        int slot = s->u.loop.kind == FOR_BOUND ? bind_slot(s->u.loop.bind_tag) : -1;
-        int64_t ext = 0;
-        if (slot >= 0 && ir_expr_is_const(s->u.loop.extent, &ext) && ext < launch[slot] && !branch)
-            branch = s->u.loop.var->name;
-        return check_barriers(L, s->u.loop.body, launch, branch);
-    }
-    case S_LET: return check_barriers(L, s->u.let.body, launch, branch);
-    case S_IF:
-        return check_barriers(L, s->u.cond.then, launch, branch ? branch : "an if") ||
-               check_barriers(L, s->u.cond.els, launch, branch ? branch : "an if");
-    case S_ALLOC: return check_barriers(L, s->u.alloc.body, launch, branch);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (check_barriers(L, s->u.seq.items[i], launch, branch))
-                return -1;
-        return 0;
-    case S_BARRIER:
-        if (branch)
-            return ir_fail("kernel %s: a barrier under divergent control flow (inside the guard of %s): not every "
-                           "thread of a block would reach it; make the bound loops cover the block exactly",
-                           L->k->name, branch);
-        return 0;
-    default: return 0;
-    }
-}
-
-/* Declare the shared arrays of a launch at the top of its function (OpenCL and Metal
- * allow them nowhere else). */
-static void hoist_shared(Printer *P, const Stmt *s)
-{
-    if (!s)
-        return;
-    switch (s->kind) {
-    case S_FOR: hoist_shared(P, s->u.loop.body); break;
-    case S_LET: hoist_shared(P, s->u.let.body); break;
-    case S_IF:
-        hoist_shared(P, s->u.cond.then);
-        hoist_shared(P, s->u.cond.els);
-        break;
-    case S_ALLOC:
-        if (s->u.alloc.buf->scope == SCOPE_SHARED) {
-            const Buffer *b = s->u.alloc.buf;
-            line(P);
-            sb_printf(P->out, "%s %s %s[%lld];\n", P->d->local_qual, ir_dtype_ctype(b->dtype), buf_name(P, b),
-                      (long long)(b->size > 0 ? b->size : 1));
-        }
-        hoist_shared(P, s->u.alloc.body);
-        break;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            hoist_shared(P, s->u.seq.items[i]);
-        break;
-    default: break;
-    }
-}
+static void hoist_shared(Printer *P, const Stmt *s) { em_stmt_any(s, hoist_shared_node, NULL, P); }
 
 void em_free_launches(EmLaunch *l, int n)
 {
@@ -1819,137 +1262,98 @@ void em_free_launches(EmLaunch *l, int n)
     free(l);
 }
 
+/* Launch li of the plan as one function, named l->name, with its header comment, the
+ * (void) lines for what it leaves unused, its shared arrays and the workspace buffers it
+ * uses (P->launch holds its extents). */
+static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const EmLaunch *l)
+{
+    const Kernel *k = P->k;
+    const Stmt *item = plan->items[li].body;
+    StrBuf *text = P->em.out;
+    int64_t threads = l->block[0] * l->block[1] * l->block[2];
+    P->launch_name = l->name;
+    /* header comment: the kernel's name and notes (on its first launch), the grid */
+    sb_puts(text, "/* ");
+    em_comment_text(text, k->name);
+    if (plan->n > 1)
+        sb_printf(text, ", launch %d of %d", li + 1, plan->n);
+    if (li == 0)
+        em_comment_notes(text, &k->notes, 1);
+    sb_printf(text, "\n * grid %lld x %lld x %lld blocks of %lld x %lld x %lld threads%s\n */\n",
+              (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+              (long long)l->block[1], (long long)l->block[2],
+              threads == 1 && l->grid[0] * l->grid[1] * l->grid[2] == 1 ? " (not parallelized: one thread)" : "");
+    print_proto(P);
+    sb_puts(text, "\n{\n");
+    P->em.depth = 1;
+    const PtrVec *ws = &plan->workspace;
+    int wsused = 0;
+    for (int j = 0; j < ws->n; j++)
+        wsused |= stmt_refs(item, ws->items[j]);
+    if (!k->internal && !wsused) {
+        em_line(&P->em);
+        sb_puts(text, "(void)workspace;\n");
+    }
+    for (int j = 0; j < k->params.n; j++) {
+        const Buffer *b = k->params.items[j];
+        if (!stmt_refs(item, b)) {
+            em_line(&P->em);
+            sb_printf(text, "(void)%s;\n", buf_name(P, b));
+        }
+    }
+    hoist_shared(P, item);
+    Stmt *wrapped = (Stmt *)item;
+    for (int j = ws->n - 1; j >= 0; j--)
+        if (stmt_refs(item, ws->items[j]))
+            wrapped = ir_allocate(ws->items[j], wrapped);
+    em_stmt(&P->em, wrapped);
+    pop_decls(P, 0);
+    sb_puts(text, "}\n");
+}
+
 int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Target *t, EmLaunch **launches)
 {
-    /* the launches: the top-level statements below the workspace allocations */
-    const Stmt *body = k->body;
-    PtrVec ws = {0};
-    while (body && body->kind == S_ALLOC && body->u.alloc.buf->scope == SCOPE_WORKSPACE) {
-        ir_vec_push(&ws, (void *)body->u.alloc.buf, 1 << 20, "workspace buffers");
-        body = body->u.alloc.body;
+    /* the gpu-launch pass (lower/launch.c) decides the launches and checks them */
+    LowerLaunchPlan plan;
+    LowerLaunchLimits lim = {.lang = d->name, .max_threads = t->max_threads, .max_shared = t->max_shared,
+                             .no_f64 = d->no_f64};
+    *launches = NULL;
+    if (lower_launch_plan(k, &lim, &plan)) {
+        lower_launch_free(&plan);
+        return -1;
     }
-    const Stmt *const *items = &body;
-    int nitems = 1;
-    if (body && body->kind == S_SEQ) {
-        items = (const Stmt *const *)body->u.seq.items;
-        nitems = body->u.seq.n;
-    }
-    int n = 0;
-    for (int i = 0; i < nitems; i++)
-        n += items[i] && items[i]->kind != S_COMMENT;
+    int n = plan.n;
     EmLaunch *L = calloc((size_t)(n ? n : 1), sizeof *L);
     if (!L)
         ir_die("out of memory");
-    *launches = L;
 
     Printer P;
     StrBuf text = {0};
     printer_init(&P, &text, k, d, 1);
-    int li = 0, rc = 0;
-    for (int i = 0; i < nitems && rc == 0; i++) {
-        const Stmt *item = items[i];
-        if (!item || item->kind == S_COMMENT)
-            continue;
-        LaunchScan S = {.k = k, .t = t};
-        if (scan_launch(&S, item)) {
-            rc = -1;
-            break;
-        }
-        if (S.f64 && d->no_f64) {
-            rc = ir_fail("kernel %s: %s has no 64-bit floats (the kernel computes in f64)", k->name, d->name);
-            break;
-        }
-        for (int j = 0; j < 6; j++)
-            P.launch[j] = S.ext[j] ? S.ext[j] : 1;
-        if (S.barriers && check_barriers(&S, item, P.launch, NULL)) {
-            rc = -1;
-            break;
-        }
-        int64_t threads = P.launch[3] * P.launch[4] * P.launch[5];
-        if (threads > t->max_threads) {
-            rc = ir_fail("kernel %s: %lld threads per block, above the target's limit of %d (-max-threads)", k->name,
-                         (long long)threads, t->max_threads);
-            break;
-        }
-        if (P.launch[0] > INT32_MAX || P.launch[1] > 65535 || P.launch[2] > 65535 || P.launch[5] > 64) {
-            rc = ir_fail("kernel %s: a grid of %lld x %lld x %lld blocks of %lld x %lld x %lld threads is beyond what "
-                         "GPUs launch (blocks: x < 2^31, y and z <= 65535; threads: z <= 64)", k->name,
-                         (long long)P.launch[0], (long long)P.launch[1], (long long)P.launch[2], (long long)P.launch[3],
-                         (long long)P.launch[4], (long long)P.launch[5]);
-            break;
-        }
-        if (S.shared > t->max_shared) {
-            rc = ir_fail("kernel %s: %lld bytes of shared memory per block, above the target's limit of %lld "
-                         "(-max-shared)", k->name, (long long)S.shared, (long long)t->max_shared);
-            break;
-        }
+    for (int li = 0; li < n; li++) {
         EmLaunch *l = &L[li];
         if (n == 1) {
-            l->name = xstrdup(P.fname);
+            l->name = em_strdup(P.fname);
         } else {
             l->name = xmalloc(strlen(P.fname) + 24);
             sprintf(l->name, "%s_%d", P.fname, li);
         }
         for (int j = 0; j < 3; j++) {
-            l->grid[j] = P.launch[j];
-            l->block[j] = P.launch[3 + j];
+            l->grid[j] = plan.items[li].ext[j];
+            l->block[j] = plan.items[li].ext[3 + j];
         }
-        l->shared_bytes = S.shared;
-        P.launch_name = l->name;
-
-        /* header comment: the kernel's name and notes (on its first launch), the grid */
-        sb_puts(&text, "/* ");
-        em_c_comment(&text, k->name);
-        if (n > 1)
-            sb_printf(&text, ", launch %d of %d", li + 1, n);
-        for (int j = 0; li == 0 && j < k->notes.n; j++) {
-            const char *note = k->notes.items[j];
-            sb_puts(&text, note && note[0] ? "\n * " : "\n *");
-            em_c_comment(&text, note);
-        }
-        sb_printf(&text, "\n * grid %lld x %lld x %lld blocks of %lld x %lld x %lld threads%s\n */\n",
-                  (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
-                  (long long)l->block[1], (long long)l->block[2],
-                  threads == 1 && l->grid[0] * l->grid[1] * l->grid[2] == 1 ? " (not parallelized: one thread)" : "");
-        print_proto(&P);
-        sb_puts(&text, "\n{\n");
-        P.depth = 1;
-        int wsused = 0;
-        for (int j = 0; j < ws.n; j++)
-            wsused |= stmt_refs(item, ws.items[j]);
-        if (!k->internal && !wsused) {
-            line(&P);
-            sb_puts(&text, "(void)workspace;\n");
-        }
-        for (int j = 0; j < k->params.n; j++) {
-            const Buffer *b = k->params.items[j];
-            if (!stmt_refs(item, b)) {
-                line(&P);
-                sb_printf(&text, "(void)%s;\n", buf_name(&P, b));
-            }
-        }
-        hoist_shared(&P, item);
-        Stmt *wrapped = (Stmt *)item;
-        for (int j = ws.n - 1; j >= 0; j--)
-            if (stmt_refs(item, ws.items[j]))
-                wrapped = ir_allocate(ws.items[j], wrapped);
-        stmt(&P, wrapped);
-        pop_decls(&P, 0);
-        sb_puts(&text, "}\n");
-        li++;
-        if (li < n)
+        l->shared_bytes = plan.items[li].shared_bytes;
+        memcpy(P.launch, plan.items[li].ext, sizeof P.launch);
+        print_launch(&P, &plan, li, l);
+        if (li + 1 < n)
             sb_puts(&text, "\n");
     }
-    if (rc == 0)
-        put_lowbit(out, k);
-    if (rc == 0 && text.len)
+    put_lowbit(out, k);
+    if (text.len)
         sb_puts(out, text.data);
     sb_free(&text);
     printer_free(&P);
-    if (rc) {
-        em_free_launches(L, li);
-        *launches = NULL;
-        return -1;
-    }
+    lower_launch_free(&plan);
+    *launches = L;
     return n;
 }

@@ -1,8 +1,11 @@
 /* emit.h - printers from the loop IR to target source, and the files around them.
  *
  * One C-family printer (cprint.c) serves C, CUDA, OpenCL and Metal through a Dialect
- * table of differences; a NULL entry means plain C. JavaScript has its own printer over
- * the same loop IR (jsprint.c).
+ * table of differences (dialect.c); a NULL entry means plain C. JavaScript has its own
+ * printer over the same loop IR (jsprint.c). Both stand on printer.c (printer.h): the
+ * statement walk with a hook per statement kind, scopes of names, identifiers, comment
+ * text. A GPU kernel's launches come from the gpu-launch pass (lower/launch.c), run
+ * before it is printed.
  */
 #ifndef KGEN_EMIT_H
 #define KGEN_EMIT_H
@@ -54,7 +57,8 @@ const Dialect *em_dialect_for(TargetKind k);    /* NULL for targets the printer 
 const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t n);
 
 /* One launch of a GPU kernel: a function with its grid. A kernel prints as one launch per
- * top-level loop nest of its body (each runs after the previous one finished). */
+ * top-level loop nest of its body (each runs after the previous one finished), as the
+ * gpu-launch pass (lower/launch.h) plans them. */
 typedef struct {
     char *name;                     /* the function name */
     int64_t grid[3];                /* blocks in x, y, z */

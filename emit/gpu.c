@@ -236,7 +236,7 @@ static int host_tables(StrBuf *o, const GProg *g, const char *weights_array)
         const GBuf *b = &g->bufs[i];
         sb_printf(o, "    {%s, %d, %lld, %lld, \"", kind_macro[b->kind], b->index, (long long)b->offset,
                   (long long)b->bytes);
-        em_c_comment(o, b->name);
+        em_comment_text(o, b->name);
         sb_puts(o, "\"},\n");
     }
     if (!g->nbufs)

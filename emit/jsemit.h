@@ -4,13 +4,12 @@
 #define KGEN_JSEMIT_H
 
 #include "emit.h"
+#include "printer.h"     /* em_comment_text: the inside of a comment */
 
 /* The typed array that holds elements of t ("Float32Array"; the storage floats as bits). */
 const char *em_js_array_type(DType t);
 /* Any string as a JS identifier that is not reserved (malloc'd). */
 char *em_js_ident(const char *s);
-/* Text for the inside of a JS block comment. */
-void em_js_comment(StrBuf *o, const char *text);
 /* Print kernel k as `function fn(params[, workspace])` into out; local arrays it needs go
  * to hoist as module-level declarations, their names added to module_names (char*), whose
  * names the function's own names avoid. */

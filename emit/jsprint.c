@@ -10,8 +10,10 @@
  * typed-array stores, arithmetic and == turn into 0/1 like C.
  * Local arrays are hoisted to module-level typed arrays (kernels are not reentrant; no
  * allocation per call); workspace buffers are views into the workspace ArrayBuffer.
+ * The statement walk, scopes and identifiers are printer.c's; this file gives its hooks.
  * requires: a lowered kernel; breaks: nothing. */
 #include "jsemit.h"
+#include "printer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,20 +78,9 @@ static int js_is_reserved(const char *s)
 
 char *em_js_ident(const char *s)
 {
-    size_t n = s ? strlen(s) : 0;
-    char *r = malloc(n + 4), *p = r;
-    if (!r)
-        ir_die("out of memory");
-    if (!n || (s[0] >= '0' && s[0] <= '9'))
-        *p++ = 'v', *p++ = '_';
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        *p++ = ok ? c : '_';
-    }
-    *p = 0;
+    char *r = em_ident_base(s, "v_", 0);
     if (js_is_reserved(r)) {
-        char *q = malloc(strlen(r) + 3);
+        char *q = malloc(strlen(r) + 2);
         if (!q)
             ir_die("out of memory");
         strcpy(q, r);
@@ -103,91 +94,63 @@ char *em_js_ident(const char *s)
 /* ---------------------------------------------------------------- printer state */
 
 typedef struct {
-    const void *key;
-    char *name;
-} Bind;
-
-typedef struct {
-    StrBuf *out;           /* the function */
+    EmPrinter em;          /* the function's text, its indentation, the statement hooks */
     StrBuf *hoist;         /* module-level declarations (local arrays) */
     const Kernel *k;
     const char *fn;
-    int depth;
-    Bind *b;               /* live bindings, innermost last */
-    int nb, capb;
-    char **used;           /* every name this function declared */
-    int nused, capused;
+    EmScope b;             /* live bindings, innermost last (names in the IR arena) */
+    PtrVec used;           /* every name this function declared (char*) */
     PtrVec *module_names;  /* names taken at module level (char*) */
 } J;
 
-static int taken(J *P, const char *s)
+static int in_names(const PtrVec *v, const char *s)
 {
-    if (js_is_reserved(s))
-        return 1;
-    for (int i = 0; i < P->nused; i++)
-        if (!strcmp(P->used[i], s))
-            return 1;
-    for (int i = 0; i < P->module_names->n; i++)
-        if (!strcmp(P->module_names->items[i], s))
+    for (int i = 0; i < v->n; i++)
+        if (!strcmp(v->items[i], s))
             return 1;
     return 0;
+}
+
+/* What fresh() asks of a candidate name. */
+typedef struct {
+    const J *P;
+    const char *base;      /* the identifier before any suffix */
+    int loop;              /* for a loop variable */
+} FreshQuery;
+
+static int fresh_taken(void *ctx, const char *s)
+{
+    const FreshQuery *q = ctx;
+    const J *P = q->P;
+    if (js_is_reserved(s) || em_scope_has_name(&P->b, s) || in_names(P->module_names, s))
+        return 1;
+    /* a loop variable reuses its own name in sibling loops (block scoped); lets and
+     * buffers stay unique */
+    return in_names(&P->used, s) && !(q->loop && !strcmp(s, q->base));
 }
 
 /* A fresh name in this function: a loop variable reuses its name in sibling loops
  * (block scoped), everything else gets a name never used before here. */
 static char *fresh(J *P, const char *raw, int loop)
 {
-    char *base = em_js_ident(raw), *s = NULL;
-    for (int n = 0;; n++) {
-        s = n ? ir_fmt("%s_%d", base, n) : ir_strdup(base);
-        int busy = 0;
-        if (loop) {
-            busy = js_is_reserved(s);
-            for (int i = 0; i < P->nb && !busy; i++)
-                busy = !strcmp(P->b[i].name, s);
-            for (int i = 0; i < P->module_names->n && !busy; i++)
-                busy = !strcmp(P->module_names->items[i], s);
-            for (int i = 0; i < P->nused && !busy; i++)   /* lets and buffers stay unique */
-                busy = !strcmp(P->used[i], s) && strcmp(s, base);
-        } else {
-            busy = taken(P, s);
-            for (int i = 0; i < P->nb && !busy; i++)
-                busy = !strcmp(P->b[i].name, s);
-        }
-        if (!busy)
-            break;
-    }
+    char *base = em_js_ident(raw);
+    FreshQuery q = {P, base, loop};
+    char *heap = em_unique_name(base, fresh_taken, &q);
+    char *s = ir_strdup(heap);
+    free(heap);
     free(base);
-    if (P->nused == P->capused) {
-        P->capused = P->capused ? 2 * P->capused : 32;
-        P->used = realloc(P->used, sizeof *P->used * (size_t)P->capused);
-        if (!P->used)
-            ir_die("out of memory");
-    }
-    P->used[P->nused++] = s;
+    ir_vec_push(&P->used, s, 1 << 24, "names in a JavaScript function");
     return s;
 }
 
-static void bind(J *P, const void *key, char *name)
-{
-    if (P->nb == P->capb) {
-        P->capb = P->capb ? 2 * P->capb : 32;
-        P->b = realloc(P->b, sizeof *P->b * (size_t)P->capb);
-        if (!P->b)
-            ir_die("out of memory");
-    }
-    P->b[P->nb].key = key;
-    P->b[P->nb].name = name;
-    P->nb++;
-}
+static void bind(J *P, const void *key, char *name) { em_scope_push(&P->b, key, name, 1); }
 
 static const char *lookup(J *P, const void *key)
 {
-    for (int i = P->nb - 1; i >= 0; i--)
-        if (P->b[i].key == key)
-            return P->b[i].name;
-    ir_die("jsprint: unbound variable or buffer");
-    return NULL;
+    const EmBinding *x = em_scope_find(&P->b, key, 1);
+    if (!x)
+        ir_die("jsprint: unbound variable or buffer");
+    return x->name;
 }
 
 /* ---------------------------------------------------------------- expressions */
@@ -196,11 +159,6 @@ static void ex(J *P, const Expr *e, int top);
 
 #define OPEN() do { if (!top) sb_puts(o, "("); } while (0)
 #define CLOSE() do { if (!top) sb_puts(o, ")"); } while (0)
-
-static int is_scalar(const Buffer *b)
-{
-    return b->scope == SCOPE_LOCAL && b->size == 1 && !ir_dtype_is_packed(b->dtype);
-}
 
 /* the shortest decimal that reads back as exactly v (a double) */
 static void put_double(StrBuf *o, double v)
@@ -218,20 +176,13 @@ static void put_double(StrBuf *o, double v)
         sb_puts(o, signbit(v) ? "-0" : "0");
         return;
     }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    char *e = strchr(buf, 'e');
-    if (e && atoi(e + 1) >= 0 && atoi(e + 1) < 16)
-        snprintf(buf, sizeof buf, "%.*g", atoi(e + 1) + 1, v);
+    em_shortest_g(buf, sizeof buf, v, 0, 16);   /* whole numbers below 1e16 spelled out */
     sb_puts(o, buf);
 }
 
 static void put_const(J *P, double fv, int64_t iv, int isint, DType t, int top)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     int c = cls(t);
     if (c == C_F32 || c == C_F64) {
         double v = isint ? (double)iv : fv;
@@ -265,7 +216,7 @@ static void put_const(J *P, double fv, int64_t iv, int isint, DType t, int top)
 /* an expression converted from its class to a Number that is an int32 */
 static void as_i32(J *P, const Expr *a)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     switch (cls(a->dtype)) {
     case C_I32:
         if (a->kind == E_BIN && ir_binop_kind(a->u.bin.op) != 'A') {
@@ -291,7 +242,7 @@ static void as_i32(J *P, const Expr *a)
 
 static void print_cast(J *P, const Expr *e, int top)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     const Expr *a = e->u.cast.a;
     DType from = a->dtype, to = e->dtype;
     int cf = cls(from), ct = cls(to);
@@ -412,7 +363,7 @@ static void print_cast(J *P, const Expr *e, int top)
  * storage decoding, or the integer wrap of that width). */
 static void print_bitcast(J *P, const Expr *e)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     const Expr *a = e->u.cast.a;
     DType from = a->dtype, to = e->dtype;
     const char *open, *close = ")";
@@ -445,43 +396,20 @@ static void print_bitcast(J *P, const Expr *e)
     sb_puts(o, close);
 }
 
-static const char *math_js(MathFn fn)
-{
-    switch (fn) {
-    case FN_EXP: return "Math.exp";
-    case FN_LOG: return "Math.log";
-    case FN_SQRT: return "Math.sqrt";
-    case FN_TANH: return "Math.tanh";
-    case FN_ABS: return "Math.abs";
-    case FN_FLOOR: return "Math.floor";
-    case FN_CEIL: return "Math.ceil";
-    case FN_TRUNC: return "Math.trunc";
-    case FN_SIN: return "Math.sin";
-    case FN_COS: return "Math.cos";
-    case FN_TAN: return "Math.tan";
-    case FN_ASIN: return "Math.asin";
-    case FN_ACOS: return "Math.acos";
-    case FN_ATAN: return "Math.atan";
-    case FN_SINH: return "Math.sinh";
-    case FN_COSH: return "Math.cosh";
-    case FN_ASINH: return "Math.asinh";
-    case FN_ACOSH: return "Math.acosh";
-    case FN_ATANH: return "Math.atanh";
-    case FN_RSQRT: return "k.rsqrt";
-    case FN_SIGMOID: return "k.sigmoid";
-    case FN_ERF: return "k.erf";
-    case FN_POW: return "k.pow";
-    case FN_ROUND: return "k.rint";
-    case FN_ISNAN: return "Number.isNaN";
-    case FN_ISINF: return "k.isinf";
-    case FN_FMA: return "k.fma";
-    default: return NULL;
-    }
-}
+/* The math functions: Math's, else kgen_runtime.mjs's (k.). */
+static const EmMathName js_math[] = {
+    {FN_EXP, "Math.exp"},     {FN_LOG, "Math.log"},     {FN_SQRT, "Math.sqrt"},     {FN_TANH, "Math.tanh"},
+    {FN_ABS, "Math.abs"},     {FN_FLOOR, "Math.floor"}, {FN_CEIL, "Math.ceil"},     {FN_TRUNC, "Math.trunc"},
+    {FN_SIN, "Math.sin"},     {FN_COS, "Math.cos"},     {FN_TAN, "Math.tan"},       {FN_ASIN, "Math.asin"},
+    {FN_ACOS, "Math.acos"},   {FN_ATAN, "Math.atan"},   {FN_SINH, "Math.sinh"},     {FN_COSH, "Math.cosh"},
+    {FN_ASINH, "Math.asinh"}, {FN_ACOSH, "Math.acosh"}, {FN_ATANH, "Math.atanh"},   {FN_RSQRT, "k.rsqrt"},
+    {FN_SIGMOID, "k.sigmoid"}, {FN_ERF, "k.erf"},       {FN_POW, "k.pow"},          {FN_ROUND, "k.rint"},
+    {FN_ISNAN, "Number.isNaN"}, {FN_ISINF, "k.isinf"},  {FN_FMA, "k.fma"},          {FN_COUNT, NULL},
+};
 
 static void print_call(J *P, const Expr *e)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     MathFn fn = e->u.call.fn;
     const Expr *a0 = e->u.call.args[0];
     DType t = a0->dtype;
@@ -504,7 +432,7 @@ static void print_call(J *P, const Expr *e)
     if (fn == FN_RSQRT && cls(t) == C_F32)    /* C: 1.0f / sqrtf(x) */
         sb_puts(o, "1 / fround(Math.sqrt");
     else
-        sb_puts(o, math_js(fn));
+        sb_puts(o, em_math_override(js_math, fn));
     sb_puts(o, "(");
     for (int i = 0; i < KG_MAX_ARGS && e->u.call.args[i]; i++) {
         if (i)
@@ -521,13 +449,13 @@ static void print_call(J *P, const Expr *e)
 static void infix(J *P, const Expr *a, const char *tok, const Expr *b)
 {
     ex(P, a, 0);
-    sb_printf(P->out, " %s ", tok);
+    sb_printf(P->em.out, " %s ", tok);
     ex(P, b, 0);
 }
 
 static void print_bin(J *P, const Expr *e, int top)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     BinOp op = e->u.bin.op;
     const Expr *a = e->u.bin.a, *b = e->u.bin.b;
     int c = cls(a->dtype);
@@ -692,9 +620,9 @@ static void print_bin(J *P, const Expr *e, int top)
 
 static void load(J *P, const Buffer *b, const Expr *index)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     sb_puts(o, lookup(P, b));
-    if (is_scalar(b))
+    if (em_is_scalar(b))
         return;
     sb_puts(o, "[");
     ex(P, index, 1);
@@ -704,7 +632,7 @@ static void load(J *P, const Buffer *b, const Expr *index)
 /* a packed element's code: k.u4(buf, index), sign-extended for i4 and i2 (k.i4) */
 static void packed_code(J *P, const Buffer *b, const Expr *index, int raw)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     int bits = ir_dtype_bits(b->dtype);
     sb_printf(o, "k.%c%d(%s, ", !raw && (b->dtype == DT_I4 || b->dtype == DT_I2) ? 'i' : 'u', bits, lookup(P, b));
     ex(P, index, 1);
@@ -713,7 +641,7 @@ static void packed_code(J *P, const Buffer *b, const Expr *index, int raw)
 
 static void ex(J *P, const Expr *e, int top)
 {
-    StrBuf *o = P->out;
+    StrBuf *o = P->em.out;
     if (!e)
         ir_die("jsprint: missing expression");
     switch (e->kind) {
@@ -791,80 +719,57 @@ static void ex(J *P, const Expr *e, int top)
 
 /* ---------------------------------------------------------------- statements */
 
-static void line(J *P) { sb_indent(P->out, P->depth); }
-
-void em_js_comment(StrBuf *o, const char *s)
+static void print_for(EmPrinter *E, const Stmt *s)
 {
-    for (; s && *s; s++) {
-        if ((s[0] == '*' && s[1] == '/') || (s[0] == '/' && s[1] == '*'))
-            sb_printf(o, "%c ", s[0]);
-        else if (*s == '\n')
-            sb_puts(o, " ");
-        else
-            sb_printf(o, "%c", *s);
-    }
-}
-
-static void stmt(J *P, const Stmt *s);
-
-static void block(J *P, const Stmt *s)
-{
-    int mark = P->nb;
-    P->depth++;
-    stmt(P, s);
-    P->depth--;
-    P->nb = mark;
-}
-
-static void print_for(J *P, const Stmt *s)
-{
+    J *P = (J *)E;
     Var *v = s->u.loop.var;
     const Expr *min = s->u.loop.min, *ext = s->u.loop.extent;
-    int mark = P->nb;
+    int mark = P->b.n;
     char *name = fresh(P, v->name, 1);
-    line(P);
-    sb_printf(P->out, "for (let %s = ", name);
+    em_line(&P->em);
+    sb_printf(P->em.out, "for (let %s = ", name);
     ex(P, min, 1);
-    sb_printf(P->out, "; %s < ", name);
+    sb_printf(P->em.out, "; %s < ", name);
     int64_t lo, n;
     if (ir_expr_is_const(min, &lo) && lo == 0)
         ex(P, ext, 0);
     else if (ir_expr_is_const(min, &lo) && ir_expr_is_const(ext, &n))
-        sb_printf(P->out, "%lld", (long long)(lo + n));
+        sb_printf(P->em.out, "%lld", (long long)(lo + n));
     else {
         ex(P, min, 0);
-        sb_puts(P->out, " + ");
+        sb_puts(P->em.out, " + ");
         ex(P, ext, 0);
     }
-    sb_printf(P->out, "; %s++) {", name);
+    sb_printf(P->em.out, "; %s++) {", name);
     switch (s->u.loop.kind) {
-    case FOR_UNROLLED: sb_puts(P->out, " /* unrolled */"); break;
-    case FOR_VECTORIZED: sb_puts(P->out, " /* vectorized */"); break;
-    case FOR_PARALLEL: sb_puts(P->out, " /* parallel */"); break;
-    case FOR_BOUND: sb_printf(P->out, " /* %s */", s->u.loop.bind_tag ? s->u.loop.bind_tag : "bound"); break;
+    case FOR_UNROLLED: sb_puts(P->em.out, " /* unrolled */"); break;
+    case FOR_VECTORIZED: sb_puts(P->em.out, " /* vectorized */"); break;
+    case FOR_PARALLEL: sb_puts(P->em.out, " /* parallel */"); break;
+    case FOR_BOUND: sb_printf(P->em.out, " /* %s */", s->u.loop.bind_tag ? s->u.loop.bind_tag : "bound"); break;
     default: break;
     }
-    sb_puts(P->out, "\n");
+    sb_puts(P->em.out, "\n");
     bind(P, v, name);
-    block(P, s->u.loop.body);
-    line(P);
-    sb_printf(P->out, "} /* %s */\n", name);
-    P->nb = mark;
+    em_block(&P->em, s->u.loop.body);
+    em_line(&P->em);
+    sb_printf(P->em.out, "} /* %s */\n", name);
+    em_scope_pop(&P->b, mark, 0);
 }
 
-static void print_alloc(J *P, const Stmt *s)
+static void print_alloc(EmPrinter *E, const Stmt *s)
 {
+    J *P = (J *)E;
     const Buffer *b = s->u.alloc.buf;
-    StrBuf *o = P->out;
-    int mark = P->nb;
+    StrBuf *o = P->em.out;
+    int mark = P->b.n;
     char *name;
-    if (is_scalar(b)) {
+    if (em_is_scalar(b)) {
         name = fresh(P, b->name, 0);
-        line(P);
+        em_line(&P->em);
         sb_printf(o, "let %s = %s;\n", name, is_big(b->dtype) ? "0n" : "0");
     } else if (b->scope == SCOPE_WORKSPACE) {
         name = fresh(P, b->name, 0);
-        line(P);
+        em_line(&P->em);
         sb_printf(o, "const %s = new %s(workspace, %lld, %lld);\n", name, em_js_array_type(b->dtype),
                   (long long)b->ws_offset, (long long)(b->size > 0 ? b->size : 1));
     } else {
@@ -876,16 +781,17 @@ static void print_alloc(J *P, const Stmt *s)
                   (long long)(b->size > 0 ? b->size : 1));
     }
     bind(P, b, name);
-    stmt(P, s->u.alloc.body);
-    P->nb = mark;
+    em_stmt(&P->em, s->u.alloc.body);
+    em_scope_pop(&P->b, mark, 0);
 }
 
-static void print_store(J *P, const Stmt *s)
+static void print_store(EmPrinter *E, const Stmt *s)
 {
-    StrBuf *o = P->out;
+    J *P = (J *)E;
+    StrBuf *o = P->em.out;
     const Buffer *b = s->u.store.buf;
     const Expr *v = s->u.store.value;
-    line(P);
+    em_line(&P->em);
     if (ir_dtype_is_packed(b->dtype)) {
         /* k.set4(buf, index, code): a read-modify-write of the byte, keeping the code's low
          * bits (so a wrap to the type right before it is left out); a copy moves the code */
@@ -926,11 +832,11 @@ static void print_store(J *P, const Stmt *s)
             ex(P, &tmp, 1);
         }
         sb_puts(o, ")");
-    } else if (is_scalar(b) && b->dtype != v->dtype && b->dtype != DT_BOOL) {
+    } else if (em_is_scalar(b) && b->dtype != v->dtype && b->dtype != DT_BOOL) {
         Expr tmp = {.kind = E_CAST, .dtype = b->dtype};   /* the typed array's wrap */
         tmp.u.cast.a = (Expr *)v;
         ex(P, &tmp, 1);
-    } else if (is_scalar(b) && (b->dtype == DT_I8 || b->dtype == DT_U8 || b->dtype == DT_I16 ||
+    } else if (em_is_scalar(b) && (b->dtype == DT_I8 || b->dtype == DT_U8 || b->dtype == DT_I16 ||
                                 b->dtype == DT_U16)) {
         Expr tmp = {.kind = E_CAST, .dtype = b->dtype};
         Expr wide = {.kind = E_CAST, .dtype = DT_I32};
@@ -947,64 +853,46 @@ static void print_store(J *P, const Stmt *s)
     sb_puts(o, ";\n");
 }
 
-static void stmt(J *P, const Stmt *s)
+static void js_let(EmPrinter *E, const Stmt *s)
 {
-    if (!s)
-        return;
-    StrBuf *o = P->out;
-    switch (s->kind) {
-    case S_FOR: print_for(P, s); break;
-    case S_LET: {
-        char *name = fresh(P, s->u.let.var->name, 0);
-        line(P);
-        sb_printf(o, "const %s = ", name);
-        ex(P, s->u.let.value, 1);
-        sb_puts(o, ";\n");
-        bind(P, s->u.let.var, name);
-        stmt(P, s->u.let.body);
-        break;
-    }
-    case S_IF:
-        line(P);
-        for (;;) {
-            sb_puts(o, "if (");
-            ex(P, s->u.cond.cond, 1);
-            sb_puts(o, ") {\n");
-            block(P, s->u.cond.then);
-            line(P);
-            const Stmt *els = s->u.cond.els;
-            if (!els) {
-                sb_puts(o, "}\n");
-                break;
-            }
-            if (els->kind == S_IF) {
-                sb_puts(o, "} else ");
-                s = els;
-                continue;
-            }
-            sb_puts(o, "} else {\n");
-            block(P, els);
-            line(P);
-            sb_puts(o, "}\n");
-            break;
-        }
-        break;
-    case S_STORE: print_store(P, s); break;
-    case S_ALLOC: print_alloc(P, s); break;
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            stmt(P, s->u.seq.items[i]);
-        break;
-    case S_COMMENT:
-        line(P);
-        sb_puts(o, "/* ");
-        em_js_comment(o, s->u.comment);
-        sb_puts(o, " */\n");
-        break;
-    case S_PREFETCH: break;   /* JavaScript has no cache hints */
-    default: ir_die("jsprint: statement kind %d (a GPU barrier?) in a JavaScript kernel", (int)s->kind);
-    }
+    J *P = (J *)E;
+    char *name = fresh(P, s->u.let.var->name, 0);
+    em_line(E);
+    sb_printf(E->out, "const %s = ", name);
+    ex(P, s->u.let.value, 1);
+    sb_puts(E->out, ";\n");
+    bind(P, s->u.let.var, name);
+    em_stmt(E, s->u.let.body);
 }
+
+static void js_if_head(EmPrinter *E, const Stmt *s)
+{
+    sb_puts(E->out, "if (");
+    ex((J *)E, s->u.cond.cond, 1);
+    sb_puts(E->out, ") {\n");
+}
+
+static void js_barrier(EmPrinter *E, const Stmt *s)
+{
+    (void)E;
+    ir_die("jsprint: statement kind %d (a GPU barrier?) in a JavaScript kernel", (int)s->kind);
+}
+
+static int js_scope_mark(EmPrinter *E) { return ((J *)E)->b.n; }
+static void js_scope_pop(EmPrinter *E, int mark) { em_scope_pop(&((J *)E)->b, mark, 0); }
+
+/* JavaScript has no cache hints: prefetches print nothing. */
+static const EmStmtHooks js_hooks = {
+    .loop = print_for,
+    .let = js_let,
+    .store = print_store,
+    .alloc = print_alloc,
+    .barrier = js_barrier,
+    .prefetch = NULL,
+    .if_head = js_if_head,
+    .scope_mark = js_scope_mark,
+    .scope_pop = js_scope_pop,
+};
 
 /* ---------------------------------------------------------------- functions */
 
@@ -1013,26 +901,24 @@ void em_js_print_kernel(StrBuf *out, StrBuf *hoist, const Kernel *k, const char 
 {
     J P = {0};
     StrBuf body = {0};
-    P.out = &body;
+    P.em.out = &body;
+    P.em.hooks = &js_hooks;
     P.hoist = hoist;
     P.k = k;
     P.fn = fn;
     P.module_names = module_names;
-    P.depth = 1;
+    P.em.depth = 1;
     /* parameters first, in order, so their names do not depend on the body */
     for (int i = 0; i < k->params.n; i++) {
         const Buffer *b = k->params.items[i];
         bind(&P, b, fresh(&P, b->name, 0));
     }
     sb_puts(out, "/* ");
-    em_js_comment(out, k->name);
-    for (int i = 0; i < k->notes.n; i++) {
-        sb_puts(out, "\n * ");
-        em_js_comment(out, k->notes.items[i]);
-    }
+    em_comment_text(out, k->name);
+    em_comment_notes(out, &k->notes, 0);
     for (int i = 0; i < k->params.n; i++) {
         const Buffer *b = k->params.items[i];
-        sb_printf(out, "\n * %s: %s %s[", P.b[i].name, em_js_array_type(b->dtype), ir_dtype_name(b->dtype));
+        sb_printf(out, "\n * %s: %s %s[", P.b.items[i].name, em_js_array_type(b->dtype), ir_dtype_name(b->dtype));
         for (int d = 0; d < b->ndim; d++)
             sb_printf(out, "%s%lld", d ? ", " : "", (long long)b->shape[d]);
         sb_puts(out, "]");
@@ -1040,14 +926,13 @@ void em_js_print_kernel(StrBuf *out, StrBuf *hoist, const Kernel *k, const char 
     sb_puts(out, " */\n");
     sb_printf(out, "%sfunction %s(", exported ? "export " : "", fn);
     for (int i = 0; i < k->params.n; i++)
-        sb_printf(out, "%s%s", i ? ", " : "", P.b[i].name);
+        sb_printf(out, "%s%s", i ? ", " : "", P.b.items[i].name);
     if (!k->internal)
         sb_printf(out, "%sworkspace", k->params.n ? ", " : "");
     sb_puts(out, ") {\n");
-    stmt(&P, k->body);
+    em_stmt(&P.em, k->body);
     sb_puts(out, body.data ? body.data : "");
     sb_puts(out, "}\n");
     sb_free(&body);
-    free(P.b);
-    free(P.used);
+    free(P.b.items);     /* (the names and P.used live in the IR arena) */
 }

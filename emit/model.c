@@ -12,12 +12,11 @@
 /* the C symbol of a constant: NAME_w_<buffer> */
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b) { return ir_fmt("%s_w_%s", m->name, b->name); }
 
-/* --weights=file: each constant's byte offset in NAME_weights.bin (64-byte aligned) */
-static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
+int64_t em_blob_offset(const PtrVec *constants, const Buffer *b, int64_t *total)
 {
     int64_t off = 0, at = -1;
-    for (int i = 0; i < mod->constants.n; i++) {
-        const Buffer *c = mod->constants.items[i];
+    for (int i = 0; i < constants->n; i++) {
+        const Buffer *c = constants->items[i];
         if (c == b)
             at = off;
         off += (ir_dtype_size(c->dtype, c->size) + 63) / 64 * 64;
@@ -30,7 +29,7 @@ static int64_t blob_offset(const Model *mod, const Buffer *b, int64_t *total)
 static int64_t weights_bytes(const Model *mod)
 {
     int64_t total;
-    blob_offset(mod, NULL, &total);
+    em_blob_offset(&mod->constants, NULL, &total);
     return total;
 }
 
@@ -263,14 +262,14 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
         sb_printf(h, " *   %s: input ", m->inputs[i].buf->name);
         em_c_put_shape(h, m->inputs[i].buf);
         sb_puts(h, " (");
-        em_c_comment(h, m->inputs[i].name);
+        em_comment_text(h, m->inputs[i].name);
         sb_puts(h, ")\n");
     }
     for (int i = 0; i < m->noutputs; i++) {
         sb_printf(h, " *   %s: output ", m->outputs[i].buf->name);
         em_c_put_shape(h, m->outputs[i].buf);
         sb_puts(h, " (");
-        em_c_comment(h, m->outputs[i].name);
+        em_comment_text(h, m->outputs[i].name);
         sb_puts(h, ")\n");
     }
     sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n" : " * Returns KGEN_OK. */\n");
@@ -386,7 +385,7 @@ static void weights_asm(StrBuf *s, const EmModel *m)
         int64_t n = ir_dtype_size(b->dtype, b->size);
         sb_printf(s, "\n    .globl KGEN_SYM(%s)\n    .balign 64\nKGEN_SYM(%s):\n", sym, sym);
         if (n)
-            sb_printf(s, "    .incbin \"%s_weights.bin\", %lld, %lld\n", m->name, (long long)blob_offset(mod, b, NULL),
+            sb_printf(s, "    .incbin \"%s_weights.bin\", %lld, %lld\n", m->name, (long long)em_blob_offset(&mod->constants, b, NULL),
                       (long long)n);
         else
             sb_printf(s, "    .zero %d\n", ir_dtype_bytes(b->dtype));   /* as the C array's one element */
@@ -444,10 +443,10 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 
     /* the model function */
     sb_puts(c, "\n/* ");
-    em_c_comment(c, m->name);
+    em_comment_text(c, m->name);
     for (int i = 0; i < m->notes.n; i++) {
         sb_puts(c, "\n * ");
-        em_c_comment(c, m->notes.items[i]);
+        em_comment_text(c, m->notes.items[i]);
     }
     sb_puts(c, " */\n");
     em_c_model_signature(c, m);
@@ -501,7 +500,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             sb_puts(c, q ? ", " : "");
             if (b->constant && in_file)
                 sb_printf(c, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
-                          (long long)blob_offset(mod, b, NULL));
+                          (long long)em_blob_offset(&mod->constants, b, NULL));
             else if (b->constant)
                 sb_puts(c, em_c_weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
