@@ -2,7 +2,7 @@
  * program by its content, then read, parse, schedule, lower, emit. Everything is built in
  * one arena that goes at once. */
 #include "gen.h"
-#include "onnx.h"
+#include "../onnx/onnx.h"
 #include "../emit/emit.h"
 
 #include <ctype.h>

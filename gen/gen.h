@@ -1,5 +1,5 @@
 /* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c)
- * and ONNX (onnx.c, onnx_import.c, onnx_driver.c). */
+ * and ONNX (onnx_driver.c over the frontend in onnx/). */
 #ifndef KGEN_GEN_H
 #define KGEN_GEN_H
 
@@ -76,7 +76,7 @@ typedef struct {
 int gen_parse_kg(const char *path, const char *text, Define *defs, int ndefs, const char *target,
                  KgModule *out);
 
-/* ---------------------------------------------------------------- onnx_import.c */
+/* ---------------------------------------------------------------- onnx/import.c */
 
 /* Data for a graph input. From --bind-inputs DIR (GenImportOpts.data) it is used only if
  * an operator needs the input's value when compiling (a shape, axes, a Loop's count):
@@ -163,8 +163,8 @@ int gen_interp_write_dir(const char *dir);
 /* ---------------------------------------------------------------- api.c (the driver) */
 
 /* Limits on what kgen reads (README, "Limits"). The first three are defaults that
- * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx.h's
- * ONNX_MAX_NODES); the ONNX reader's own are in onnx.h, the .kg parser's in kg.c and lex.c. */
+ * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx/onnx.h's
+ * ONNX_MAX_NODES); the ONNX reader's own are in onnx/onnx.h, the .kg parser's in kg.c and lex.c. */
 #define GEN_MAX_FILE_BYTES ((int64_t)1 << 31)  /* a model, .kg source or bound input file (2 GiB) */
 #define GEN_MAX_ELEMS ((int64_t)INT32_MAX)      /* elements of one tensor, and the ceiling of
                                                   --max-elements: generated code indexes with int32 */
@@ -204,7 +204,7 @@ typedef struct {
     const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */
     /* limits; 0: the default */
     int64_t max_file_bytes;     /* --max-file-mb: GEN_MAX_FILE_BYTES */
-    int64_t max_nodes;          /* --max-nodes: ONNX_MAX_NODES (onnx.h) */
+    int64_t max_nodes;          /* --max-nodes: ONNX_MAX_NODES (onnx/onnx.h) */
     int64_t max_elements;       /* --max-elements: GEN_MAX_ELEMS (ONNX; a .kg tensor has GEN_MAX_ELEMS) */
 } GenOptions;
 

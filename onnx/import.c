@@ -1,9 +1,10 @@
-/* onnx_import.c - an ONNX graph to a tensor program: graph inputs become placeholders,
+/* import.c - an ONNX graph to a tensor program: graph inputs become placeholders,
  * initializers constants, each node its operator's computes (ir/ops/); nodes whose
  * inputs are all known are folded into constants by running them at compile time; graph
  * outputs get their own tensors; whatever the outputs do not need is dropped.
- * requires: a decoded model (gen/onnx.c); gives: a verified Program. */
-#include "gen.h"
+ * requires: a decoded model (reader.c); gives: a verified Program. */
+#include "onnx.h"
+#include "../gen/gen.h"
 #include "../ir/ops/ops.h"
 #include "../schedule/schedule.h"
 

@@ -1,5 +1,5 @@
 /* onnx.h - kgen's ONNX model reader: a protobuf wire-format decoder (pb.c) and the
- * decoding of ModelProto, GraphProto, NodeProto, TensorProto and friends (onnx.c).
+ * decoding of ModelProto, GraphProto, NodeProto, TensorProto and friends (reader.c).
  *
  * Nothing here needs libprotobuf or generated code. Everything decoded from one model
  * lives in one arena owned by the OnnxModel and goes at once in onnx_free(). Every read is
@@ -36,7 +36,7 @@ typedef struct {
     int64_t elements;                /* elements of one tensor */
 } OnnxLimits;
 
-/* ---------------------------------------------------------------- onnx.c: data types */
+/* ---------------------------------------------------------------- reader.c: data types */
 
 /* X(name, TensorProto.DataType value, bits per element; 0: not a fixed-size number) */
 #define ONNX_DTYPES(X)          \
@@ -79,7 +79,7 @@ const char *onnx_dtype_name(int dt);   /* "FLOAT", ... as in TensorProto.DataTyp
 int onnx_dtype_size(int dt);           /* bytes per element; 0 for sub-byte, STRING, unknown */
 int onnx_dtype_bits(int dt);           /* bits per element (4 for INT4); 0 for STRING, unknown */
 
-/* ---------------------------------------------------------------- onnx.c: the model */
+/* ---------------------------------------------------------------- reader.c: the model */
 
 /* A tensor, its payload converted to one layout whatever the file used (raw_data,
  * float_data, int32_data, ..., or external data): `data` holds `nbytes` little-endian

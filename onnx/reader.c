@@ -1,4 +1,4 @@
-/* onnx.c - decodes ONNX files (ModelProto, TensorProto) into OnnxModel / OnnxTensor.
+/* reader.c - decodes ONNX files (ModelProto, TensorProto) into OnnxModel / OnnxTensor.
  * requires: pb.c's wire reader; breaks: nothing (the file buffer is only read).
  *
  * Each message is read twice: onnx_pb_count sizes its repeated fields, then one pass

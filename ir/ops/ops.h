@@ -12,7 +12,7 @@
 #ifndef KGEN_OPS_H
 #define KGEN_OPS_H
 
-#include "../../gen/onnx.h"
+#include "../../onnx/onnx.h"
 #include "../ir.h"
 
 #define OP_MAX_IO 32

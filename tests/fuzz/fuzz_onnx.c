@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "gen/gen.h"
-#include "gen/onnx.h"
+#include "onnx/onnx.h"
 #include "schedule/schedule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
