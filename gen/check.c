@@ -4,6 +4,7 @@
  * interpreter's outputs as the test's expected ones. Neither runs the layout pass nor a
  * schedule: the program is the importer's, lowered as it is. */
 #include "gen.h"
+#include "../onnx/onnx.h"
 #include "../ir/ops/ops.h"
 
 #include <math.h>

@@ -4,6 +4,7 @@
 #include "../emit/emit.h"
 #include "../ir/layout.h"
 #include "../ir/ops/ops.h"
+#include "../onnx/onnx.h"
 #include "../templates/kgen_io.h"
 
 #include <stdlib.h>

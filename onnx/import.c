@@ -827,12 +827,12 @@ static int import_subgraph(Import *I, const OnnxGraph *g, const char *what, Tens
 
 static const OnnxGraph *graph_attr(OpCtx *c, const char *name)
 {
-    const OnnxAttr *a = op_attr(c, name);
-    if (!a || !a->g) {
+    const OpAttr *a = op_attr(c, name);
+    if (!a || !a->graph) {
         ir_fail("%s: attribute '%s' (a graph) is required", c->op, name);
         return NULL;
     }
-    return a->g;
+    return a->graph;   /* node_attrs() put an OnnxGraph there */
 }
 
 static const char *node_label(const OnnxNode *n)
@@ -843,7 +843,7 @@ static const char *node_label(const OnnxNode *n)
 /* If: a condition known when compiling inlines the branch it takes; one known only at
  * run time computes both branches and picks each output by the condition
  * (if-conversion), which needs the branches' outputs to agree in type and shape. */
-static int import_if(Import *I, OpCtx *c)
+static int import_if(Import *I, const OnnxNode *n, OpCtx *c)
 {
     const OnnxGraph *gt = graph_attr(c, "then_branch"), *ge = gt ? graph_attr(c, "else_branch") : NULL;
     Tensor *cond = ge ? op_input(c, 0, "cond") : NULL;
@@ -861,7 +861,7 @@ static int import_if(Import *I, OpCtx *c)
     if (known) {
         int taken = scalar_of(known) != 0;
         ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is %s when compiling; only the %s branch is "
-                                           "compiled", node_label(c->node), taken ? "true" : "false",
+                                           "compiled", node_label(n), taken ? "true" : "false",
                                            taken ? "then" : "else"), 1 << 20, "notes");
         return import_subgraph(I, taken ? gt : ge, taken ? "then_branch" : "else_branch", NULL, 0, c->out);
     }
@@ -910,7 +910,7 @@ static int import_if(Import *I, OpCtx *c)
                                        "the model function runs the kernels of the branch taken (C, JS, WASM; the "
                                        "OpenCL and CUDA hosts read the condition back; Metal runs both), and each "
                                        "output is picked by the condition",
-                                       node_label(c->node)), 1 << 20, "notes");
+                                       node_label(n)), 1 << 20, "notes");
     return 0;
 }
 
@@ -1004,8 +1004,8 @@ static Tensor *loop_state(Import *I, IrLoop *L, const char *name, DType t, int n
  * first iteration and into which it copies the body's next values after each one. So the
  * carried values must keep their type and shape, and scan outputs (whose length would be
  * known only at run time) are refused. */
-static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip, int64_t trip_count,
-                        Tensor *cond, const char *why)
+static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip,
+                        int64_t trip_count, Tensor *cond, const char *why)
 {
     for (int i = ncar; i < c->nout; i++)
         if (c->out_names[i])
@@ -1025,7 +1025,7 @@ static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tenso
     if (ncar + 2 > IR_LOOP_MAX_STATES)
         return ir_fail("Loop: %d loop-carried values (limit %d)", ncar, IR_LOOP_MAX_STATES - 2);
     IrLoop *L = ir_alloc(sizeof *L);
-    L->name = node_label(c->node);
+    L->name = node_label(n);
     L->trip = trip;
     L->trip_count = trip ? -1 : trip_count;
     L->nstate = ncar + 2;
@@ -1105,7 +1105,7 @@ static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tenso
 /* Loop: unrolled when the trip count and the condition are known when compiling (graph
  * inputs they depend on may be bound with --bind, or --bind-inputs data) and the unrolled
  * body stays small; otherwise a loop at run time (runtime_loop). */
-static int import_loop(Import *I, OpCtx *c)
+static int import_loop(Import *I, const OnnxNode *n, OpCtx *c)
 {
     const OnnxGraph *g = graph_attr(c, "body");
     if (!g)
@@ -1143,14 +1143,14 @@ static int import_loop(Import *I, OpCtx *c)
     if (!has_trip && !has_cond)
         return ir_fail("Loop: neither a trip count nor a condition: the loop never ends");
     if (trip_rt || cond_rt)
-        return runtime_loop(I, c, g, ncar, trip_rt, M, has_cond ? c->in[1] : NULL,
+        return runtime_loop(I, n, c, g, ncar, trip_rt, M, has_cond ? c->in[1] : NULL,
                             trip_rt ? "the trip count is known only at run time"
                                     : "the condition is known only at run time");
     int scans_used = 0;
     for (int i = ncar; i < c->nout; i++)
         scans_used |= c->out_names[i] != NULL;
     if (cond && M > 0 && (M > GEN_MAX_UNROLL || M * g->nnodes > GEN_MAX_UNROLLED_NODES) && !scans_used)
-        return runtime_loop(I, c, g, ncar, NULL, M, has_cond ? c->in[1] : NULL,
+        return runtime_loop(I, n, c, g, ncar, NULL, M, has_cond ? c->in[1] : NULL,
                             M > GEN_MAX_UNROLL
                                 ? ir_fmt("its trip count, %lld, is more than kgen unrolls (%d)", (long long)M,
                                          GEN_MAX_UNROLL)
@@ -1195,7 +1195,7 @@ static int import_loop(Import *I, OpCtx *c)
                 I->out->notes.n = nnotes;
                 I->out->nnodes = first;
                 I->budget = budget;
-                return runtime_loop(I, c, g, ncar, NULL, M, c->in[1],
+                return runtime_loop(I, n, c, g, ncar, NULL, M, c->in[1],
                                     ir_fmt("the body's condition is known only at run time (in iteration %lld)",
                                            (long long)it));
             }
@@ -1217,7 +1217,7 @@ static int import_loop(Import *I, OpCtx *c)
             return -1;
         }
     }
-    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld iterations", node_label(c->node), (long long)it), 1 << 20,
+    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld iterations", node_label(n), (long long)it), 1 << 20,
                 "notes");
     return 0;
 }
@@ -1253,7 +1253,7 @@ static int scan_steps(Import *I, OpCtx *c, const OnnxGraph *g, Tensor **states, 
 
 /* Scan (opset 9 and later; opset 8's batched form too): unrolled over its length, which
  * the shapes fix. */
-static int import_scan(Import *I, OpCtx *c)
+static int import_scan(Import *I, const OnnxNode *n, OpCtx *c)
 {
     const OnnxGraph *g = graph_attr(c, "body");
     if (!g)
@@ -1371,19 +1371,63 @@ static int import_scan(Import *I, OpCtx *c)
     for (int k = 0; k < nout && v8 && L > 0; k++)
         if (stack(c, nstate + k, final + (nstate + k) * B, (int)B, 0, "Scan"))
             return -1;
-    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld steps", node_label(c->node), (long long)(B * L)), 1 << 20,
+    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld steps", node_label(n), (long long)(B * L)), 1 << 20,
                 "notes");
     return 0;
+}
+
+/* The node's attributes as the operator builders take them: plain values (OpAttr), the
+ * arrays the model's own; subgraphs go opaque in OpAttr.graph, read back by graph_attr()
+ * and subgraph_now(). A malloc'ed array (free() it), NULL when there are none. */
+static OpAttr *node_attrs(const OnnxNode *n)
+{
+    static const OpAttrKind kinds[] = {
+        [ONNX_ATTR_UNDEFINED] = OP_ATTR_UNDEFINED, [ONNX_ATTR_FLOAT] = OP_ATTR_FLOAT,
+        [ONNX_ATTR_INT] = OP_ATTR_INT,             [ONNX_ATTR_STRING] = OP_ATTR_STRING,
+        [ONNX_ATTR_TENSOR] = OP_ATTR_TENSOR,       [ONNX_ATTR_GRAPH] = OP_ATTR_GRAPH,
+        [ONNX_ATTR_FLOATS] = OP_ATTR_FLOATS,       [ONNX_ATTR_INTS] = OP_ATTR_INTS,
+        [ONNX_ATTR_STRINGS] = OP_ATTR_STRINGS,
+    };
+    if (n->nattrs <= 0)
+        return NULL;
+    OpAttr *v = calloc((size_t)n->nattrs, sizeof *v);
+    if (!v)
+        ir_die("out of memory");
+    for (int k = 0; k < n->nattrs; k++) {
+        const OnnxAttr *a = &n->attrs[k];
+        OpAttr *o = &v[k];
+        o->name = a->name;
+        o->kind = a->type >= 0 && a->type < (int)(sizeof kinds / sizeof *kinds) ? kinds[a->type] : OP_ATTR_OTHER;
+        o->i = a->i;
+        o->f = a->f;
+        o->s = a->s;
+        o->ints = a->ints;
+        o->nints = a->nints;
+        o->floats = a->floats;
+        o->nfloats = a->nfloats;
+        o->strings = (const char *const *)a->strings;
+        o->nstrings = a->nstrings;
+        if (a->t) {
+            o->has_tensor = 1;
+            o->t = (OpAttrTensor){a->t->dtype, a->t->ndim, a->t->dims, a->t->nelems, a->t->data};
+        }
+        if (a->g) {
+            o->graph = a->g;
+            o->graph_ninputs = a->g->ninputs;
+            o->graph_noutputs = a->g->noutputs;
+        }
+    }
+    return v;
 }
 
 /* OpCtx.known: a value computed from graph inputs bound with --bind-inputs data */
 static Tensor *known_now(void *importer, Tensor *t) { return value_now(importer, t, 1); }
 
 /* OpCtx.subgraph: an operator's graph attribute (FlexAttention's score_mod), inlined */
-static int subgraph_now(void *importer, const OnnxGraph *g, const char *what, Tensor **args, int nargs,
+static int subgraph_now(void *importer, const void *graph, const char *what, Tensor **args, int nargs,
                         Tensor **outs)
 {
-    return import_subgraph(importer, g, what, args, nargs, outs);
+    return import_subgraph(importer, graph, what, args, nargs, outs);
 }
 
 /* Imports node ni of g (folded_into: BatchNormalization nodes folded into an earlier node). */
@@ -1419,7 +1463,6 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
         return node_fail(n, ni);
     }
     OpCtx c = {0};
-    c.node = n;
     c.op = n->op_type;
     c.opset = out->opset;
     c.importer = I;
@@ -1454,14 +1497,19 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
         c.out_names[i] =
             n->outputs[i][0] ? unique(I->prog, ir_fmt("%s%s", gen_c_name(n->outputs[i]), I->suffix)) : NULL;
     c.base = ir_fmt("%s%s", gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type), I->suffix);
+    c.first_output = n->noutputs > 0 ? n->outputs[0] : "";
     int bn = control ? -1 : fold_bn(I, g, ni, &c);
     if (bn >= 0)
         folded_into[bn] = ni + 1;
+    OpAttr *attrs = node_attrs(n);
+    c.attrs = attrs;
+    c.nattrs = n->nattrs;
     int first = I->prog->tensors.n;
     int rc = !control                       ? def->build(&c)
-             : !strcmp(n->op_type, "If")   ? import_if(I, &c)
-             : !strcmp(n->op_type, "Loop") ? import_loop(I, &c)
-                                           : import_scan(I, &c);
+             : !strcmp(n->op_type, "If")   ? import_if(I, n, &c)
+             : !strcmp(n->op_type, "Loop") ? import_loop(I, n, &c)
+                                           : import_scan(I, n, &c);
+    free(attrs);
     if (rc)
         return node_fail(n, ni);
     for (int i = first; i < I->prog->tensors.n; i++) {

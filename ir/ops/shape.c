@@ -362,7 +362,7 @@ static int concat(OpCtx *c)
         return ir_fail("%s: no inputs", c->op);
     Tensor *x0 = xs[0];
     int axis;
-    const OnnxAttr *aa = op_attr(c, "axis");
+    const OpAttr *aa = op_attr(c, "axis");
     if (!aa && c->opset >= 4)
         return ir_fail("%s: attribute 'axis' is required", c->op);
     if (x0->ndim == 0)
