@@ -6,6 +6,7 @@
 #include "../ir/ir.h"
 #include "../schedule/schedule.h"
 #include "../emit/target.h"
+#include "../onnx/import.h"
 
 /* ---------------------------------------------------------------- lex.c */
 
@@ -76,77 +77,10 @@ typedef struct {
 int gen_parse_kg(const char *path, const char *text, Define *defs, int ndefs, const char *target,
                  KgModule *out);
 
-/* ---------------------------------------------------------------- onnx/import.c */
-
-/* Data for a graph input. From --bind-inputs DIR (GenImportOpts.data) it is used only if
- * an operator needs the input's value when compiling (a shape, axes, a Loop's count):
- * that input is then frozen into a constant. From --bind (GenImportOpts.bind) the input
- * always becomes a constant and leaves the signature. */
-typedef struct {
-    const char *name;
-    int dtype;                 /* OnnxDType */
-    int ndim;
-    int64_t dims[KG_MAX_DIMS];
-    const void *data;          /* little-endian, packed */
-    const char *literal;       /* --bind NAME=VALUE: the value as written (then dtype, dims
-                                  and data are unset: the input's type decides) */
-    const char *option;        /* the option as written, for messages ("--bind sr=16000") */
-} GenBinding;
-
-/* --input-shape NAME=D0,D1,...: every dim of graph input NAME */
-typedef struct {
-    const char *name;
-    int ndim;
-    int64_t dims[KG_MAX_DIMS];
-} GenInputShape;
-
-/* --dim SYMBOL=N: every dim named SYMBOL (dim_param) in every graph input */
-typedef struct {
-    const char *symbol;
-    int64_t value;
-} GenDimValue;
+/* ---------------------------------------------------------------- graph passes */
 
 #define GEN_MAX_SHAPE_ARGS 64   /* of each: --input-shape, --dim, --bind */
-
-/* How the graph inputs get their shapes and values (all optional). */
-typedef struct {
-    const GenBinding *data;    /* --bind-inputs: values used where an operator needs them */
-    int ndata;
-    const GenBinding *bind;    /* --bind: inputs frozen into constants */
-    int nbind;
-    const GenInputShape *shapes;
-    int nshapes;
-    const GenDimValue *dims;
-    int ndims;
-} GenImportOpts;
-
-/* Per graph input or output: the ONNX name and the tensor. */
-typedef struct {
-    const char *onnx_name;
-    Tensor *t;
-    int frozen;                /* an input turned into a constant */
-} GenValue;
-
-typedef struct {
-    Program *prog;
-    GenValue *inputs;          /* graph inputs (not initializers), in graph order */
-    int ninputs;
-    GenValue *outputs;
-    int noutputs;
-    int64_t opset;
-    int nnodes;                /* ONNX nodes imported (unrolled loop bodies count each time) */
-    int nfolded;               /* nodes folded into constants */
-    PtrVec notes;              /* char*: what the import decided (a branch taken, a loop
-                                  unrolled), for the header and --report */
-} GenImport;
-
 #define GEN_MAX_FOLD_ELEMS ((int64_t)1 << 24)   /* largest tensor folded at compile time */
-
-/* Build the program of an ONNX model (already read with onnx_load_*); opts may be NULL.
- * Returns 0, or -1 with "node 'NAME' (OP): problem" in ir_errmsg(). */
-int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out);
-/* A C identifier from any ONNX name ("conv1/W:0" -> "conv1_W_0"). */
-const char *gen_c_name(const char *onnx_name);
 
 /* ---------------------------------------------------------------- check.c */
 
@@ -193,9 +127,9 @@ typedef struct {
                                    the EM_WEIGHTS_* of emit/emit.h, copied into EmModel */
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
-    GenInputShape shapes[GEN_MAX_SHAPE_ARGS];   /* --input-shape */
+    OnnxInputShape shapes[GEN_MAX_SHAPE_ARGS];   /* --input-shape */
     int nshapes;
-    GenDimValue dims[GEN_MAX_SHAPE_ARGS];       /* --dim */
+    OnnxDimValue dims[GEN_MAX_SHAPE_ARGS];       /* --dim */
     int ndims;
     const char *binds[GEN_MAX_SHAPE_ARGS];      /* --bind NAME=VALUE|FILE, as written */
     int nbinds;
