@@ -183,6 +183,8 @@ int op_check_dims(OpCtx *c, int ndim, const int64_t *shape);
 Expr *op_f8_saturate(Expr *v, DType to, int saturate);
 /* Normalize an axis given in -r..r-1 (error names the attribute). */
 int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
+/* Normalize a list of axes against rank r in place; fails on duplicates. */
+int op_norm_axes(OpCtx *c, int64_t *axes, int n, int r, const char *what);
 
 /* ONNX TensorProto.DataType to DType; -1 with ir_fail() if unsupported. */
 int op_dtype_from_onnx(int onnx_dtype, DType *out);

@@ -284,6 +284,20 @@ int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out)
     return 0;
 }
 
+int op_norm_axes(OpCtx *c, int64_t *axes, int n, int r, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        int a = 0;
+        if (op_axis(c, axes[i], r, what, &a))
+            return -1;
+        axes[i] = a;
+        for (int j = 0; j < i; j++)
+            if (axes[j] == a)
+                return ir_fail("%s: %s lists axis %d twice", c->op, what, a);
+    }
+    return 0;
+}
+
 Expr *op_f8_saturate(Expr *v, DType to, int saturate)
 {
     if (to == DT_F8E8M0 && !saturate) {
