@@ -1,5 +1,5 @@
-/* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c)
- * and ONNX (onnx_driver.c over the frontend in onnx/). */
+/* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c,
+ * kg_expr.c, kg_sched.c) and ONNX (onnx_driver.c over the frontend in onnx/). */
 #ifndef KGEN_GEN_H
 #define KGEN_GEN_H
 
@@ -41,7 +41,7 @@ int gen_lex(const char *path, const char *text, GenTok **toks, int *ntoks);
  * ir_fail(); line 0 gives "path: error: MESSAGE". Returns -1. */
 int gen_src_error(const char *path, const char *text, int line, int col, const char *fmt, ...);
 
-/* ---------------------------------------------------------------- kg.c */
+/* ---------------------------------------------------------------- kg.c (with kg_expr.c, kg_sched.c) */
 
 /* -DNAME=VALUE on the command line: overrides a `param` of the .kg file. */
 typedef struct {
@@ -98,7 +98,8 @@ int gen_interp_write_dir(const char *dir);
 
 /* Limits on what kgen reads (README, "Limits"). The first three are defaults that
  * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx/onnx.h's
- * ONNX_MAX_NODES); the ONNX reader's own are in onnx/onnx.h, the .kg parser's in kg.c and lex.c. */
+ * ONNX_MAX_NODES); the ONNX reader's own are in onnx/onnx.h, the .kg parser's in kg_parse.h
+ * and lex.c. */
 #define GEN_MAX_FILE_BYTES ((int64_t)1 << 31)  /* a model, .kg source or bound input file (2 GiB) */
 #define GEN_MAX_ELEMS ((int64_t)INT32_MAX)      /* elements of one tensor, and the ceiling of
                                                   --max-elements: generated code indexes with int32 */
