@@ -93,8 +93,9 @@ struct OpCtx {
     /* optional: t's value if the importer can compute it now (a compute over graph inputs
      * bound with --bind-inputs data), else NULL; op_is_const asks it */
     Tensor *(*known)(void *importer, Tensor *t);
-    /* optional: imports the graph of an attribute (OpAttr.graph; what: its name, for messages) over the inputs
-     * args[0..nargs) and sets outs[i] to its output i; 0, or -1 with ir_fail() */
+    /* optional: imports an attribute's graph (OpAttr.graph; what: its name, for messages)
+     * over the inputs args[0..nargs) and sets outs[i] to its output i; 0, or -1 with
+     * ir_fail() */
     int (*subgraph)(void *importer, const void *graph, const char *what, Tensor **args, int nargs,
                     Tensor **outs);
     void *importer;
