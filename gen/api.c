@@ -2,7 +2,7 @@
  * program by its content, then read, parse, schedule, lower, emit. Everything is built in
  * one arena that goes at once. */
 #include "gen.h"
-#include "onnx.h"
+#include "../onnx/onnx.h"
 #include "../emit/emit.h"
 
 #include <ctype.h>
@@ -159,7 +159,7 @@ static int parse_dim(const char *prog, const char *opt, const char *arg, const c
 }
 
 /* --input-shape NAME=D0,D1,... ("NAME=" for a scalar) */
-static int parse_input_shape(const char *prog, const char *arg, GenInputShape *out)
+static int parse_input_shape(const char *prog, const char *arg, OnnxInputShape *out)
 {
     const char *v;
     char *name = split_last_eq(arg, &v);
@@ -185,7 +185,7 @@ static int parse_input_shape(const char *prog, const char *arg, GenInputShape *o
 }
 
 /* --dim SYMBOL=N */
-static int parse_dim_value(const char *prog, const char *arg, GenDimValue *out)
+static int parse_dim_value(const char *prog, const char *arg, OnnxDimValue *out)
 {
     const char *v;
     char *name = split_last_eq(arg, &v);

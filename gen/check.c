@@ -4,6 +4,7 @@
  * interpreter's outputs as the test's expected ones. Neither runs the layout pass nor a
  * schedule: the program is the importer's, lowered as it is. */
 #include "gen.h"
+#include "../onnx/onnx.h"
 #include "../ir/ops/ops.h"
 
 #include <math.h>
@@ -156,7 +157,7 @@ static int run_dir(const char *dir, int write)
         return ir_fail("%s", err), -1;
     OnnxTensor *ins[64] = {0}, *outs[64] = {0};
     int nin = 0, nout = 0, rc = -1;
-    GenBinding binds[64];
+    OnnxBinding binds[64];
     for (int i = 0; i < m->graph.ninputs && nin < 64; i++) {
         const char *path = ir_fmt("%s/test_data_set_0/input_%d.pb", dir, nin);
         OnnxTensor *t = onnx_load_tensor_file(path, err, sizeof err);
@@ -178,11 +179,11 @@ static int run_dir(const char *dir, int write)
             break;
         outs[nout++] = t;
     }
-    GenImport im;
-    GenImportOpts io = {0};
+    OnnxImport im;
+    OnnxImportOpts io = {0};
     io.data = binds;
     io.ndata = nin;
-    if (gen_onnx_import(m, &io, &im))
+    if (onnx_import(m, &io, &im))
         goto done;
     if (write)
         nout = im.noutputs;

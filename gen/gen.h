@@ -1,11 +1,12 @@
-/* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c)
- * and ONNX (onnx.c, onnx_import.c, onnx_driver.c). */
+/* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c,
+ * kg_expr.c, kg_sched.c) and ONNX (onnx_driver.c over the frontend in onnx/). */
 #ifndef KGEN_GEN_H
 #define KGEN_GEN_H
 
 #include "../ir/ir.h"
 #include "../lower/lower.h"
 #include "../emit/target.h"
+#include "../onnx/import.h"
 
 /* ---------------------------------------------------------------- lex.c */
 
@@ -40,7 +41,7 @@ int gen_lex(const char *path, const char *text, GenTok **toks, int *ntoks);
  * ir_fail(); line 0 gives "path: error: MESSAGE". Returns -1. */
 int gen_src_error(const char *path, const char *text, int line, int col, const char *fmt, ...);
 
-/* ---------------------------------------------------------------- kg.c */
+/* ---------------------------------------------------------------- kg.c (with kg_expr.c, kg_sched.c) */
 
 /* -DNAME=VALUE on the command line: overrides a `param` of the .kg file. */
 typedef struct {
@@ -76,77 +77,10 @@ typedef struct {
 int gen_parse_kg(const char *path, const char *text, Define *defs, int ndefs, const char *target,
                  KgModule *out);
 
-/* ---------------------------------------------------------------- onnx_import.c */
-
-/* Data for a graph input. From --bind-inputs DIR (GenImportOpts.data) it is used only if
- * an operator needs the input's value when compiling (a shape, axes, a Loop's count):
- * that input is then frozen into a constant. From --bind (GenImportOpts.bind) the input
- * always becomes a constant and leaves the signature. */
-typedef struct {
-    const char *name;
-    int dtype;                 /* OnnxDType */
-    int ndim;
-    int64_t dims[KG_MAX_DIMS];
-    const void *data;          /* little-endian, packed */
-    const char *literal;       /* --bind NAME=VALUE: the value as written (then dtype, dims
-                                  and data are unset: the input's type decides) */
-    const char *option;        /* the option as written, for messages ("--bind sr=16000") */
-} GenBinding;
-
-/* --input-shape NAME=D0,D1,...: every dim of graph input NAME */
-typedef struct {
-    const char *name;
-    int ndim;
-    int64_t dims[KG_MAX_DIMS];
-} GenInputShape;
-
-/* --dim SYMBOL=N: every dim named SYMBOL (dim_param) in every graph input */
-typedef struct {
-    const char *symbol;
-    int64_t value;
-} GenDimValue;
+/* ---------------------------------------------------------------- graph passes */
 
 #define GEN_MAX_SHAPE_ARGS 64   /* of each: --input-shape, --dim, --bind */
-
-/* How the graph inputs get their shapes and values (all optional). */
-typedef struct {
-    const GenBinding *data;    /* --bind-inputs: values used where an operator needs them */
-    int ndata;
-    const GenBinding *bind;    /* --bind: inputs frozen into constants */
-    int nbind;
-    const GenInputShape *shapes;
-    int nshapes;
-    const GenDimValue *dims;
-    int ndims;
-} GenImportOpts;
-
-/* Per graph input or output: the ONNX name and the tensor. */
-typedef struct {
-    const char *onnx_name;
-    Tensor *t;
-    int frozen;                /* an input turned into a constant */
-} GenValue;
-
-typedef struct {
-    Program *prog;
-    GenValue *inputs;          /* graph inputs (not initializers), in graph order */
-    int ninputs;
-    GenValue *outputs;
-    int noutputs;
-    int64_t opset;
-    int nnodes;                /* ONNX nodes imported (unrolled loop bodies count each time) */
-    int nfolded;               /* nodes folded into constants */
-    PtrVec notes;              /* char*: what the import decided (a branch taken, a loop
-                                  unrolled), for the header and --report */
-} GenImport;
-
 #define GEN_MAX_FOLD_ELEMS ((int64_t)1 << 24)   /* largest tensor folded at compile time */
-
-/* Build the program of an ONNX model (already read with onnx_load_*); opts may be NULL.
- * Returns 0, or -1 with "node 'NAME' (OP): problem" in ir_errmsg(). */
-int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out);
-/* A C identifier from any ONNX name ("conv1/W:0" -> "conv1_W_0"). */
-const char *gen_c_name(const char *onnx_name);
 
 /* ---------------------------------------------------------------- check.c */
 
@@ -163,8 +97,9 @@ int gen_interp_write_dir(const char *dir);
 /* ---------------------------------------------------------------- api.c (the driver) */
 
 /* Limits on what kgen reads (README, "Limits"). The first three are defaults that
- * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx.h's
- * ONNX_MAX_NODES); the ONNX reader's own are in onnx.h, the .kg parser's in kg.c and lex.c. */
+ * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx/onnx.h's
+ * ONNX_MAX_NODES); the ONNX reader's own are in onnx/onnx.h, the .kg parser's in kg_parse.h
+ * and lex.c. */
 #define GEN_MAX_FILE_BYTES ((int64_t)1 << 31)  /* a model, .kg source or bound input file (2 GiB) */
 #define GEN_MAX_ELEMS ((int64_t)INT32_MAX)      /* elements of one tensor, and the ceiling of
                                                   --max-elements: generated code indexes with int32 */
@@ -193,9 +128,9 @@ typedef struct {
                                    the EM_WEIGHTS_* of emit/emit.h, copied into EmModel */
     const char *bind_dir;       /* --bind-inputs DIR: input_N.pb/.npy data for inputs whose
                                    values an operator needs at compile time */
-    GenInputShape shapes[GEN_MAX_SHAPE_ARGS];   /* --input-shape */
+    OnnxInputShape shapes[GEN_MAX_SHAPE_ARGS];   /* --input-shape */
     int nshapes;
-    GenDimValue dims[GEN_MAX_SHAPE_ARGS];       /* --dim */
+    OnnxDimValue dims[GEN_MAX_SHAPE_ARGS];       /* --dim */
     int ndims;
     const char *binds[GEN_MAX_SHAPE_ARGS];      /* --bind NAME=VALUE|FILE, as written */
     int nbinds;
@@ -204,7 +139,7 @@ typedef struct {
     const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */
     /* limits; 0: the default */
     int64_t max_file_bytes;     /* --max-file-mb: GEN_MAX_FILE_BYTES */
-    int64_t max_nodes;          /* --max-nodes: ONNX_MAX_NODES (onnx.h) */
+    int64_t max_nodes;          /* --max-nodes: ONNX_MAX_NODES (onnx/onnx.h) */
     int64_t max_elements;       /* --max-elements: GEN_MAX_ELEMS (ONNX; a .kg tensor has GEN_MAX_ELEMS) */
 } GenOptions;
 

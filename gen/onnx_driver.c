@@ -4,6 +4,7 @@
 #include "../emit/emit.h"
 #include "../ir/layout.h"
 #include "../ir/ops/ops.h"
+#include "../onnx/onnx.h"
 #include "../templates/kgen_io.h"
 
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static int64_t stage_macs(const Tensor *t)
     return n;
 }
 
-static void report(const GenImport *im, const Model *m, Schedule *s)
+static void report(const OnnxImport *im, const Model *m, Schedule *s)
 {
     printf("model %s: %d ONNX nodes (%d folded into constants), %d kernels\n", m->name, im->nnodes, im->nfolded,
            m->kernels.n);
@@ -87,7 +88,7 @@ typedef struct {
 } BindFiles;
 
 /* --bind NAME=VALUE|FILE (split on the last '=': ONNX names may hold one) into b. */
-static int parse_bind(const char *arg, const OnnxLimits *lim, int k, BindFiles *files, GenBinding *b)
+static int parse_bind(const char *arg, const OnnxLimits *lim, int k, BindFiles *files, OnnxBinding *b)
 {
     const char *eq = strrchr(arg, '=');
     memset(b, 0, sizeof *b);
@@ -127,7 +128,7 @@ static int parse_bind(const char *arg, const OnnxLimits *lim, int k, BindFiles *
 }
 
 /* "input 'x': f32[1, 3, 224, 224]", for --report */
-static void report_value(const char *what, const GenValue *v)
+static void report_value(const char *what, const OnnxValue *v)
 {
     const Tensor *t = v->t;
     printf("%s '%s': %s[", what, v->onnx_name, ir_dtype_name(t->dtype));
@@ -137,7 +138,7 @@ static void report_value(const char *what, const GenValue *v)
 }
 
 /* The final shape of each input and output, and what the import decided, for --report */
-static void report_inputs(const GenImport *im)
+static void report_inputs(const OnnxImport *im)
 {
     for (int i = 0; i < im->ninputs; i++)
         report_value("input", &im->inputs[i]);
@@ -155,7 +156,7 @@ int gen_compile_onnx(const GenOptions *opt)
     if (!om)
         return ir_fail("%s", err);
     OnnxTensor *bound[MAX_BINDS] = {0};
-    GenBinding binds[MAX_BINDS];
+    OnnxBinding binds[MAX_BINDS];
     int nb = 0;
     if (opt->bind_dir) {
         int gi = 0;
@@ -191,18 +192,18 @@ int gen_compile_onnx(const GenOptions *opt)
     ir_arena_set(arena);
     int rc = -1;
     const char *name = opt->name ? opt->name : gen_name_from_path(opt->input);
-    if (strcmp(gen_c_name(name), name)) {
+    if (strcmp(onnx_c_name(name), name)) {
         ir_fail("model name '%s' is not a C identifier kgen can use (a keyword, a C library name, or "
-                "a kgen_ prefix); try --name %s", name, gen_c_name(name));
+                "a kgen_ prefix); try --name %s", name, onnx_c_name(name));
         goto done;
     }
-    GenBinding frozen[GEN_MAX_SHAPE_ARGS];
+    OnnxBinding frozen[GEN_MAX_SHAPE_ARGS];
     for (int k = 0; k < opt->nbinds; k++)
         if (parse_bind(opt->binds[k], &lim, k, files, &frozen[k]))
             goto done;
-    GenImportOpts io = {binds, nb, frozen, opt->nbinds, opt->shapes, opt->nshapes, opt->dims, opt->ndims};
-    GenImport im;
-    if (gen_onnx_import(om, &io, &im)) {
+    OnnxImportOpts io = {binds, nb, frozen, opt->nbinds, opt->shapes, opt->nshapes, opt->dims, opt->ndims};
+    OnnxImport im;
+    if (onnx_import(om, &io, &im)) {
         ir_fail("%s: %s", opt->input, ir_errmsg());
         goto done;
     }

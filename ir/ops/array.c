@@ -61,7 +61,7 @@ static int bitcast(OpCtx *c)
     Tensor *x = op_input(c, 0, "input");
     if (!x)
         return -1;
-    const OnnxAttr *a = op_attr(c, "to");
+    const OpAttr *a = op_attr(c, "to");
     if (!a)
         return ir_fail("%s: the 'to' attribute is required", c->op);
     DType from = x->dtype, to;

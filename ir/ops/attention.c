@@ -430,10 +430,10 @@ static Expr *rounded(Expr *x, DType t, DType ct)
  * whole tensor and returns one of the same shape and type. No attribute: x. */
 static Tensor *modify(OpCtx *c, const char *name, Tensor *x)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     if (!a)
         return x;
-    if (!a->g) {
+    if (!a->graph) {
         ir_fail("%s: attribute '%s' must be a graph", c->op, name);
         return NULL;
     }
@@ -441,14 +441,14 @@ static Tensor *modify(OpCtx *c, const char *name, Tensor *x)
         ir_fail("%s: '%s' needs the ONNX importer to inline it", c->op, name);
         return NULL;
     }
-    if (a->g->ninputs != 1 || a->g->noutputs != 1) {
+    if (a->graph_ninputs != 1 || a->graph_noutputs != 1) {
         ir_fail("%s: '%s' has %d inputs and %d outputs; kgen takes the form with one of each (the "
                 "[batch, heads, q_len, kv_len] tensor in, one of its shape out)",
-                c->op, name, a->g->ninputs, a->g->noutputs);
+                c->op, name, a->graph_ninputs, a->graph_noutputs);
         return NULL;
     }
     Tensor *y = NULL;
-    if (c->subgraph(c->importer, a->g, name, &x, 1, &y))
+    if (c->subgraph(c->importer, a->graph, name, &x, 1, &y))
         return NULL;
     int same = y->dtype == x->dtype && y->ndim == x->ndim;
     for (int d = 0; same && d < x->ndim; d++)

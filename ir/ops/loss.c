@@ -73,7 +73,7 @@ static int get_loss(OpCtx *c, Tensor *x, Loss *l)
     if (w && w->dtype != x->dtype)
         return ir_fail("%s: weight has type %s, the input %s", c->op, ir_dtype_name(w->dtype),
                        ir_dtype_name(x->dtype));
-    const OnnxAttr *ii = op_attr(c, "ignore_index");
+    const OpAttr *ii = op_attr(c, "ignore_index");
     *l = (Loss){x, t, w, ii != NULL, ii ? ii->i : 0, LR_MEAN};
     return get_reduction(c, &l->red);
 }

@@ -21,7 +21,7 @@ static Tensor *empty_value(OpCtx *c, const char *what, DType t, int ndim, const 
 }
 
 /* A tensor decoded from the model (an attribute) as a constant of the program. */
-static Tensor *from_onnx_tensor(OpCtx *c, const OnnxTensor *ot, const char *what)
+static Tensor *from_attr_tensor(OpCtx *c, const OpAttrTensor *ot, const char *what)
 {
     DType t;
     if (op_dtype_from_onnx(ot->dtype, &t)) {
@@ -77,10 +77,10 @@ static void put_float(void *buf, DType t, int64_t k, double v)
 
 static int constant(OpCtx *c)
 {
-    const OnnxAttr *a;
+    const OpAttr *a;
     Tensor *t = NULL;
-    if ((a = op_attr(c, "value")) && a->t) {
-        t = from_onnx_tensor(c, a->t, "value");
+    if ((a = op_attr(c, "value")) && a->has_tensor) {
+        t = from_attr_tensor(c, &a->t, "value");
     } else if ((a = op_attr(c, "value_float"))) {
         float v = a->f;
         t = op_const_tensor(c, "value", DT_F32, 0, NULL, &v);
@@ -127,9 +127,9 @@ static int constant_of_shape(OpCtx *c)
     int empty = 0;
     for (int d = 0; d < n; d++)
         empty |= s[d] == 0;
-    const OnnxAttr *a = op_attr(c, "value");
-    if (a && a->t) {
-        const OnnxTensor *ot = a->t;
+    const OpAttr *a = op_attr(c, "value");
+    if (a && a->has_tensor) {
+        const OpAttrTensor *ot = &a->t;
         DType t;
         if (op_dtype_from_onnx(ot->dtype, &t))
             return ir_fail("%s: value: %s", c->op, ir_errmsg());
@@ -276,7 +276,7 @@ static int eye_like(OpCtx *c)
     if (x->ndim != 2)
         return ir_fail("%s: the input must have rank 2", c->op);
     DType t = x->dtype;
-    const OnnxAttr *a = op_attr(c, "dtype");
+    const OpAttr *a = op_attr(c, "dtype");
     if (a && op_dtype_from_onnx((int)a->i, &t))
         return ir_fail("%s: %s", c->op, ir_errmsg());
     if (ir_dtype_is_storage(t))

@@ -739,9 +739,9 @@ typedef enum { POOL_MAX, POOL_AVG, POOL_LP } PoolKind;
 /* LpPool's p: an int, a float in opset 1 (whole numbers only here). */
 static int lp_order(OpCtx *c, int64_t *p)
 {
-    const OnnxAttr *a = op_attr(c, "p");
+    const OpAttr *a = op_attr(c, "p");
     *p = 2;
-    if (a && a->type == ONNX_ATTR_FLOAT) {
+    if (a && a->kind == OP_ATTR_FLOAT) {
         if (a->f != floorf(a->f))
             return ir_fail("%s: p = %g is not supported (whole numbers only)", c->op, (double)a->f);
         *p = (int64_t)a->f;

@@ -8,18 +8,74 @@
  *
  * A builder returns 0, or -1 with ir_fail("...") naming the problem; the importer adds
  * the node's name and op type. It must not crash on any attribute or shape it is given.
+ *
+ * Builders see no file format: the importer hands them the node's attributes as plain
+ * values (OpAttr) and its inputs as tensors. Element types are ONNX's DataType codes
+ * (onnx_dtype.h), which attributes such as Cast's `to` carry.
  */
 #ifndef KGEN_OPS_H
 #define KGEN_OPS_H
 
-#include "../../gen/onnx.h"
+#include "onnx_dtype.h"
 #include "../ir.h"
 
 #define OP_MAX_IO 32
 
+/* An attribute's kind, as the model declares it. UNDEFINED: the model left the type out
+ * (the values decide); OTHER: a kind no builder reads (lists of tensors or graphs, sparse
+ * tensors, types). */
+typedef enum {
+    OP_ATTR_UNDEFINED,
+    OP_ATTR_FLOAT,
+    OP_ATTR_INT,
+    OP_ATTR_STRING,
+    OP_ATTR_TENSOR,
+    OP_ATTR_GRAPH,
+    OP_ATTR_FLOATS,
+    OP_ATTR_INTS,
+    OP_ATTR_STRINGS,
+    OP_ATTR_OTHER
+} OpAttrKind;
+
+/* A tensor-valued attribute (a Constant's value): nelems packed little-endian elements
+ * of ONNX type dtype (sub-byte types packed, the first in the low bits); data is NULL
+ * for STRING tensors and may be NULL when an empty tensor has no payload. */
+typedef struct {
+    int dtype;                     /* OnnxDType */
+    int ndim;
+    const int64_t *dims;
+    int64_t nelems;
+    const void *data;
+} OpAttrTensor;
+
+/* One attribute of the node, as the importer hands it over: only the fields of its value
+ * are set (a scalar's i or f, a string's s, a list's array and count). The arrays live as
+ * long as the model the importer reads. */
+typedef struct {
+    const char *name;
+    OpAttrKind kind;
+    int64_t i;
+    float f;
+    const char *s;                 /* NULL unless a string was given */
+    const int64_t *ints;
+    int nints;
+    const float *floats;
+    int nfloats;
+    const char *const *strings;
+    int nstrings;
+    int has_tensor;                /* t is set */
+    OpAttrTensor t;
+    /* a subgraph (If's branches, Loop's body, FlexAttention's score_mod): opaque here, only
+     * OpCtx.subgraph and the importer read it; NULL unless given. Its formal input and
+     * output counts, for builders that check a body's form. */
+    const void *graph;
+    int graph_ninputs, graph_noutputs;
+} OpAttr;
+
 typedef struct OpCtx OpCtx;
 struct OpCtx {
-    const OnnxNode *node;
+    const OpAttr *attrs;           /* the node's attributes, in the model's order */
+    int nattrs;
     const char *op;                /* op_type */
     int64_t opset;                 /* of the default domain */
     int64_t domain_opset;          /* of the node's domain (the default domain's: opset) */
@@ -31,13 +87,16 @@ struct OpCtx {
                                       (Identity) or NULL if the node leaves it unnamed */
     const char *out_names[OP_MAX_IO]; /* C-safe unique names for the outputs */
     const char *base;              /* C-safe base name for new tensors (node output 0) */
+    const char *first_output;      /* node output 0 as the model names it ("" if none): the
+                                      default seed of the Random* ops */
     int ntmp;                      /* counter for op_name() */
     /* optional: t's value if the importer can compute it now (a compute over graph inputs
      * bound with --bind-inputs data), else NULL; op_is_const asks it */
     Tensor *(*known)(void *importer, Tensor *t);
-    /* optional: imports graph attribute g (what: its name, for messages) over the inputs
-     * args[0..nargs) and sets outs[i] to its output i; 0, or -1 with ir_fail() */
-    int (*subgraph)(void *importer, const OnnxGraph *g, const char *what, Tensor **args, int nargs,
+    /* optional: imports an attribute's graph (OpAttr.graph; what: its name, for messages)
+     * over the inputs args[0..nargs) and sets outs[i] to its output i; 0, or -1 with
+     * ir_fail() */
+    int (*subgraph)(void *importer, const void *graph, const char *what, Tensor **args, int nargs,
                     Tensor **outs);
     void *importer;
 };
@@ -58,7 +117,8 @@ const char *op_name_at(int i);
 
 /* ---------------------------------------------------------------- util.c: attributes */
 
-const OnnxAttr *op_attr(OpCtx *c, const char *name);
+/* The attribute called name (the first of that name), NULL if absent. */
+const OpAttr *op_attr(OpCtx *c, const char *name);
 int64_t op_attr_int(OpCtx *c, const char *name, int64_t dflt);
 double op_attr_float(OpCtx *c, const char *name, double dflt);
 const char *op_attr_str(OpCtx *c, const char *name, const char *dflt);
@@ -124,6 +184,8 @@ int op_check_dims(OpCtx *c, int ndim, const int64_t *shape);
 Expr *op_f8_saturate(Expr *v, DType to, int saturate);
 /* Normalize an axis given in -r..r-1 (error names the attribute). */
 int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out);
+/* Normalize a list of axes against rank r in place; fails on duplicates. */
+int op_norm_axes(OpCtx *c, int64_t *axes, int n, int r, const char *what);
 
 /* ONNX TensorProto.DataType to DType; -1 with ir_fail() if unsupported. */
 int op_dtype_from_onnx(int onnx_dtype, DType *out);

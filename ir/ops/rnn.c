@@ -428,7 +428,7 @@ static int parse_acts(Rnn *r)
     static const char *defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
     const char *names[MAX_ACTS];
     int n = 0;
-    const OnnxAttr *a = op_attr(c, "activations");
+    const OpAttr *a = op_attr(c, "activations");
     if (a && a->nstrings) {
         if (a->nstrings != r->nact && a->nstrings != r->nact * r->ndir)
             return ir_fail("%s: 'activations' has %d entries, expected %d", c->op, a->nstrings, r->nact * r->ndir);

@@ -81,9 +81,9 @@ static Expr *mix32_expr(Expr *x)
 
 static uint32_t node_seed(OpCtx *c)
 {
-    const OnnxAttr *a = op_attr(c, "seed");
+    const OpAttr *a = op_attr(c, "seed");
     if (a) {
-        if (a->type == ONNX_ATTR_INT)
+        if (a->kind == OP_ATTR_INT)
             return (uint32_t)a->i;
         double v = a->f;
         if (v == floor(v) && fabs(v) < 9e18)
@@ -93,7 +93,7 @@ static uint32_t node_seed(OpCtx *c)
         memcpy(&bits, &f, 4);
         return bits;
     }
-    const char *name = c->node->noutputs > 0 ? c->node->outputs[0] : "";
+    const char *name = c->first_output ? c->first_output : "";
     uint32_t h = 2166136261u;
     for (const unsigned char *p = (const unsigned char *)name; *p; p++)
         h = (h ^ *p) * 16777619u;
@@ -127,7 +127,7 @@ Expr *op_random_uniform(OpCtx *c, int ndim, const int64_t *shape, Expr **idx, DT
 static int random_dtype(OpCtx *c, DType dflt, DType *out)
 {
     *out = dflt;
-    const OnnxAttr *a = op_attr(c, "dtype");
+    const OpAttr *a = op_attr(c, "dtype");
     if (a && op_dtype_from_onnx((int)a->i, out))
         return ir_fail("%s: dtype: %s", c->op, ir_errmsg());
     return 0;
@@ -409,13 +409,13 @@ static int adam(OpCtx *c)
  * 0, or -1 with ir_fail(). */
 static int attr_numbers(OpCtx *c, const char *name, int64_t *count, double **vals, int64_t **ints, DType *dt)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     *count = -1;
     if (!a)
         return 0;
     int64_t n;
     DType t;
-    const OnnxTensor *ot = a->t;
+    const OpAttrTensor *ot = a->has_tensor ? &a->t : NULL;
     if (ot) {
         if (ot->dtype == ONNX_STRING)
             return ir_fail("%s: %s: string tensors are not supported (numeric tables only)", c->op, name);
@@ -426,7 +426,7 @@ static int attr_numbers(OpCtx *c, const char *name, int64_t *count, double **val
             return ir_fail("%s: %s has no data", c->op, name);
     } else if (a->nstrings > 0) {
         return ir_fail("%s: %s: strings are not supported (numeric tables only)", c->op, name);
-    } else if (a->type == ONNX_ATTR_FLOATS || a->nfloats > 0) {
+    } else if (a->kind == OP_ATTR_FLOATS || a->nfloats > 0) {
         t = DT_F32;
         n = a->nfloats;
     } else {
@@ -614,7 +614,7 @@ static int label_encoder(OpCtx *c)
     if (x->dtype != kt)
         return ir_fail("%s: X has type %s but the keys are %s", c->op, ir_dtype_name(x->dtype), ir_dtype_name(kt));
     Expr *dflt;
-    const OnnxAttr *da = op_attr(c, "default_tensor");
+    const OpAttr *da = op_attr(c, "default_tensor");
     if (da) {
         double *dv;
         int64_t *di;

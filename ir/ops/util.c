@@ -8,29 +8,35 @@
 
 /* ---------------------------------------------------------------- attributes */
 
-const OnnxAttr *op_attr(OpCtx *c, const char *name) { return onnx_node_attr(c->node, name); }
+const OpAttr *op_attr(OpCtx *c, const char *name)
+{
+    for (int i = 0; i < c->nattrs; i++)
+        if (!strcmp(c->attrs[i].name, name))
+            return &c->attrs[i];
+    return NULL;
+}
 
 int64_t op_attr_int(OpCtx *c, const char *name, int64_t dflt)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     return a ? a->i : dflt;
 }
 
 double op_attr_float(OpCtx *c, const char *name, double dflt)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     return a ? (double)a->f : dflt;
 }
 
 const char *op_attr_str(OpCtx *c, const char *name, const char *dflt)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     return a && a->s ? a->s : dflt;
 }
 
 int op_attr_ints(OpCtx *c, const char *name, int64_t *out, int max)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     if (!a)
         return -1;
     int n = a->nints < max ? a->nints : max;
@@ -41,7 +47,7 @@ int op_attr_ints(OpCtx *c, const char *name, int64_t *out, int max)
 
 int op_attr_floats(OpCtx *c, const char *name, double *out, int max)
 {
-    const OnnxAttr *a = op_attr(c, name);
+    const OpAttr *a = op_attr(c, name);
     if (!a)
         return -1;
     int n = a->nfloats < max ? a->nfloats : max;
@@ -275,6 +281,20 @@ int op_axis(OpCtx *c, int64_t axis, int rank, const char *what, int *out)
     if (axis < -rank || axis >= (rank ? rank : 1))
         return ir_fail("%s: %s %lld is out of range for rank %d", c->op, what, (long long)axis, rank);
     *out = (int)(axis < 0 ? axis + rank : axis);
+    return 0;
+}
+
+int op_norm_axes(OpCtx *c, int64_t *axes, int n, int r, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        int a = 0;
+        if (op_axis(c, axes[i], r, what, &a))
+            return -1;
+        axes[i] = a;
+        for (int j = 0; j < i; j++)
+            if (axes[j] == a)
+                return ir_fail("%s: %s lists axis %d twice", c->op, what, a);
+    }
     return 0;
 }
 

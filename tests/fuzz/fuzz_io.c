@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gen/onnx.h"
+#include "onnx/onnx.h"
 #include "kgen_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

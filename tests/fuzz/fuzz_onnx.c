@@ -1,13 +1,14 @@
 /* fuzz_onnx.c - fuzz target: the bytes as a .onnx model, through the whole front end.
- * onnx_load_buffer, then gen_onnx_import, sch_create + sch_default and ir_lower_model in
+ * onnx_load_buffer, then onnx_import, sch_create + sch_default and ir_lower_model in
  * a fresh arena, as gen/onnx_driver.c does; everything is freed. Errors are expected;
  * a crash, a leak or undefined behaviour is a finding. Build: `make fuzz`. */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gen/gen.h"
-#include "gen/onnx.h"
 #include "lower/lower.h"
+#include "onnx/onnx.h"
+#include "schedule/schedule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     Arena *arena = ir_arena_new();
     ir_arena_set(arena);
-    GenImport im;
-    if (!gen_onnx_import(om, NULL, &im)) {
+    OnnxImport im;
+    if (!onnx_import(om, NULL, &im)) {
         Schedule *s = sch_create(im.prog);
         if (!sch_default(s))
             (void)ir_lower_model(s, "fuzz");

@@ -1,4 +1,4 @@
-/* test_kg.c - the .kg frontend (gen/lex.c, gen/kg.c): small sources parsed with
+/* test_kg.c - the .kg frontend (gen/lex.c, gen/kg*.c): small sources parsed with
  * gen_parse_kg and their Program/Schedule checked, then an error corpus where every
  * malformed source must fail with its message at its line:col, then mutated sources that
  * must parse or fail cleanly (never crash). */

@@ -1,4 +1,4 @@
-/* test_onnx.c - unit tests of the ONNX reader (gen/pb.c, gen/onnx.c).
+/* test_onnx.c - unit tests of the ONNX reader (onnx/pb.c, onnx/reader.c).
  *
  *   test_onnx [ONNX_NODE_TESTS_DIR [DATA_DIR]]
  *
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gen/onnx.h"
+#include "../../onnx/onnx.h"
 
 static int passed, failed;
 

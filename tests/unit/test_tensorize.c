@@ -1,5 +1,5 @@
 /* test_tensorize.c - tensorize: the C target's -mattr/-mcpu (emit/target.c), the schedule
- * primitive and its .kg syntax (schedule.c, gen/kg.c), the pattern check and versioning
+ * primitive and its .kg syntax (schedule.c, gen/kg_sched.c), the pattern check and versioning
  * (ir/tensorize.c) and the calls the C printer makes of them; the requests that must fail,
  * with their messages. Execution is tests/tensorize.sh's. */
 #include "../../gen/gen.h"

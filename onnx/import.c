@@ -1,9 +1,10 @@
-/* onnx_import.c - an ONNX graph to a tensor program: graph inputs become placeholders,
+/* import.c - an ONNX graph to a tensor program: graph inputs become placeholders,
  * initializers constants, each node its operator's computes (ir/ops/); nodes whose
  * inputs are all known are folded into constants by running them at compile time; graph
  * outputs get their own tensors; whatever the outputs do not need is dropped.
- * requires: a decoded model (gen/onnx.c); gives: a verified Program. */
-#include "gen.h"
+ * requires: a decoded model (reader.c); gives: a verified Program. */
+#include "import.h"
+#include "../gen/gen.h"
 #include "../ir/ops/ops.h"
 #include "../schedule/schedule.h"
 
@@ -33,15 +34,15 @@ typedef struct {
     int64_t budget;     /* nodes that may still be imported (unrolled loops count each time) */
     const OnnxModel *model;
     int has_data;       /* some graph input has --bind-inputs data (op_is_const may freeze it) */
-    GenImport *out;
+    OnnxImport *out;
 } Import;
 
 /* Most iterations a Loop or Scan is unrolled into, most nodes its unrolled body may make
  * (each iteration's become stages of their own, and the default schedule's fusion costs
  * about the square of the stages: 10000 nodes take 30 s), and most nodes one import makes. */
-#define GEN_MAX_UNROLL 4096
-#define GEN_MAX_UNROLLED_NODES 8192
-#define GEN_MAX_IMPORTED_NODES 1000000
+#define ONNX_MAX_UNROLL 4096
+#define ONNX_MAX_UNROLLED_NODES 8192
+#define ONNX_MAX_IMPORTED_NODES 1000000
 
 static void define(Import *I, const char *name, Tensor *t)
 {
@@ -82,7 +83,7 @@ static int reserved(const char *s)
     return !strncmp(s, "kgen_", 5) || !strncmp(s, "KGEN_", 5) || s[0] == '_';
 }
 
-const char *gen_c_name(const char *onnx_name)
+const char *onnx_c_name(const char *onnx_name)
 {
     size_t n = strlen(onnx_name);
     char *s = ir_alloc(n + 3);
@@ -156,7 +157,7 @@ static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *wha
     }
     if (check_elems(I, ir_fmt("%s '%s'", what, ot->name), ot->ndim, shape))
         return NULL;
-    Tensor *x = ir_constant(unique(I->prog, gen_c_name(ot->name[0] ? ot->name : "const")), t, ot->ndim, shape,
+    Tensor *x = ir_constant(unique(I->prog, onnx_c_name(ot->name[0] ? ot->name : "const")), t, ot->ndim, shape,
                             ot->data);
     if (!x || ir_program_add(I->prog, x))
         return NULL;
@@ -506,10 +507,10 @@ static const char *dim_str(int ndim, const int64_t *d)
 
 /* Checks the options against the model before any input is made: every name and symbol
  * exists, none is given twice, ranks agree with the model's. */
-static int check_shape_options(const OnnxGraph *g, const GenImportOpts *o)
+static int check_shape_options(const OnnxGraph *g, const OnnxImportOpts *o)
 {
     for (int k = 0; k < o->nshapes; k++) {
-        const GenInputShape *a = &o->shapes[k];
+        const OnnxInputShape *a = &o->shapes[k];
         const char *opt = ir_fmt("--input-shape %s=%s", a->name, dim_str(a->ndim, a->dims));
         if (check_input_name(g, opt, a->name))
             return -1;
@@ -551,7 +552,7 @@ static int check_shape_options(const OnnxGraph *g, const GenImportOpts *o)
                            all[0] ? all : "none");
     }
     for (int k = 0; k < o->nbind; k++) {
-        const GenBinding *b = &o->bind[k];
+        const OnnxBinding *b = &o->bind[k];
         if (check_input_name(g, b->option, b->name))
             return -1;
         for (int j = 0; j < k; j++)
@@ -562,7 +563,7 @@ static int check_shape_options(const OnnxGraph *g, const GenImportOpts *o)
 }
 
 /* The value of --bind NAME=VALUE as one element of type t, into buf (8 bytes). */
-static int parse_literal(const GenBinding *b, DType t, unsigned char *buf)
+static int parse_literal(const OnnxBinding *b, DType t, unsigned char *buf)
 {
     const char *s = b->literal;
     char *end = NULL;
@@ -602,7 +603,7 @@ static int parse_literal(const GenBinding *b, DType t, unsigned char *buf)
 /* The tensor of graph input vi: its shape from the model, --input-shape, --dim and bound
  * data; a constant when --bind gives its value. A dim nothing fixes is added to *missing
  * (the tensor is then NULL, and 0 returned). */
-static int make_input(Import *I, const OnnxValueInfo *vi, const GenImportOpts *o,
+static int make_input(Import *I, const OnnxValueInfo *vi, const OnnxImportOpts *o,
                       const char **missing, Tensor **res, int *frozen)
 {
     *res = NULL;
@@ -613,8 +614,8 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const GenImportOpts *o
     DType t;
     if (op_dtype_from_onnx(vi->dtype, &t))
         return ir_fail("graph input '%s': %s", vi->name, ir_errmsg());
-    const GenInputShape *sa = NULL;
-    const GenBinding *bind = NULL, *data = NULL;
+    const OnnxInputShape *sa = NULL;
+    const OnnxBinding *bind = NULL, *data = NULL;
     for (int k = 0; k < o->nshapes; k++)
         if (!strcmp(o->shapes[k].name, vi->name))
             sa = &o->shapes[k];
@@ -624,7 +625,7 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const GenImportOpts *o
     for (int k = 0; k < o->ndata; k++)
         if (!strcmp(o->data[k].name, vi->name) && (!vi->has_shape || o->data[k].ndim == vi->ndim))
             data = &o->data[k];
-    const GenBinding *file = bind && !bind->literal ? bind : NULL;
+    const OnnxBinding *file = bind && !bind->literal ? bind : NULL;
     int ndim = sa ? sa->ndim : vi->has_shape ? vi->ndim : file ? file->ndim : -1;
     if (ndim < 0) {
         *missing = ir_fmt("%s\n  input '%s' has no shape: pass --input-shape %s=D0,D1,...", *missing, vi->name,
@@ -667,7 +668,7 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const GenImportOpts *o
     const char *what = ir_fmt("graph input '%s'", vi->name);
     if (check_elems(I, what, ndim, shape))
         return -1;
-    const char *cname = unique(I->prog, gen_c_name(vi->name));
+    const char *cname = unique(I->prog, onnx_c_name(vi->name));
     Tensor *x;
     if (bind) {
         unsigned char lit[8] = {0};
@@ -784,7 +785,7 @@ static Tensor *scalar_const(Import *I, const char *what, DType t, int64_t v, con
     if (t == DT_BOOL)
         bytes = v != 0;
     int ndim = formal && formal->has_shape && formal->ndim == 1 ? 1 : 0;
-    Tensor *x = ir_constant(unique(I->prog, gen_c_name(what)), t, ndim, &one, &bytes);
+    Tensor *x = ir_constant(unique(I->prog, onnx_c_name(what)), t, ndim, &one, &bytes);
     if (!x || ir_program_add(I->prog, x))
         return NULL;
     return x;
@@ -826,12 +827,12 @@ static int import_subgraph(Import *I, const OnnxGraph *g, const char *what, Tens
 
 static const OnnxGraph *graph_attr(OpCtx *c, const char *name)
 {
-    const OnnxAttr *a = op_attr(c, name);
-    if (!a || !a->g) {
+    const OpAttr *a = op_attr(c, name);
+    if (!a || !a->graph) {
         ir_fail("%s: attribute '%s' (a graph) is required", c->op, name);
         return NULL;
     }
-    return a->g;
+    return a->graph;   /* node_attrs() put an OnnxGraph there */
 }
 
 static const char *node_label(const OnnxNode *n)
@@ -842,7 +843,7 @@ static const char *node_label(const OnnxNode *n)
 /* If: a condition known when compiling inlines the branch it takes; one known only at
  * run time computes both branches and picks each output by the condition
  * (if-conversion), which needs the branches' outputs to agree in type and shape. */
-static int import_if(Import *I, OpCtx *c)
+static int import_if(Import *I, const OnnxNode *n, OpCtx *c)
 {
     const OnnxGraph *gt = graph_attr(c, "then_branch"), *ge = gt ? graph_attr(c, "else_branch") : NULL;
     Tensor *cond = ge ? op_input(c, 0, "cond") : NULL;
@@ -860,7 +861,7 @@ static int import_if(Import *I, OpCtx *c)
     if (known) {
         int taken = scalar_of(known) != 0;
         ir_vec_push(&I->out->notes, ir_fmt("%s: the condition is %s when compiling; only the %s branch is "
-                                           "compiled", node_label(c->node), taken ? "true" : "false",
+                                           "compiled", node_label(n), taken ? "true" : "false",
                                            taken ? "then" : "else"), 1 << 20, "notes");
         return import_subgraph(I, taken ? gt : ge, taken ? "then_branch" : "else_branch", NULL, 0, c->out);
     }
@@ -909,7 +910,7 @@ static int import_if(Import *I, OpCtx *c)
                                        "the model function runs the kernels of the branch taken (C, JS, WASM; the "
                                        "OpenCL and CUDA hosts read the condition back; Metal runs both), and each "
                                        "output is picked by the condition",
-                                       node_label(c->node)), 1 << 20, "notes");
+                                       node_label(n)), 1 << 20, "notes");
     return 0;
 }
 
@@ -1003,8 +1004,8 @@ static Tensor *loop_state(Import *I, IrLoop *L, const char *name, DType t, int n
  * first iteration and into which it copies the body's next values after each one. So the
  * carried values must keep their type and shape, and scan outputs (whose length would be
  * known only at run time) are refused. */
-static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip, int64_t trip_count,
-                        Tensor *cond, const char *why)
+static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip,
+                        int64_t trip_count, Tensor *cond, const char *why)
 {
     for (int i = ncar; i < c->nout; i++)
         if (c->out_names[i])
@@ -1024,7 +1025,7 @@ static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tenso
     if (ncar + 2 > IR_LOOP_MAX_STATES)
         return ir_fail("Loop: %d loop-carried values (limit %d)", ncar, IR_LOOP_MAX_STATES - 2);
     IrLoop *L = ir_alloc(sizeof *L);
-    L->name = node_label(c->node);
+    L->name = node_label(n);
     L->trip = trip;
     L->trip_count = trip ? -1 : trip_count;
     L->nstate = ncar + 2;
@@ -1039,7 +1040,7 @@ static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tenso
     L->init[1] = cond;
     for (int k = 0; k < ncar; k++) {
         Tensor *v = c->in[2 + k];
-        L->state[2 + k] = loop_state(I, L, ir_fmt("%s_%s", c->base, gen_c_name(g->inputs[2 + k].name)), v->dtype,
+        L->state[2 + k] = loop_state(I, L, ir_fmt("%s_%s", c->base, onnx_c_name(g->inputs[2 + k].name)), v->dtype,
                                      v->ndim, v->shape);
         L->init[2 + k] = v;
     }
@@ -1104,7 +1105,7 @@ static int runtime_loop(Import *I, OpCtx *c, const OnnxGraph *g, int ncar, Tenso
 /* Loop: unrolled when the trip count and the condition are known when compiling (graph
  * inputs they depend on may be bound with --bind, or --bind-inputs data) and the unrolled
  * body stays small; otherwise a loop at run time (runtime_loop). */
-static int import_loop(Import *I, OpCtx *c)
+static int import_loop(Import *I, const OnnxNode *n, OpCtx *c)
 {
     const OnnxGraph *g = graph_attr(c, "body");
     if (!g)
@@ -1142,35 +1143,35 @@ static int import_loop(Import *I, OpCtx *c)
     if (!has_trip && !has_cond)
         return ir_fail("Loop: neither a trip count nor a condition: the loop never ends");
     if (trip_rt || cond_rt)
-        return runtime_loop(I, c, g, ncar, trip_rt, M, has_cond ? c->in[1] : NULL,
+        return runtime_loop(I, n, c, g, ncar, trip_rt, M, has_cond ? c->in[1] : NULL,
                             trip_rt ? "the trip count is known only at run time"
                                     : "the condition is known only at run time");
     int scans_used = 0;
     for (int i = ncar; i < c->nout; i++)
         scans_used |= c->out_names[i] != NULL;
-    if (cond && M > 0 && (M > GEN_MAX_UNROLL || M * g->nnodes > GEN_MAX_UNROLLED_NODES) && !scans_used)
-        return runtime_loop(I, c, g, ncar, NULL, M, has_cond ? c->in[1] : NULL,
-                            M > GEN_MAX_UNROLL
+    if (cond && M > 0 && (M > ONNX_MAX_UNROLL || M * g->nnodes > ONNX_MAX_UNROLLED_NODES) && !scans_used)
+        return runtime_loop(I, n, c, g, ncar, NULL, M, has_cond ? c->in[1] : NULL,
+                            M > ONNX_MAX_UNROLL
                                 ? ir_fmt("its trip count, %lld, is more than kgen unrolls (%d)", (long long)M,
-                                         GEN_MAX_UNROLL)
+                                         ONNX_MAX_UNROLL)
                                 : ir_fmt("%lld iterations of a body of %d nodes are more than kgen unrolls (%d nodes)",
-                                         (long long)M, g->nnodes, GEN_MAX_UNROLLED_NODES));
+                                         (long long)M, g->nnodes, ONNX_MAX_UNROLLED_NODES));
     Tensor *carried[OP_MAX_IO], *outs[OP_MAX_IO];
     for (int i = 0; i < ncar; i++)
         carried[i] = c->in[2 + i];
-    Tensor **scans = ir_alloc(sizeof *scans * (size_t)(nscan ? nscan : 1) * GEN_MAX_UNROLL);
+    Tensor **scans = ir_alloc(sizeof *scans * (size_t)(nscan ? nscan : 1) * ONNX_MAX_UNROLL);
     /* what to take back when an iteration's condition turns out to be known only at run time */
     int ntensors = I->prog->tensors.n, nnotes = I->out->notes.n;
     int64_t first = I->out->nnodes, budget = I->budget;
     int64_t it = 0;
     for (; cond && (M < 0 || it < M); it++) {
-        if (it == GEN_MAX_UNROLL)
-            return ir_fail("Loop: runs more than %d times, too many to unroll%s", GEN_MAX_UNROLL,
+        if (it == ONNX_MAX_UNROLL)
+            return ir_fail("Loop: runs more than %d times, too many to unroll%s", ONNX_MAX_UNROLL,
                            scans_used ? ", and its scan outputs are used" : "");
-        if (I->out->nnodes - first > GEN_MAX_UNROLLED_NODES || (M > 0 && M * g->nnodes > GEN_MAX_UNROLLED_NODES))
+        if (I->out->nnodes - first > ONNX_MAX_UNROLLED_NODES || (M > 0 && M * g->nnodes > ONNX_MAX_UNROLLED_NODES))
             return ir_fail("Loop: %lld iterations of a body of %d nodes, more than kgen unrolls (%d nodes in all), "
                            "and its scan outputs are used", (long long)(M > 0 ? M : it), g->nnodes,
-                           GEN_MAX_UNROLLED_NODES);
+                           ONNX_MAX_UNROLLED_NODES);
         Tensor *args[OP_MAX_IO + 2];
         args[0] = scalar_const(I, ir_fmt("%s_iter%lld", c->base, (long long)it), DT_I64, it, &g->inputs[0]);
         args[1] = scalar_const(I, ir_fmt("%s_cond%lld", c->base, (long long)it), DT_BOOL, 1, &g->inputs[1]);
@@ -1194,7 +1195,7 @@ static int import_loop(Import *I, OpCtx *c)
                 I->out->notes.n = nnotes;
                 I->out->nnodes = first;
                 I->budget = budget;
-                return runtime_loop(I, c, g, ncar, NULL, M, c->in[1],
+                return runtime_loop(I, n, c, g, ncar, NULL, M, c->in[1],
                                     ir_fmt("the body's condition is known only at run time (in iteration %lld)",
                                            (long long)it));
             }
@@ -1202,7 +1203,7 @@ static int import_loop(Import *I, OpCtx *c)
         }
         memcpy(carried, outs + 1, sizeof *carried * (size_t)ncar);
         for (int k = 0; k < nscan; k++)
-            scans[k * GEN_MAX_UNROLL + it] = outs[1 + ncar + k];
+            scans[k * ONNX_MAX_UNROLL + it] = outs[1 + ncar + k];
     }
     for (int i = 0; i < c->nout; i++) {
         if (i < ncar) {
@@ -1212,11 +1213,11 @@ static int import_loop(Import *I, OpCtx *c)
         } else if (it == 0) {
             if (empty_scan(c, i, &g->outputs[1 + i], "Loop"))
                 return -1;
-        } else if (stack(c, i, scans + (i - ncar) * GEN_MAX_UNROLL, (int)it, 0, "Loop")) {
+        } else if (stack(c, i, scans + (i - ncar) * ONNX_MAX_UNROLL, (int)it, 0, "Loop")) {
             return -1;
         }
     }
-    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld iterations", node_label(c->node), (long long)it), 1 << 20,
+    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld iterations", node_label(n), (long long)it), 1 << 20,
                 "notes");
     return 0;
 }
@@ -1252,7 +1253,7 @@ static int scan_steps(Import *I, OpCtx *c, const OnnxGraph *g, Tensor **states, 
 
 /* Scan (opset 9 and later; opset 8's batched form too): unrolled over its length, which
  * the shapes fix. */
-static int import_scan(Import *I, OpCtx *c)
+static int import_scan(Import *I, const OnnxNode *n, OpCtx *c)
 {
     const OnnxGraph *g = graph_attr(c, "body");
     if (!g)
@@ -1307,8 +1308,8 @@ static int import_scan(Import *I, OpCtx *c)
         L = len;
     }
     if (v8 && op_has_input(c, 0)) {
-        int64_t lens[GEN_MAX_UNROLL];
-        int64_t n = op_const_ints(c, 0, "sequence_lens", lens, GEN_MAX_UNROLL);
+        int64_t lens[ONNX_MAX_UNROLL];
+        int64_t n = op_const_ints(c, 0, "sequence_lens", lens, ONNX_MAX_UNROLL);
         if (n < 0)
             return -1;
         for (int64_t i = 0; i < n; i++)
@@ -1316,11 +1317,11 @@ static int import_scan(Import *I, OpCtx *c)
                 return ir_fail("Scan: sequence_lens[%lld] is %lld, not the full length %lld", (long long)i,
                                (long long)lens[i], (long long)L);
     }
-    if (L > GEN_MAX_UNROLL || B * L > GEN_MAX_UNROLL)
-        return ir_fail("Scan: %lld steps, too many to unroll (limit %d)", (long long)(B * L), GEN_MAX_UNROLL);
-    if (B * L * g->nnodes > GEN_MAX_UNROLLED_NODES)
+    if (L > ONNX_MAX_UNROLL || B * L > ONNX_MAX_UNROLL)
+        return ir_fail("Scan: %lld steps, too many to unroll (limit %d)", (long long)(B * L), ONNX_MAX_UNROLL);
+    if (B * L * g->nnodes > ONNX_MAX_UNROLLED_NODES)
         return ir_fail("Scan: %lld steps of a body of %d nodes, more than kgen unrolls (%d nodes in all)",
-                       (long long)(B * L), g->nnodes, GEN_MAX_UNROLLED_NODES);
+                       (long long)(B * L), g->nnodes, ONNX_MAX_UNROLLED_NODES);
     if (L == 0)
         for (int k = 0; k < nout; k++)
             if (empty_scan(c, nstate + k, &g->outputs[nstate + k], "Scan"))
@@ -1370,28 +1371,72 @@ static int import_scan(Import *I, OpCtx *c)
     for (int k = 0; k < nout && v8 && L > 0; k++)
         if (stack(c, nstate + k, final + (nstate + k) * B, (int)B, 0, "Scan"))
             return -1;
-    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld steps", node_label(c->node), (long long)(B * L)), 1 << 20,
+    ir_vec_push(&I->out->notes, ir_fmt("%s: unrolled, %lld steps", node_label(n), (long long)(B * L)), 1 << 20,
                 "notes");
     return 0;
+}
+
+/* The node's attributes as the operator builders take them: plain values (OpAttr), the
+ * arrays the model's own; subgraphs go opaque in OpAttr.graph, read back by graph_attr()
+ * and subgraph_now(). A malloc'ed array (free() it), NULL when there are none. */
+static OpAttr *node_attrs(const OnnxNode *n)
+{
+    static const OpAttrKind kinds[] = {
+        [ONNX_ATTR_UNDEFINED] = OP_ATTR_UNDEFINED, [ONNX_ATTR_FLOAT] = OP_ATTR_FLOAT,
+        [ONNX_ATTR_INT] = OP_ATTR_INT,             [ONNX_ATTR_STRING] = OP_ATTR_STRING,
+        [ONNX_ATTR_TENSOR] = OP_ATTR_TENSOR,       [ONNX_ATTR_GRAPH] = OP_ATTR_GRAPH,
+        [ONNX_ATTR_FLOATS] = OP_ATTR_FLOATS,       [ONNX_ATTR_INTS] = OP_ATTR_INTS,
+        [ONNX_ATTR_STRINGS] = OP_ATTR_STRINGS,
+    };
+    if (n->nattrs <= 0)
+        return NULL;
+    OpAttr *v = calloc((size_t)n->nattrs, sizeof *v);
+    if (!v)
+        ir_die("out of memory");
+    for (int k = 0; k < n->nattrs; k++) {
+        const OnnxAttr *a = &n->attrs[k];
+        OpAttr *o = &v[k];
+        o->name = a->name;
+        o->kind = a->type >= 0 && a->type < (int)(sizeof kinds / sizeof *kinds) ? kinds[a->type] : OP_ATTR_OTHER;
+        o->i = a->i;
+        o->f = a->f;
+        o->s = a->s;
+        o->ints = a->ints;
+        o->nints = a->nints;
+        o->floats = a->floats;
+        o->nfloats = a->nfloats;
+        o->strings = (const char *const *)a->strings;
+        o->nstrings = a->nstrings;
+        if (a->t) {
+            o->has_tensor = 1;
+            o->t = (OpAttrTensor){a->t->dtype, a->t->ndim, a->t->dims, a->t->nelems, a->t->data};
+        }
+        if (a->g) {
+            o->graph = a->g;
+            o->graph_ninputs = a->g->ninputs;
+            o->graph_noutputs = a->g->noutputs;
+        }
+    }
+    return v;
 }
 
 /* OpCtx.known: a value computed from graph inputs bound with --bind-inputs data */
 static Tensor *known_now(void *importer, Tensor *t) { return value_now(importer, t, 1); }
 
 /* OpCtx.subgraph: an operator's graph attribute (FlexAttention's score_mod), inlined */
-static int subgraph_now(void *importer, const OnnxGraph *g, const char *what, Tensor **args, int nargs,
+static int subgraph_now(void *importer, const void *graph, const char *what, Tensor **args, int nargs,
                         Tensor **outs)
 {
-    return import_subgraph(importer, g, what, args, nargs, outs);
+    return import_subgraph(importer, graph, what, args, nargs, outs);
 }
 
 /* Imports node ni of g (folded_into: BatchNormalization nodes folded into an earlier node). */
 static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
 {
     const OnnxNode *n = &g->nodes[ni];
-    GenImport *out = I->out;
+    OnnxImport *out = I->out;
     if (--I->budget < 0) {
-        ir_fail("more than %d nodes to import (unrolled loops count each time)", GEN_MAX_IMPORTED_NODES);
+        ir_fail("more than %d nodes to import (unrolled loops count each time)", ONNX_MAX_IMPORTED_NODES);
         return node_fail(n, ni);
     }
     if (folded_into[ni]) {
@@ -1418,7 +1463,6 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
         return node_fail(n, ni);
     }
     OpCtx c = {0};
-    c.node = n;
     c.op = n->op_type;
     c.opset = out->opset;
     c.importer = I;
@@ -1451,16 +1495,21 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     c.nout = n->noutputs;
     for (int i = 0; i < n->noutputs; i++)
         c.out_names[i] =
-            n->outputs[i][0] ? unique(I->prog, ir_fmt("%s%s", gen_c_name(n->outputs[i]), I->suffix)) : NULL;
-    c.base = ir_fmt("%s%s", gen_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type), I->suffix);
+            n->outputs[i][0] ? unique(I->prog, ir_fmt("%s%s", onnx_c_name(n->outputs[i]), I->suffix)) : NULL;
+    c.base = ir_fmt("%s%s", onnx_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type), I->suffix);
+    c.first_output = n->noutputs > 0 ? n->outputs[0] : "";
     int bn = control ? -1 : fold_bn(I, g, ni, &c);
     if (bn >= 0)
         folded_into[bn] = ni + 1;
+    OpAttr *attrs = node_attrs(n);
+    c.attrs = attrs;
+    c.nattrs = n->nattrs;
     int first = I->prog->tensors.n;
     int rc = !control                       ? def->build(&c)
-             : !strcmp(n->op_type, "If")   ? import_if(I, &c)
-             : !strcmp(n->op_type, "Loop") ? import_loop(I, &c)
-                                           : import_scan(I, &c);
+             : !strcmp(n->op_type, "If")   ? import_if(I, n, &c)
+             : !strcmp(n->op_type, "Loop") ? import_loop(I, n, &c)
+                                           : import_scan(I, n, &c);
+    free(attrs);
     if (rc)
         return node_fail(n, ni);
     for (int i = first; i < I->prog->tensors.n; i++) {
@@ -1505,20 +1554,19 @@ static int import_nodes(Import *I, const OnnxGraph *g)
     return 0;
 }
 
-int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out)
+int onnx_import(const OnnxModel *m, const OnnxImportOpts *opts, OnnxImport *out)
 {
-    const OnnxModel *m = model;
     const OnnxGraph *g = &m->graph;
-    static const GenImportOpts none;
-    const GenImportOpts *o = opts ? opts : &none;
+    static const OnnxImportOpts none;
+    const OnnxImportOpts *o = opts ? opts : &none;
     Import I = {0};
     I.max_elems = m->limits.elements > 0 && m->limits.elements < GEN_MAX_ELEMS ? m->limits.elements : GEN_MAX_ELEMS;
-    I.budget = GEN_MAX_IMPORTED_NODES;
+    I.budget = ONNX_MAX_IMPORTED_NODES;
     I.suffix = "";
     I.out = out;
     I.model = m;
     memset(out, 0, sizeof *out);
-    I.prog = ir_program_new(g->name[0] ? gen_c_name(g->name) : "model");
+    I.prog = ir_program_new(g->name[0] ? onnx_c_name(g->name) : "model");
     out->prog = I.prog;
     out->opset = onnx_opset(m, "");
     if (out->opset < 1)
@@ -1543,7 +1591,7 @@ int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out
         if (!x)
             continue;
         define(&I, vi->name, x);
-        out->inputs[out->ninputs++] = (GenValue){vi->name, x, frozen};
+        out->inputs[out->ninputs++] = (OnnxValue){vi->name, x, frozen};
     }
     if (missing[0])
         return ir_fail("graph inputs have dimensions that nothing fixes; kgen compiles for static shapes:%s",
@@ -1584,7 +1632,7 @@ int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out
             taken = out->outputs[j].t == t;
         if ((taken || t->kind == T_PLACEHOLDER) && ir_tensor_numel(t) == 0) {
             /* an empty output needs no kernel, only a name of its own */
-            t = ir_constant(unique(I.prog, ir_fmt("%s_out", gen_c_name(name))), t->dtype, t->ndim, t->shape, NULL);
+            t = ir_constant(unique(I.prog, ir_fmt("%s_out", onnx_c_name(name))), t->dtype, t->ndim, t->shape, NULL);
             if (!t || ir_program_add(I.prog, t))
                 return -1;
             taken = 0;
@@ -1593,15 +1641,15 @@ int gen_onnx_import(const void *model, const GenImportOpts *opts, GenImport *out
             OpCtx c = {0};
             c.op = "output";
             c.prog = I.prog;
-            c.base = gen_c_name(name);
-            c.out_names[0] = unique(I.prog, ir_fmt("%s_out", gen_c_name(name)));
+            c.base = onnx_c_name(name);
+            c.out_names[0] = unique(I.prog, ir_fmt("%s_out", onnx_c_name(name)));
             t = op_copy(&c, 0, t);
             if (!t)
                 return -1;
             t->comment = ir_fmt("copy to graph output '%s'", name);
         }
         t->is_output = 1;
-        out->outputs[out->noutputs++] = (GenValue){name, t, 0};
+        out->outputs[out->noutputs++] = (OnnxValue){name, t, 0};
     }
     prune(I.prog);
     if (ir_program_verify(I.prog))

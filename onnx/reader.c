@@ -1,4 +1,4 @@
-/* onnx.c - decodes ONNX files (ModelProto, TensorProto) into OnnxModel / OnnxTensor.
+/* reader.c - decodes ONNX files (ModelProto, TensorProto) into OnnxModel / OnnxTensor.
  * requires: pb.c's wire reader; breaks: nothing (the file buffer is only read).
  *
  * Each message is read twice: onnx_pb_count sizes its repeated fields, then one pass
@@ -19,33 +19,6 @@ _Noreturn static void die_at(const char *file, int line, const char *msg)
 {
     fprintf(stderr, "%s:%d: internal error: %s\n", file, line, msg);
     abort();
-}
-
-/* ---------------------------------------------------------------- data types */
-
-static const struct {
-    const char *name;
-    int bits;
-} dtypes[ONNX_NDTYPES] = {
-#define X(name, value, bits) [value] = {#name, bits},
-    ONNX_DTYPES(X)
-#undef X
-};
-
-const char *onnx_dtype_name(int dt)
-{
-    return dt >= 0 && dt < ONNX_NDTYPES ? dtypes[dt].name : "?";
-}
-
-int onnx_dtype_bits(int dt)
-{
-    return dt >= 0 && dt < ONNX_NDTYPES ? dtypes[dt].bits : 0;
-}
-
-int onnx_dtype_size(int dt)
-{
-    int bits = onnx_dtype_bits(dt);
-    return bits % 8 ? 0 : bits / 8;
 }
 
 /* TensorProto fields that hold a payload, by field number. */
@@ -553,7 +526,7 @@ static int decode_tensor(Ctx *c, OnnxPb *p, OnnxTensor *t)
         n *= d;
     }
     t->nelems = n;
-    uint64_t nbytes = ((uint64_t)n * (uint64_t)dtypes[dtype].bits + 7) / 8;
+    uint64_t nbytes = ((uint64_t)n * (uint64_t)onnx_dtype_bits(dtype) + 7) / 8;
     if (nbytes > SIZE_MAX)
         return onnx_pb_fail(p, at, NULL, "tensor '%s': %llu bytes do not fit in memory", tn,
                             (unsigned long long)nbytes);

@@ -1,0 +1,555 @@
+/* resize.c - ONNX Resize and Upsample: every mode (nearest, linear, cubic), coordinate
+ * transformation and antialias. Along each axis the taps and weights of each output
+ * position are compile-time tables computed in double precision as the ONNX reference
+ * does; the output reads its input through them. */
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- Resize, Upsample */
+
+/* Resize is separable: along each axis, output position o reads a few input positions
+ * with weights that depend on o only. Those are computed here, in double precision like
+ * the ONNX reference, and become constant tables: idx[o][t] and w[o][t]. */
+
+typedef enum { RS_NEAREST, RS_LINEAR, RS_CUBIC } ResizeMode;
+typedef enum {
+    CT_HALF_PIXEL, CT_HALF_PIXEL_SYM, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC,
+    CT_TF_HALF_PIXEL_NN, CT_TF_CROP_AND_RESIZE
+} CoordMode;
+typedef enum { NR_ROUND_PREFER_FLOOR, NR_ROUND_PREFER_CEIL, NR_FLOOR, NR_CEIL } NearestMode;
+
+typedef struct {
+    ResizeMode mode;
+    CoordMode ct;
+    NearestMode nearest;
+    double a;               /* cubic coefficient */
+    int exclude_outside, antialias;
+} ResizeOpts;
+
+#define MAX_TAPS 64
+
+typedef struct {
+    int n;                  /* taps per output position */
+    int32_t *idx;           /* [out][n] */
+    double *w;              /* [out][n] */
+    uint8_t *outside;       /* [out]: tf_crop_and_resize extrapolates there */
+    int any_outside, unit;  /* unit: one tap of weight 1 everywhere */
+    int identity;           /* unit and idx[o] == o */
+} AxisTable;
+
+static double cubic_w(double x, double a)
+{
+    x = fabs(x);
+    if (x <= 1)
+        return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2)
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0;
+}
+
+/* The coefficients for fraction `ratio` in (0, 1]; returns their count. */
+static int resize_coeffs(const ResizeOpts *o, double ratio, double scale, double *cf)
+{
+    switch (o->mode) {
+    case RS_NEAREST: {
+        int hi;
+        if (ratio == 1)
+            hi = 1;
+        else if (o->nearest == NR_ROUND_PREFER_FLOOR)
+            hi = ratio > 0.5;
+        else if (o->nearest == NR_ROUND_PREFER_CEIL)
+            hi = ratio >= 0.5;
+        else
+            hi = o->nearest == NR_CEIL;
+        cf[0] = !hi;
+        cf[1] = hi;
+        return 2;
+    }
+    case RS_LINEAR: {
+        if (!o->antialias) {
+            cf[0] = 1 - ratio;
+            cf[1] = ratio;
+            return 2;
+        }
+        double s = scale < 1 ? scale : 1, sum = 0;
+        if (!(s * MAX_TAPS > 2))
+            return -1;
+        int64_t start = (int64_t)floor(-1 / s) + 1, n = 2 - 2 * start;
+        if (n > MAX_TAPS)
+            return -1;
+        for (int64_t i = 0; i < n; i++) {
+            double v = 1 - fabs(((double)(start + i) - ratio) * s);
+            cf[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+            sum += cf[i];
+        }
+        for (int64_t i = 0; i < n; i++)
+            cf[i] /= sum;
+        return (int)n;
+    }
+    case RS_CUBIC: {
+        if (!o->antialias) {
+            cf[0] = cubic_w(ratio + 1, o->a);
+            cf[1] = cubic_w(ratio, o->a);
+            cf[2] = cubic_w(1 - ratio, o->a);
+            cf[3] = cubic_w(2 - ratio, o->a);
+            return 4;
+        }
+        double s = scale < 1 ? scale : 1, sum = 0;
+        if (!(s * MAX_TAPS > 4))
+            return -1;
+        int64_t start = (int64_t)floor(-2 / s) + 1, n = 2 - 2 * start;
+        if (n > MAX_TAPS)
+            return -1;
+        for (int64_t i = 0; i < n; i++) {
+            cf[i] = cubic_w(s * ((double)(start + i) - ratio), o->a);
+            sum += cf[i];
+        }
+        for (int64_t i = 0; i < n; i++)
+            cf[i] /= sum;
+        return (int)n;
+    }
+    }
+    return -1;
+}
+
+/* The n integers in [0, limit) nearest to x, ties to the smaller, ascending. */
+static void nearest_ints(double x, int n, int64_t limit, int64_t *out)
+{
+    int64_t lo = (int64_t)floor(x), hi;
+    if (lo >= limit)
+        lo = limit - 1;
+    if (lo < -1)
+        lo = -1;
+    hi = lo + 1;
+    int64_t first = lo + 1, last = lo;   /* the chosen range is [first, last] */
+    for (int k = 0; k < n; k++) {
+        int can_lo = lo >= 0, can_hi = hi < limit;
+        if (!can_lo && !can_hi)
+            break;
+        if (can_lo && (!can_hi || fabs(x - (double)lo) <= fabs(x - (double)hi)))
+            first = lo--;
+        else
+            last = hi++;
+        if (first > last)
+            last = first;
+    }
+    for (int k = 0; k < n; k++)
+        out[k] = first + k;
+}
+
+/* Tables for one axis: input size L, output size O. */
+static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, double scale, double out_w,
+                      double out_w_m1, double roi0, double roi_len, AxisTable *t)
+{
+    double cf[MAX_TAPS];
+    int64_t nb[MAX_TAPS];
+    int32_t *ti = malloc(sizeof *ti * (size_t)O * MAX_TAPS);
+    double *tw = malloc(sizeof *tw * (size_t)O * MAX_TAPS);
+    int *cnt = malloc(sizeof *cnt * (size_t)O);
+    t->outside = ir_alloc((size_t)O);
+    if (!ti || !tw || !cnt)
+        ir_die("out of memory");
+    int maxn = 1;
+    for (int64_t x = 0; x < O; x++) {
+        double xo = 0, xd = (double)x;
+        switch (o->ct) {
+        case CT_HALF_PIXEL: xo = (xd + 0.5) / scale - 0.5; break;
+        case CT_HALF_PIXEL_SYM: {
+            double adj = (double)O / out_w, center = (double)L / 2;
+            xo = center * (1 - adj) + (xd + 0.5) / scale - 0.5;
+            break;
+        }
+        case CT_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5; break;
+        case CT_ALIGN_CORNERS: xo = out_w == 1 ? 0 : xd * (double)(L - 1) / out_w_m1; break;
+        case CT_ASYMMETRIC: xo = xd / scale; break;
+        case CT_TF_HALF_PIXEL_NN: xo = (xd + 0.5) / scale; break;
+        case CT_TF_CROP_AND_RESIZE:
+            if (out_w == 1)
+                xo = roi_len * (double)(L - 1) / 2;
+            else
+                xo = xd * roi_len * (double)(L - 1) / out_w_m1;
+            xo += roi0 * (double)(L - 1);
+            if (xo < 0 || xo > (double)(L - 1)) {
+                t->outside[x] = 1;
+                t->any_outside = 1;
+                cnt[x] = 1;
+                ti[x * MAX_TAPS] = 0;
+                tw[x * MAX_TAPS] = 1;
+                continue;
+            }
+            break;
+        }
+        if (!(fabs(xo) < 1e15)) {
+            free(ti), free(tw), free(cnt);
+            return ir_fail("%s: output position %lld maps to input coordinate %g", c->op, (long long)x, xo);
+        }
+        double fl = floor(xo), ratio = xo == fl ? 1 : xo - fl;
+        int n = resize_coeffs(o, ratio, scale, cf);
+        if (n < 0) {
+            free(ti), free(tw), free(cnt);
+            return ir_fail("%s: the antialiasing filter is too wide (scale %g)", c->op, scale);
+        }
+        int64_t pad = (n + 1) / 2;
+        nearest_ints(xo + (double)pad, n, L + 2 * pad, nb);
+        if (o->exclude_outside) {
+            double sum = 0;
+            for (int i = 0; i < n; i++) {
+                if (nb[i] - pad < 0 || nb[i] - pad >= L)
+                    cf[i] = 0;
+                sum += cf[i];
+            }
+            for (int i = 0; i < n; i++)
+                cf[i] /= sum;
+        }
+        /* merge the taps that read the same (edge-clamped) element, drop zero weights */
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            int64_t src = nb[i] - pad;
+            src = src < 0 ? 0 : src >= L ? L - 1 : src;
+            if (cf[i] == 0)
+                continue;
+            int j = 0;
+            while (j < m && ti[x * MAX_TAPS + j] != src)
+                j++;
+            if (j == m) {
+                ti[x * MAX_TAPS + m] = (int32_t)src;
+                tw[x * MAX_TAPS + m++] = 0;
+            }
+            tw[x * MAX_TAPS + j] += cf[i];
+        }
+        if (m == 0) {
+            ti[x * MAX_TAPS] = 0;
+            tw[x * MAX_TAPS] = 0;
+            m = 1;
+        }
+        cnt[x] = m;
+        if (m > maxn)
+            maxn = m;
+    }
+    t->n = maxn;
+    t->idx = ir_alloc(sizeof *t->idx * (size_t)O * (size_t)maxn);
+    t->w = ir_alloc(sizeof *t->w * (size_t)O * (size_t)maxn);
+    t->unit = maxn == 1;
+    t->identity = O == L;
+    for (int64_t x = 0; x < O; x++)
+        for (int i = 0; i < maxn; i++) {
+            int have = i < cnt[x];
+            t->idx[x * maxn + i] = have ? ti[x * MAX_TAPS + i] : 0;
+            t->w[x * maxn + i] = have ? tw[x * MAX_TAPS + i] : 0;
+            if (maxn == 1 && (t->w[x] != 1 || t->outside[x]))
+                t->unit = 0;
+        }
+    for (int64_t x = 0; x < O && t->identity; x++)
+        t->identity = t->unit && t->idx[x] == x;
+    free(ti);
+    free(tw);
+    free(cnt);
+    return 0;
+}
+
+/* Is any axis's position outside the crop (tf_crop_and_resize)? NULL: never. */
+static Expr *outside_expr(Tensor **flags, int r, Expr **o)
+{
+    Expr *e = NULL;
+    for (int d = 0; d < r; d++)
+        if (flags[d]) {
+            Expr *f = op_read(flags[d], &o[d]);
+            e = e ? ir_bin(OP_OR, e, f) : f;
+        }
+    return e;
+}
+
+/* Build the output from the per-axis tables:
+ *   out[o] = sum over taps t of prod_d w_d[o_d][t_d] * x[idx_d[o_d][t_d]...]
+ * with no arithmetic at all where every axis has one tap of weight 1 (nearest). */
+static int resize_emit(OpCtx *c, Tensor *x, const int64_t *os, AxisTable *tabs, double extrap)
+{
+    int r = x->ndim;
+    DType ct = ir_dtype_is_float(x->dtype) ? x->dtype : DT_F64;
+    int exact = 1;
+    for (int d = 0; d < r; d++)
+        exact = exact && tabs[d].unit;
+    if (ir_dtype_is_storage(x->dtype) && !exact)
+        return ir_fail("%s: unsupported type %s (only nearest mode copies it)", c->op, ir_dtype_name(x->dtype));
+    if (op_check_dims(c, r, os))
+        return -1;
+    Tensor *ti[KG_MAX_DIMS] = {0}, *tw[KG_MAX_DIMS] = {0}, *tf[KG_MAX_DIMS] = {0};
+    for (int d = 0; d < r; d++) {
+        AxisTable *t = &tabs[d];
+        int64_t sh[2] = {os[d], t->n};
+        if (!t->identity && !(ti[d] = op_const_tensor(c, ir_fmt("idx%d", d), DT_I32, 2, sh, t->idx)))
+            return -1;
+        if (!exact && !t->unit) {
+            void *wd = ir_alloc((size_t)(os[d] * t->n) * (size_t)ir_dtype_bytes(ct));
+            for (int64_t k = 0; k < os[d] * t->n; k++) {
+                if (ct == DT_F32)
+                    ((float *)wd)[k] = (float)t->w[k];
+                else
+                    ((double *)wd)[k] = t->w[k];
+            }
+            if (!(tw[d] = op_const_tensor(c, ir_fmt("w%d", d), ct, 2, sh, wd)))
+                return -1;
+        }
+        if (t->any_outside && !(tf[d] = op_const_tensor(c, ir_fmt("crop%d", d), DT_BOOL, 1, sh, t->outside)))
+            return -1;
+    }
+    IterVar **ax = op_axes(r, os);
+    Expr *o[KG_MAX_DIMS], *ix[KG_MAX_DIMS], *w = NULL;
+    op_axis_exprs(ax, r, o);
+    IterVar *rax[KG_MAX_DIMS];
+    int nr = 0;
+    for (int d = 0; d < r; d++) {
+        if (!ti[d]) {
+            ix[d] = o[d];
+            continue;
+        }
+        Expr *tap = ir_idx(0);
+        if (tabs[d].n > 1) {
+            rax[nr] = ir_itervar_new(ir_fmt("t%d", d), tabs[d].n, IV_REDUCE);
+            tap = ir_varref(rax[nr++]->var);
+        }
+        Expr *tix[2] = {o[d], tap};
+        ix[d] = op_read(ti[d], tix);   /* the tables hold in-range indices only */
+        if (tw[d]) {
+            Expr *we = op_read(tw[d], tix);
+            w = w ? ir_bin(OP_MUL, w, we) : we;
+        }
+    }
+    Expr *v = op_read(x, ix);
+    if (!exact) {
+        if (v->dtype != ct)
+            v = ir_cast(ct, v);
+        if (w)
+            v = ir_bin(OP_MUL, w, v);
+    }
+    Expr *body = nr ? ir_reduce(RED_SUM, v, rax, nr) : v;
+    Expr *outside = outside_expr(tf, r, o);
+    if (body->dtype == x->dtype && !outside)
+        return op_emit_out(c, 0, r, ax, body) ? 0 : -1;
+    if (nr) {
+        /* a stage reduction first, then the cast and the extrapolation */
+        Tensor *acc = op_emit(c, op_name(c, "acc"), r, ax, body);
+        if (!acc)
+            return -1;
+        ax = op_axes(r, os);
+        op_axis_exprs(ax, r, o);
+        body = op_read(acc, o);
+        outside = outside_expr(tf, r, o);
+    }
+    if (body->dtype != x->dtype)
+        body = ir_cast(x->dtype, body);
+    if (outside)
+        body = ir_select(outside, op_lit(extrap, x->dtype), body);
+    return op_emit_out(c, 0, r, ax, body) ? 0 : -1;
+}
+
+static int parse_resize_opts(OpCtx *c, ResizeOpts *o, int legacy)
+{
+    memset(o, 0, sizeof *o);
+    const char *m = op_attr_str(c, "mode", "nearest");
+    if (!strcmp(m, "nearest"))
+        o->mode = RS_NEAREST;
+    else if (!strcmp(m, "linear") || !strcmp(m, "bilinear") || !strcmp(m, "trilinear"))
+        o->mode = RS_LINEAR;
+    else if (!strcmp(m, "cubic"))
+        o->mode = RS_CUBIC;
+    else
+        return ir_fail("%s: unknown mode '%s'", c->op, m);
+    if (legacy) {
+        /* Upsample and Resize-10: asymmetric coordinates, nearest rounds down */
+        o->ct = CT_ASYMMETRIC;
+        o->nearest = NR_FLOOR;
+        if (o->mode == RS_CUBIC)
+            return ir_fail("%s: mode 'cubic' needs opset 11 or later", c->op);
+        return 0;
+    }
+    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    const char *ct = op_attr_str(c, "coordinate_transformation_mode", "half_pixel");
+    int i = 0;
+    while (i < 7 && strcmp(ct, cts[i]))
+        i++;
+    if (i == 7)
+        return ir_fail("%s: unknown coordinate_transformation_mode '%s'", c->op, ct);
+    o->ct = (CoordMode)i;
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char *nm = op_attr_str(c, "nearest_mode", "round_prefer_floor");
+    for (i = 0; i < 4 && strcmp(nm, nms[i]); i++)
+        ;
+    if (i == 4)
+        return ir_fail("%s: unknown nearest_mode '%s'", c->op, nm);
+    o->nearest = (NearestMode)i;
+    o->a = op_attr_float(c, "cubic_coeff_a", -0.75);
+    o->exclude_outside = (int)op_attr_int(c, "exclude_outside", 0);
+    o->antialias = (int)op_attr_int(c, "antialias", 0);
+    if (o->antialias && o->mode == RS_NEAREST)
+        return ir_fail("%s: antialias is not defined for mode 'nearest'", c->op);
+    return 0;
+}
+
+/* Shared by Resize and Upsample. scales/sizes are over `axes` (naxes of them) or NULL. */
+static int resize_common(OpCtx *c, Tensor *x, const ResizeOpts *o, const double *scales, int scales_f32,
+                         const int64_t *sizes, const int64_t *axes, int naxes, const double *roi, int roi_f32)
+{
+    int r = x->ndim;
+    double sc[KG_MAX_DIMS], ow[KG_MAX_DIMS], owm1[KG_MAX_DIMS], r0[KG_MAX_DIMS], r1[KG_MAX_DIMS];
+    int64_t os[KG_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        sc[d] = 1;
+        os[d] = x->shape[d];
+        r0[d] = 0;
+        r1[d] = 1;
+    }
+    for (int i = 0; i < naxes; i++) {
+        int d = (int)axes[i];
+        if (roi) {
+            r0[d] = roi[i];
+            r1[d] = roi[naxes + i];
+        }
+    }
+    if (sizes) {
+        for (int i = 0; i < naxes; i++) {
+            if (sizes[i] < 1)
+                return ir_fail("%s: sizes[%d] is %lld", c->op, i, (long long)sizes[i]);
+            os[axes[i]] = sizes[i];
+            sc[axes[i]] = (double)sizes[i] / (double)x->shape[axes[i]];
+        }
+        const char *pol = op_attr_str(c, "keep_aspect_ratio_policy", "stretch");
+        int nl = !strcmp(pol, "not_larger"), ns = !strcmp(pol, "not_smaller");
+        if (!nl && !ns && strcmp(pol, "stretch"))
+            return ir_fail("%s: unknown keep_aspect_ratio_policy '%s'", c->op, pol);
+        if (nl || ns) {
+            double s = sc[axes[0]];
+            for (int i = 1; i < naxes; i++)
+                s = nl ? fmin(s, sc[axes[i]]) : fmax(s, sc[axes[i]]);
+            for (int i = 0; i < naxes; i++) {
+                int d = (int)axes[i];
+                sc[d] = s;
+                os[d] = (int64_t)(s * (double)x->shape[d] + 0.5);
+            }
+        }
+        for (int d = 0; d < r; d++)
+            ow[d] = sc[d] * (double)x->shape[d];
+    } else {
+        for (int i = 0; i < naxes; i++) {
+            double s = scales[i];
+            if (!(s > 0) || s * (double)x->shape[axes[i]] > INT32_MAX)
+                return ir_fail("%s: scales[%d] is %g", c->op, i, s);
+            sc[axes[i]] = s;
+            os[axes[i]] = (int64_t)floor(s * (double)x->shape[axes[i]]);
+        }
+        for (int d = 0; d < r; d++)
+            ow[d] = scales_f32 ? (double)(float)(sc[d] * (double)x->shape[d]) : sc[d] * (double)x->shape[d];
+    }
+    for (int d = 0; d < r; d++)
+        owm1[d] = scales_f32 && !sizes ? (double)(float)(ow[d] - 1) : ow[d] - 1;
+    if (op_check_dims(c, r, os))
+        return -1;
+    AxisTable tabs[KG_MAX_DIMS];
+    memset(tabs, 0, sizeof tabs);
+    for (int d = 0; d < r; d++) {
+        double a0 = r0[d], dr = r1[d] - a0;
+        if (roi_f32)
+            dr = (double)(float)dr;
+        if (axis_table(c, o, x->shape[d], os[d], sc[d], ow[d], owm1[d], a0, dr, &tabs[d]))
+            return -1;
+    }
+    return resize_emit(c, x, os, tabs, op_attr_float(c, "extrapolation_value", 0));
+}
+
+static int resize(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "X");
+    if (!x)
+        return -1;
+    int r = x->ndim, legacy = c->opset < 11;
+    if (r < 1)
+        return ir_fail("%s: the input must have rank 1 or more", c->op);
+    ResizeOpts o;
+    if (parse_resize_opts(c, &o, legacy))
+        return -1;
+    int64_t axes[KG_MAX_DIMS];
+    int naxes = op_attr_ints(c, "axes", axes, KG_MAX_DIMS);
+    if (naxes < 0) {
+        naxes = r;
+        for (int d = 0; d < r; d++)
+            axes[d] = d;
+    }
+    if (op_norm_axes(c, axes, naxes, r, "axes"))
+        return -1;
+    double scales[KG_MAX_DIMS], roi[2 * KG_MAX_DIMS];
+    int64_t sizes[KG_MAX_DIMS];
+    int si = legacy ? 1 : 2, have_roi = 0, roi_f32 = 0;
+    int have_sizes = !legacy && op_has_input(c, 3) && ir_tensor_numel(c->in[3]) > 0;
+    if (!legacy && op_has_input(c, 1) && o.ct == CT_TF_CROP_AND_RESIZE) {
+        int64_t n = op_const_floats(c, 1, "roi", roi, 2 * KG_MAX_DIMS);
+        if (n < 0)
+            return -1;
+        if (n != 2 * naxes)
+            return ir_fail("%s: roi has %lld values for %d axes", c->op, (long long)n, naxes);
+        have_roi = 1;
+        roi_f32 = c->in[1]->dtype == DT_F32;
+    }
+    if (have_sizes) {
+        int64_t n = op_const_ints(c, 3, "sizes", sizes, KG_MAX_DIMS);
+        if (n < 0)
+            return -1;
+        if (n != naxes)
+            return ir_fail("%s: %lld sizes for %d axes", c->op, (long long)n, naxes);
+        return resize_common(c, x, &o, NULL, 0, sizes, axes, naxes, have_roi ? roi : NULL, roi_f32);
+    }
+    if (!op_has_input(c, si))
+        return ir_fail("%s: either scales or sizes is required", c->op);
+    int64_t n = op_const_floats(c, si, "scales", scales, KG_MAX_DIMS);
+    if (n < 0)
+        return -1;
+    if (n != naxes)
+        return ir_fail("%s: %lld scales for %d axes", c->op, (long long)n, naxes);
+    return resize_common(c, x, &o, scales, c->in[si]->dtype == DT_F32, NULL, axes, naxes, have_roi ? roi : NULL,
+                         roi_f32);
+}
+
+static int upsample(OpCtx *c)
+{
+    Tensor *x = op_input(c, 0, "X");
+    if (!x)
+        return -1;
+    int r = x->ndim;
+    ResizeOpts o;
+    if (parse_resize_opts(c, &o, 1))
+        return -1;
+    double scales[KG_MAX_DIMS];
+    int64_t axes[KG_MAX_DIMS], n;
+    int f32 = 1;
+    if (c->opset < 9 || !op_has_input(c, 1)) {
+        n = op_attr_floats(c, "scales", scales, KG_MAX_DIMS);
+        if (n < 0) {
+            double hs = op_attr_float(c, "height_scale", 0), ws = op_attr_float(c, "width_scale", 0);
+            if (r != 4 || hs <= 0 || ws <= 0)
+                return ir_fail("%s: attribute 'scales' is required", c->op);
+            scales[0] = scales[1] = 1;
+            scales[2] = hs;
+            scales[3] = ws;
+            n = 4;
+        }
+    } else {
+        n = op_const_floats(c, 1, "scales", scales, KG_MAX_DIMS);
+        if (n < 0)
+            return -1;
+        f32 = c->in[1]->dtype == DT_F32;
+    }
+    if (n != r)
+        return ir_fail("%s: %lld scales for rank %d", c->op, (long long)n, r);
+    for (int d = 0; d < r; d++)
+        axes[d] = d;
+    return resize_common(c, x, &o, scales, f32, NULL, axes, r, NULL, 0);
+}
+
+const OpDef op_defs_resize[] = {
+    {"Resize", resize},
+    {"Upsample", upsample},
+    {NULL, NULL},
+};
