@@ -1,8 +1,8 @@
-/* onnx_driver.c - `kgen model.onnx ...`: read, import, schedule by default, lower into a
- * model, report, emit. Everything lives in one arena that goes at once. */
+/* onnx_front.c - the ONNX frontend of the driver (driver.c): read the model and the
+ * values bound to its inputs, import it (onnx_import.c); then, for the later steps, the
+ * --report and the model's files with its inputs and outputs by ONNX name.
+ * requires: GenOptions; gives: a GenUnit with the imported program and its facts. */
 #include "gen.h"
-#include "../emit/emit.h"
-#include "../ir/layout.h"
 #include "../ir/ops/ops.h"
 #include "../templates/kgen_io.h"
 
@@ -147,168 +147,149 @@ static void report_inputs(const GenImport *im)
         printf("%s\n", (const char *)im->notes.items[i]);
 }
 
-int gen_compile_onnx(const GenOptions *opt)
+/* What the frontend read, freed after the compile: the model, the --bind-inputs data,
+ * the --bind files. */
+typedef struct {
+    OnnxModel *model;
+    OnnxTensor *bound[MAX_BINDS];
+    int nbound;
+    BindFiles files;
+} Front;
+
+/* --bind-inputs DIR: input_N.pb for the graph's Nth input that is not an initializer,
+ * where it exists and kgen can bind it, into binds (the tensors kept in f). */
+static int load_bind_dir(const char *dir, const OnnxLimits *lim, Front *f, GenBinding *binds)
+{
+    const OnnxGraph *g = &f->model->graph;
+    char err[1024];
+    int gi = 0, nb = 0;
+    for (int i = 0; i < g->ninputs && nb < MAX_BINDS; i++) {
+        int is_init = 0;
+        for (int j = 0; j < g->ninit && !is_init; j++)
+            is_init = !strcmp(g->initializers[j].name, g->inputs[i].name);
+        if (is_init)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/input_%d.pb", dir, gi++);
+        OnnxTensor *t = onnx_load_tensor_file_ex(path, lim, err, sizeof err);
+        if (!t)
+            continue;
+        if (t->ndim > KG_MAX_DIMS || !t->data) {
+            onnx_tensor_free(t);
+            continue;
+        }
+        f->bound[nb] = t;
+        memset(&binds[nb], 0, sizeof binds[nb]);
+        binds[nb].name = g->inputs[i].name;
+        binds[nb].dtype = t->dtype;
+        binds[nb].ndim = t->ndim;
+        memcpy(binds[nb].dims, t->dims, sizeof(int64_t) * (size_t)t->ndim);
+        binds[nb].data = t->data;
+        nb++;
+    }
+    f->nbound = nb;
+    return nb;
+}
+
+int gen_onnx_front(const GenOptions *opt, GenUnit *u)
 {
     char err[1024];
     OnnxLimits lim = {opt->max_file_bytes, opt->max_nodes, opt->max_elements ? opt->max_elements : GEN_MAX_ELEMS};
-    OnnxModel *om = onnx_load_file_ex(opt->input, &lim, err, sizeof err);
-    if (!om)
-        return ir_fail("%s", err);
-    OnnxTensor *bound[MAX_BINDS] = {0};
-    GenBinding binds[MAX_BINDS];
-    int nb = 0;
-    if (opt->bind_dir) {
-        int gi = 0;
-        for (int i = 0; i < om->graph.ninputs && nb < MAX_BINDS; i++) {
-            int is_init = 0;
-            for (int j = 0; j < om->graph.ninit && !is_init; j++)
-                is_init = !strcmp(om->graph.initializers[j].name, om->graph.inputs[i].name);
-            if (is_init)
-                continue;
-            char path[4096];
-            snprintf(path, sizeof path, "%s/input_%d.pb", opt->bind_dir, gi++);
-            OnnxTensor *t = onnx_load_tensor_file_ex(path, &lim, err, sizeof err);
-            if (!t)
-                continue;
-            if (t->ndim > KG_MAX_DIMS || !t->data) {
-                onnx_tensor_free(t);
-                continue;
-            }
-            bound[nb] = t;
-            memset(&binds[nb], 0, sizeof binds[nb]);
-            binds[nb].name = om->graph.inputs[i].name;
-            binds[nb].dtype = t->dtype;
-            binds[nb].ndim = t->ndim;
-            memcpy(binds[nb].dims, t->dims, sizeof(int64_t) * (size_t)t->ndim);
-            binds[nb].data = t->data;
-            nb++;
-        }
-    }
-    BindFiles *files = calloc(1, sizeof *files);
-    if (!files)
+    Front *f = calloc(1, sizeof *f);
+    if (!f)
         ir_die("out of memory");
-    Arena *arena = ir_arena_new();
-    ir_arena_set(arena);
-    int rc = -1;
-    const char *name = opt->name ? opt->name : gen_name_from_path(opt->input);
-    if (strcmp(gen_c_name(name), name)) {
-        ir_fail("model name '%s' is not a C identifier kgen can use (a keyword, a C library name, or "
-                "a kgen_ prefix); try --name %s", name, gen_c_name(name));
-        goto done;
-    }
+    u->onnx = 1;
+    u->front = f;
+    f->model = onnx_load_file_ex(opt->input, &lim, err, sizeof err);
+    if (!f->model)
+        return ir_fail("%s", err);
+    GenBinding binds[MAX_BINDS];
+    int nb = opt->bind_dir ? load_bind_dir(opt->bind_dir, &lim, f, binds) : 0;
+    if (strcmp(gen_c_name(u->name), u->name))
+        return ir_fail("model name '%s' is not a C identifier kgen can use (a keyword, a C library name, or "
+                       "a kgen_ prefix); try --name %s", u->name, gen_c_name(u->name));
     GenBinding frozen[GEN_MAX_SHAPE_ARGS];
     for (int k = 0; k < opt->nbinds; k++)
-        if (parse_bind(opt->binds[k], &lim, k, files, &frozen[k]))
-            goto done;
+        if (parse_bind(opt->binds[k], &lim, k, &f->files, &frozen[k]))
+            return -1;
     GenImportOpts io = {binds, nb, frozen, opt->nbinds, opt->shapes, opt->nshapes, opt->dims, opt->ndims};
-    GenImport im;
-    if (gen_onnx_import(om, &io, &im)) {
-        ir_fail("%s: %s", opt->input, ir_errmsg());
-        goto done;
-    }
-    /* --layout: blocked convolutions (ir/layout.c); auto (the default) blocks a CPU
-     * target's program when it has convs worth it */
-    int gpu = target_is_gpu(&opt->tgt) || opt->gpu_schedule;
-    if (gpu && opt->layout_block > GEN_LAYOUT_NCHW) {
-        ir_fail("--layout=nchwc is a CPU layout; the %s target keeps NCHW", opt->target);
-        goto done;
-    }
-    int block = opt->layout_block;
-    if (block == GEN_LAYOUT_AUTO)
-        block = gpu ? 0 : ir_layout_auto_block(im.prog, target_simd_lanes(&opt->tgt));
-    if (block > GEN_LAYOUT_NCHW && ir_layout_nchwc(im.prog, block)) {
-        ir_fail("%s: %s", opt->input, ir_errmsg());
-        goto done;
-    }
-    Schedule *s = sch_create(im.prog);
-    if (!gpu) {
-        s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr, wasm: sch_default tensorizes */
-        s->simd_regs = target_simd_regs(&opt->tgt);     /* wasm: tiles for 16 registers */
-    }
-    if (gpu)
-        s->arena_align = 512;   /* OpenCL sub-buffers need CL_DEVICE_MEM_BASE_ADDR_ALIGN (4096 bits at most seen) */
-    if (gpu ? sch_default_gpu(s, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)
-            : sch_default_tiled(s, opt->tile ? opt->tile : &sch_tile_default)) {
-        ir_fail("%s: default schedule: %s", opt->input, ir_errmsg());
-        goto done;
-    }
-    FILE *dump = opt->dump_out ? opt->dump_out : stdout;
-    if (opt->dump && !strcmp(opt->dump, "tir"))
-        ir_print_program(dump, im.prog);
-    if (opt->dump && !strcmp(opt->dump, "schedule"))
-        sch_print(dump, s);
-    Model *m = ir_lower_model(s, name);
-    if (!m) {
-        ir_fail("%s: cannot lower: %s", opt->input, ir_errmsg());
-        goto done;
-    }
-    if (opt->dump && !strcmp(opt->dump, "lower"))
-        for (int k = 0; k < m->kernels.n; k++)
-            ir_print_kernel(dump, m->kernels.items[k]);
-    if (opt->report) {
-        report_inputs(&im);
-        report(&im, m, s);
-    }
-    if (opt->outdir) {
-        EmModel em = {0};
-        em.model = m;
-        em.name = name;
-        const char *slash = strrchr(opt->input, '/');
-        em.source = slash ? slash + 1 : opt->input;
-        em.with_main = opt->with_main;
-        em.weights_in_file = opt->weights_in_file;
-        em.target = &opt->tgt;
-        EmValue *ins = ir_alloc(sizeof *ins * (size_t)(im.ninputs + 1));
-        EmValue *outs = ir_alloc(sizeof *outs * (size_t)(im.noutputs + 1));
-        for (int i = 0; i < im.ninputs; i++) {
-            if (im.inputs[i].frozen)
-                continue;
-            for (int j = 0; j < m->params.n; j++) {
-                Buffer *b = m->params.items[j];
-                if (!strcmp(b->name, im.inputs[i].t->name))
-                    ins[em.ninputs++] = (EmValue){im.inputs[i].onnx_name, b, i};
-            }
-        }
-        for (int i = 0; i < im.noutputs; i++)
-            for (int j = 0; j < m->params.n; j++) {
-                Buffer *b = m->params.items[j];
-                if (!b->is_input && !strcmp(b->name, im.outputs[i].t->name))
-                    outs[em.noutputs++] = (EmValue){im.outputs[i].onnx_name, b, i};
-            }
-        em.inputs = ins;
-        em.outputs = outs;
-        ir_vec_push(&em.notes, ir_fmt("opset %lld, %d nodes, %d kernels, arena %lld bytes", (long long)im.opset,
-                                      im.nnodes, m->kernels.n, (long long)m->arena_bytes),
-                    1 << 20, "notes");
-        if (s->simd_lanes)
-            ir_vec_push(&em.notes, ir_fmt("tensorize: for %s, the register tiles call kgen_ukernels.h where they "
-                                          "match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
-        for (int i = 0; i < im.ninputs; i++)
-            if (im.inputs[i].frozen)
-                ir_vec_push(&em.notes, ir_fmt("input '%s' is a constant: %s", im.inputs[i].onnx_name,
-                                              strstr(im.inputs[i].t->comment, "bound by")
-                                                  ? strstr(im.inputs[i].t->comment, "bound by")
-                                                  : "its value was needed when compiling (a shape, a loop count)"),
-                            1 << 20, "notes");
-        for (int i = 0; i < im.notes.n; i++)
-            ir_vec_push(&em.notes, im.notes.items[i], 1 << 20, "notes");
-        OutSet o = {0};
-        if (em_model_files(&o, &em, &opt->tgt) || em_outset_write(&o, opt->outdir)) {
-            em_outset_free(&o);
-            goto done;
-        }
-        em_outset_free(&o);
-    }
-    rc = 0;
-done:
-    ir_arena_free(arena);
-    for (int i = 0; i < nb; i++)
-        onnx_tensor_free(bound[i]);
+    if (gen_onnx_import(f->model, &io, &u->im))
+        return ir_fail("%s: %s", opt->input, ir_errmsg());
+    u->prog = u->im.prog;
+    return 0;
+}
+
+void gen_onnx_release(GenUnit *u)
+{
+    Front *f = u->front;
+    if (!f)
+        return;
+    for (int i = 0; i < f->nbound; i++)
+        onnx_tensor_free(f->bound[i]);
     for (int i = 0; i < GEN_MAX_SHAPE_ARGS; i++) {
-        onnx_tensor_free(files->pb[i]);
-        kgen_io_free(&files->npy[i]);
+        onnx_tensor_free(f->files.pb[i]);
+        kgen_io_free(&f->files.npy[i]);
     }
-    free(files);
-    onnx_free(om);
-    return rc;
+    onnx_free(f->model);
+    free(f);
+    u->front = NULL;
+}
+
+void gen_onnx_report(const GenUnit *u, const Model *m, Schedule *s)
+{
+    report_inputs(&u->im);
+    report(&u->im, m, s);
+}
+
+/* The graph inputs (not the frozen ones) and outputs as the model's parameters */
+static void model_values(const GenImport *im, const Model *m, EmModel *em)
+{
+    EmValue *ins = ir_alloc(sizeof *ins * (size_t)(im->ninputs + 1));
+    EmValue *outs = ir_alloc(sizeof *outs * (size_t)(im->noutputs + 1));
+    for (int i = 0; i < im->ninputs; i++) {
+        if (im->inputs[i].frozen)
+            continue;
+        for (int j = 0; j < m->params.n; j++) {
+            Buffer *b = m->params.items[j];
+            if (!strcmp(b->name, im->inputs[i].t->name))
+                ins[em->ninputs++] = (EmValue){im->inputs[i].onnx_name, b, i};
+        }
+    }
+    for (int i = 0; i < im->noutputs; i++)
+        for (int j = 0; j < m->params.n; j++) {
+            Buffer *b = m->params.items[j];
+            if (!b->is_input && !strcmp(b->name, im->outputs[i].t->name))
+                outs[em->noutputs++] = (EmValue){im->outputs[i].onnx_name, b, i};
+        }
+    em->inputs = ins;
+    em->outputs = outs;
+}
+
+int gen_onnx_files(OutSet *o, const GenOptions *opt, const GenUnit *u, const Model *m, const Schedule *s)
+{
+    const GenImport *im = &u->im;
+    EmModel em = {0};
+    em.model = m;
+    em.name = u->name;
+    em.source = u->source;
+    em.with_main = opt->with_main;
+    em.weights_in_file = opt->weights_in_file;
+    em.target = &opt->tgt;
+    model_values(im, m, &em);
+    ir_vec_push(&em.notes, ir_fmt("opset %lld, %d nodes, %d kernels, arena %lld bytes", (long long)im->opset,
+                                  im->nnodes, m->kernels.n, (long long)m->arena_bytes),
+                1 << 20, "notes");
+    if (s->simd_lanes)
+        ir_vec_push(&em.notes, ir_fmt("tensorize: for %s, the register tiles call kgen_ukernels.h where they "
+                                      "match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
+    for (int i = 0; i < im->ninputs; i++)
+        if (im->inputs[i].frozen)
+            ir_vec_push(&em.notes, ir_fmt("input '%s' is a constant: %s", im->inputs[i].onnx_name,
+                                          strstr(im->inputs[i].t->comment, "bound by")
+                                              ? strstr(im->inputs[i].t->comment, "bound by")
+                                              : "its value was needed when compiling (a shape, a loop count)"),
+                        1 << 20, "notes");
+    for (int i = 0; i < im->notes.n; i++)
+        ir_vec_push(&em.notes, im->notes.items[i], 1 << 20, "notes");
+    return em_model_files(o, &em, &opt->tgt);
 }
