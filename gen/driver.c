@@ -19,9 +19,12 @@ static const PassInfo step_import = {"import", "an ONNX graph (folding constants
                                                ".kg file to tensor IR"};
 /* the graph passes, in order; they run on ONNX programs (a .kg file schedules its own) */
 static const GraphPass *const graph_passes[] = {&ir_pass_prune, &ir_pass_layout};
+#define NGRAPH_PASSES (sizeof graph_passes / sizeof graph_passes[0])
 static const PassInfo step_schedule = {"schedule", "the schedule: a .kg file's section for the target, else "
                                                    "kgen's default (fusion, register tiles, vectorize, parallel)"};
 static const PassInfo step_emit = {"emit", "print the target's source files (--dump=emit: their text)"};
+
+#define STEP_LOWER "lower"   /* its dump: the driver's, of the kernels lowering made */
 
 /* LOOP PASSES: the lowering and the loop-IR passes it runs, in order. The coordinator
  * connects lower_loop_passes() and lower_model_passes() (lower/lower.h, branch h/lower)
@@ -30,7 +33,7 @@ static const PassInfo step_emit = {"emit", "print the target's source files (--d
 static const PassInfo *loop_pass_list(int *n)
 {
     static const PassInfo lower[] = {
-        {"lower", "the schedule to loop IR, then the loop passes (--dump=lower: the loop IR at the end)"}};
+        {STEP_LOWER, "the schedule to loop IR, then the loop passes (--dump=lower: the loop IR at the end)"}};
     *n = (int)(sizeof lower / sizeof lower[0]);
     return lower;
 }
@@ -42,7 +45,7 @@ static int pipeline(const PassInfo **list)
 {
     int n = 0, nloop;
     list[n++] = &step_import;
-    for (size_t i = 0; i < sizeof graph_passes / sizeof graph_passes[0]; i++)
+    for (size_t i = 0; i < NGRAPH_PASSES; i++)
         list[n++] = &graph_passes[i]->info;
     list[n++] = &step_schedule;
     const PassInfo *loop = loop_pass_list(&nloop);
@@ -68,17 +71,18 @@ int gen_pass_known(const char *name)
 {
     const PassInfo *list[MAX_PIPELINE];
     int n = pipeline(list);
-    char known[1024] = DUMP_TIR;   /* no arena yet: the command line is being read */
-    size_t len = strlen(known);
+    char known[1024] = "";   /* no arena yet: the command line is being read */
+    size_t len = 0;
     for (int i = 0; i < n; i++) {
         if (!strcmp(list[i]->name, name))
             return 1;
         if (len < sizeof known)
-            len += (size_t)snprintf(known + len, sizeof known - len, ", %s", list[i]->name);
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s, ", list[i]->name);
     }
     if (!strcmp(name, DUMP_TIR))
         return 1;
-    ir_fail("unknown pass '%s' for --dump (use %s; kgen --list-passes says what each does)", name, known);
+    ir_fail("unknown pass '%s' for --dump (use %sor %s; kgen --list-passes says what each does)", name, known,
+            DUMP_TIR);
     return 0;
 }
 
@@ -92,7 +96,7 @@ static void dump_program(const char *name, Program *p)
 
 int gen_graph_passes(Program *p, const PassCtx *ctx)
 {
-    for (size_t i = 0; i < sizeof graph_passes / sizeof graph_passes[0]; i++) {
+    for (size_t i = 0; i < NGRAPH_PASSES; i++) {
         if (graph_passes[i]->run(p, ctx))
             return -1;
         dump_program(graph_passes[i]->info.name, p);
@@ -296,7 +300,7 @@ static int compile_unit(const GenOptions *opt, GenUnit *u)
                    target_simd_lanes(&opt->tgt), opt->layout_block};
     if (u->onnx && gen_graph_passes(u->prog, &ctx))
         return -1;
-    for (size_t i = 0; !u->onnx && i < sizeof graph_passes / sizeof graph_passes[0]; i++)
+    for (size_t i = 0; !u->onnx && i < NGRAPH_PASSES; i++)
         dump_program(graph_passes[i]->info.name, u->prog);   /* a .kg program, as it is */
     Schedule *s = u->onnx ? onnx_schedule(opt, u) : kg_schedule(opt, u);
     if (!s)
@@ -314,7 +318,7 @@ static int compile_unit(const GenOptions *opt, GenUnit *u)
     } else if (!(k = kg_lower(opt, u, s))) {
         return -1;
     }
-    if ((f = ir_pass_dump("lower")))
+    if ((f = ir_pass_dump(STEP_LOWER)))
         for (int i = 0; i < (m ? m->kernels.n : 1); i++)
             ir_print_kernel(f, m ? m->kernels.items[i] : k);
     if (opt->report && m)

@@ -177,7 +177,7 @@ int gen_interp_write_dir(const char *dir);
 enum { GEN_LAYOUT_AUTO = IR_LAYOUT_AUTO, GEN_LAYOUT_NCHW = IR_LAYOUT_NCHW };
 
 typedef struct {
-    const char *input;          /* .kg path */
+    const char *input;          /* the .kg file or ONNX model */
     const char *target;         /* the target's name ("c", "cuda", ...): picks the .kg schedule section */
     Target tgt;                 /* the parsed target with its attributes */
     int gpu_schedule;           /* --schedule=gpu: the default GPU schedule for a C target (its

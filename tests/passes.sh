@@ -80,7 +80,7 @@ done
 rm -rf $work/out
 $KGEN $kg --dump=bogus -o $work/out > $work/bad.out 2> $work/bad.err
 ok "--dump=bogus exits 1" test $? = 1
-ok "--dump=bogus names the known passes" grep -q "unknown pass 'bogus' for --dump (use tir, import, prune, layout" $work/bad.err
+ok "--dump=bogus names the known passes" grep -q "unknown pass 'bogus' for --dump (use import, prune, layout" $work/bad.err
 ok "--dump=bogus writes nothing" test ! -e $work/out
 
 echo "passes: $pass passed, $fail failed"
