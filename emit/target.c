@@ -18,6 +18,16 @@ int target_is_gpu(const Target *t)
     return t->kind == TARGET_CUDA || t->kind == TARGET_OPENCL || t->kind == TARGET_METAL;
 }
 
+int target_block_threads(const Target *t)
+{
+    return t->max_threads < TARGET_DEFAULT_BLOCK_THREADS ? t->max_threads : TARGET_DEFAULT_BLOCK_THREADS;
+}
+
+int64_t target_arena_align(const Target *t, int gpu_schedule)
+{
+    return target_is_gpu(t) || gpu_schedule ? TARGET_GPU_ARENA_ALIGN : 0;
+}
+
 /* A positive integer attribute value within [lo, hi]. */
 static int attr_int(const char *attr, const char *v, int64_t lo, int64_t hi, int64_t *out)
 {

@@ -54,6 +54,16 @@ int target_parse(const char *spec, Target *t);
 /* Apply one more attribute ("-arch=sm_80") to a parsed target. 0, or -1 with ir_fail(). */
 int target_attr(Target *t, const char *attr);
 int target_is_gpu(const Target *t);
+/* Threads per block of kgen's default GPU schedule: the target's -max-threads, at most
+ * TARGET_DEFAULT_BLOCK_THREADS (more rarely pays for an elementwise kernel). */
+#define TARGET_DEFAULT_BLOCK_THREADS 256
+int target_block_threads(const Target *t);
+/* The alignment in bytes of a model's arena slices: TARGET_GPU_ARENA_ALIGN on the GPU
+ * targets (OpenCL sub-buffers need CL_DEVICE_MEM_BASE_ADDR_ALIGN: 4096 bits at most
+ * seen), and for the GPU schedule on C (--schedule=gpu: the plan the GPUs get); else 0,
+ * the lowering's default (64). */
+#define TARGET_GPU_ARENA_ALIGN 512
+int64_t target_arena_align(const Target *t, int gpu_schedule);
 /* The f32 lanes the C target's register tiles are shaped for: its features' widest vectors
  * (AVX-512: 16, AVX2: 8, NEON: 4), 8 without any (any CPU); wasm's (SIMD128: 4, with
  * -nosimd too, since it writes the same C); 0 for the other targets. And their name

@@ -1,11 +1,8 @@
-/* api.c - the driver behind the command line and libkgen: tell an ONNX model from a .kg
- * program by its content, then read, parse, schedule, lower, emit. Everything is built in
- * one arena that goes at once. */
+/* api.c - what the command line and libkgen share besides the driver (driver.c):
+ * reading an input file under the size limit, and the options that give graph inputs
+ * shapes and values (--input-shape, --dim, --bind). */
 #include "gen.h"
-#include "../onnx/onnx.h"
-#include "../emit/emit.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,75 +47,6 @@ int gen_read_file(const char *path, int64_t max_bytes, char **text, size_t *len)
     *text = buf;
     *len = n;
     return 0;
-}
-
-const char *gen_name_from_path(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    size_t n = strcspn(base, ".");
-    char *name = ir_alloc(n + 3);
-    size_t k = 0;
-    if (n == 0 || isdigit((unsigned char)base[0]))
-        name[k++] = 'k', name[k++] = '_';
-    for (size_t i = 0; i < n; i++)
-        name[k++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
-    name[k] = 0;
-    return name;
-}
-
-static int valid_name(const char *s)
-{
-    if (!s[0] || isdigit((unsigned char)s[0]))
-        return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_')
-            return 0;
-    return 1;
-}
-
-/* GenOptions.weights_in_file travels into EmModel as it is */
-_Static_assert(EM_WEIGHTS_AUTO == 0 && EM_WEIGHTS_FILE == 1 && EM_WEIGHTS_EMBED == 2 && EM_WEIGHTS_INCBIN == 3,
-               "--weights modes: gen/main.c's table follows EM_WEIGHTS_*");
-
-/* Does the file read as an ONNX ModelProto at its top level? Every field must be
- * well-formed protobuf, and those numbered below 16 (one-byte tags: ASCII bytes, so text
- * lands there) ModelProto fields of their wire type, unless the file holds control bytes
- * (then the loader judges the fields). Text rarely gets past its first byte: '#', 'k',
- * 'o', 's' are groups or invalid wire types, 'i' is a fixed64 field 13 that ModelProto does
- * not have. Returns 1, or 0 with the reason in why (no file name, "... at byte N"). */
-static int is_onnx_model(const char *text, size_t len, int binary, char *why, size_t whylen)
-{
-    /* ModelProto's fields 1 to 15 and their wire types; -1: none */
-    static const char *const name[16] = {NULL, "ir_version", "producer_name", "producer_version", "domain",
-                                         "model_version", "doc_string", "graph", "opset_import", [14] = "metadata_props"};
-    static const int8_t wire[16] = {-1, ONNX_PB_VARINT, ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_VARINT,
-                                    ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_LEN, -1, -1, -1, -1, -1, ONNX_PB_LEN, -1};
-    char err[512];
-    OnnxPb p = {(const uint8_t *)text, 0, len, 0, NULL, "", err, sizeof err};
-    OnnxPbField f;
-    int r, nfields = 0;
-    while ((r = onnx_pb_next(&p, &f)) == 1) {
-        if (f.num < 16 && wire[f.num] != f.wire && !binary) {
-            if (wire[f.num] < 0)
-                snprintf(why, whylen, "a ModelProto has no field %u (%s) at byte %zu", f.num,
-                         onnx_pb_wire_name(f.wire), f.at);
-            else
-                snprintf(why, whylen, "field %u (%s) is %s, not %s, at byte %zu", f.num, name[f.num],
-                         onnx_pb_wire_name(wire[f.num]), onnx_pb_wire_name(f.wire), f.at);
-            return 0;
-        }
-        nfields++;
-    }
-    if (r < 0) {
-        snprintf(why, whylen, "%s", err + 2);   /* after the empty file name's ": " */
-        return 0;
-    }
-    if (!nfields) {
-        snprintf(why, whylen, "the file is empty");
-        return 0;
-    }
-    return 1;
 }
 
 /* The name of NAME=VALUE (split on the last '=': ONNX names may hold one); NULL if none. */
@@ -233,94 +161,4 @@ void gen_shape_options_free(GenOptions *opt)
     for (int i = 0; i < opt->ndims; i++)
         free((char *)opt->dims[i].symbol);
     opt->nshapes = opt->ndims = 0;
-}
-
-int gen_compile(const GenOptions *opt)
-{
-    char *text;
-    size_t len;
-    if (gen_read_file(opt->input, opt->max_file_bytes, &text, &len))
-        return -1;
-    /* ONNX or .kg by the content; a name ending in .onnx never makes a .kg program */
-    size_t n = strlen(opt->input), nul = strlen(text);
-    int named_onnx = n > 5 && !strcmp(opt->input + n - 5, ".onnx"), binary = 0;
-    for (size_t i = 0; i < len && !binary; i++)   /* control bytes but whitespace: not text */
-        binary = ((unsigned char)text[i] < 0x20 && !strchr("\t\n\v\f\r", text[i])) || text[i] == 0x7f;
-    char why[640];
-    if (is_onnx_model(text, len, binary, why, sizeof why)) {
-        free(text);
-        return gen_compile_onnx(opt);
-    }
-    if (nul != len) {
-        free(text);
-        return ir_fail("%s: not an ONNX model (%s), nor a .kg program (a NUL byte at byte %zu)", opt->input, why, nul);
-    }
-    if (named_onnx) {
-        free(text);
-        return ir_fail("%s: not an ONNX model (%s)", opt->input, why);
-    }
-    Arena *arena = ir_arena_new();
-    ir_arena_set(arena);
-    int rc = -1;
-    KgModule mod = {0};
-    Define defs[GEN_MAX_DEFINES];
-    memcpy(defs, opt->defines, sizeof defs[0] * (size_t)opt->ndefines);
-    if (gen_parse_kg(opt->input, text, defs, opt->ndefines, opt->no_schedule ? "none" : opt->target, &mod))
-        goto done;
-    /* -mattr, -mcpu: the section's vector loops of sum reductions become SIMD micro-kernel
-     * calls where they match (a .kg's own tensorize lines apply on any target) */
-    mod.sched->simd_lanes = opt->no_schedule ? 0 : target_simd_lanes(&opt->tgt);
-    if (sch_tensorize_auto(mod.sched)) {
-        ir_fail("%s: tensorize: %s", opt->input, ir_errmsg());
-        goto done;
-    }
-    if (!mod.scheduled && !opt->no_schedule && target_is_gpu(&opt->tgt)) {
-        /* no schedule section for this GPU: one thread per output element */
-        if (sch_default_gpu(mod.sched, opt->tgt.max_threads < 256 ? opt->tgt.max_threads : 256)) {
-            ir_fail("%s: default GPU schedule: %s", opt->input, ir_errmsg());
-            goto done;
-        }
-        mod.default_gpu = 1;
-    }
-    const char *name = opt->name ? opt->name : mod.kernel_name ? mod.kernel_name : gen_name_from_path(opt->input);
-    if (!valid_name(name)) {
-        ir_fail("kernel name '%s' is not a C identifier", name);
-        goto done;
-    }
-    FILE *dump = opt->dump_out ? opt->dump_out : stdout;
-    if (opt->dump && !strcmp(opt->dump, "tir"))
-        ir_print_program(dump, mod.prog);
-    if (opt->dump && !strcmp(opt->dump, "schedule"))
-        sch_print(dump, mod.sched);
-    Kernel *k = ir_lower(mod.sched, name);
-    if (!k) {
-        ir_fail("%s: cannot lower the schedule: %s", opt->input, ir_errmsg());
-        goto done;
-    }
-    if (mod.default_gpu)
-        ir_vec_push(&k->notes, ir_fmt("schedule: kgen's default GPU schedule (no section for %s)", opt->target), 1 << 20, "notes");
-    else if (!mod.scheduled)
-        ir_vec_push(&k->notes, opt->no_schedule ? "schedule: none (--no-schedule)" : ir_fmt("schedule: none for target %s", opt->target), 1 << 20, "notes");
-    for (int i = 0; i < mod.schedule_lines.n; i++)
-        ir_vec_push(&k->notes, ir_fmt("  %s", (char *)mod.schedule_lines.items[i]), 1 << 20, "notes");
-    if (mod.sched->simd_lanes)
-        ir_vec_push(&k->notes, ir_fmt("tensorize: for %s, the vector loops of sum reductions call kgen_ukernels.h "
-                                      "where they match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
-    if (opt->dump && !strcmp(opt->dump, "lower"))
-        ir_print_kernel(dump, k);
-    if (opt->outdir) {
-        OutSet o = {0};
-        const char *slash = strrchr(opt->input, '/');
-        const char *src = slash ? slash + 1 : opt->input;
-        if (em_kernel_files(&o, k, name, src, &opt->tgt) || em_outset_write(&o, opt->outdir)) {
-            em_outset_free(&o);
-            goto done;
-        }
-        em_outset_free(&o);
-    }
-    rc = 0;
-done:
-    free(text);
-    ir_arena_free(arena);
-    return rc;
 }

@@ -1,10 +1,14 @@
-/* gen.h - the kgen driver and its frontends: the .kg tensor-expression language (kg.c,
- * kg_expr.c, kg_sched.c) and ONNX (onnx_driver.c over the frontend in onnx/). */
+/* gen.h - the kgen driver (driver.c: one pipeline, frontend -> graph passes -> schedule
+ * -> lower -> emit) and its frontends: the .kg tensor-expression language (kg.c,
+ * kg_expr.c, kg_sched.c) and ONNX (onnx_front.c over the reader and importer in onnx/). */
 #ifndef KGEN_GEN_H
 #define KGEN_GEN_H
 
 #include "../ir/ir.h"
+#include "../ir/pass.h"
 #include "../lower/lower.h"
+#include "../schedule/schedule.h"
+#include "../emit/emit.h"
 #include "../emit/target.h"
 #include "../onnx/import.h"
 
@@ -94,7 +98,7 @@ int gen_check_onnx_dir(const char *dir);
  * cannot be written, -1 when the model cannot be compiled (ir_errmsg() says why). */
 int gen_interp_write_dir(const char *dir);
 
-/* ---------------------------------------------------------------- api.c (the driver) */
+/* ---------------------------------------------------------------- api.c, driver.c */
 
 /* Limits on what kgen reads (README, "Limits"). The first three are defaults that
  * GenOptions may change (--max-file-mb, --max-elements; --max-nodes is onnx/onnx.h's
@@ -106,10 +110,10 @@ int gen_interp_write_dir(const char *dir);
 #define GEN_MAX_DEFINES 256
 
 /* GenOptions.layout_block values besides the block sizes 8 and 16 */
-enum { GEN_LAYOUT_AUTO = 0, GEN_LAYOUT_NCHW = 1 };
+enum { GEN_LAYOUT_AUTO = IR_LAYOUT_AUTO, GEN_LAYOUT_NCHW = IR_LAYOUT_NCHW };
 
 typedef struct {
-    const char *input;          /* .kg path */
+    const char *input;          /* the .kg file or ONNX model */
     const char *target;         /* the target's name ("c", "cuda", ...): picks the .kg schedule section */
     Target tgt;                 /* the parsed target with its attributes */
     int gpu_schedule;           /* --schedule=gpu: the default GPU schedule for a C target (its
@@ -119,7 +123,7 @@ typedef struct {
     Define defines[GEN_MAX_DEFINES];
     int ndefines;
     int no_schedule;            /* ignore the file's schedule sections */
-    const char *dump;           /* NULL or "tir", "schedule", "lower" */
+    const char *dump;           /* NULL or a pass of the pipeline (gen_pass_known), --dump=NAME */
     FILE *dump_out;
     /* ONNX models */
     int with_main;              /* --main: also a runner program and its Makefile */
@@ -146,10 +150,18 @@ typedef struct {
 /* Read a whole file (NUL-terminated) of at most max_bytes (0: GEN_MAX_FILE_BYTES).
  * Returns 0, or -1 with ir_fail(). */
 int gen_read_file(const char *path, int64_t max_bytes, char **text, size_t *len);
-/* Compile one ONNX model as the options say (onnx_driver.c). */
-int gen_compile_onnx(const GenOptions *opt);
-/* Compile one .kg file (or, for a .onnx path, a model) as the options say. Returns 0, or -1 with ir_fail(). */
+/* Compile one .kg file or ONNX model (told by the content) as the options say
+ * (driver.c). Returns 0, or -1 with ir_fail(). */
 int gen_compile(const GenOptions *opt);
+/* The pipeline, one pass a line in the order they run, "NAME  what it does" (--list-passes). */
+void gen_list_passes(FILE *f);
+/* Is name a pass of the pipeline or an alias --dump takes ("tir": the tensor IR after the
+ * graph passes)? 1, or 0 with ir_fail() naming the known ones. */
+int gen_pass_known(const char *name);
+/* The graph passes of the pipeline, in order, over an imported ONNX program (a .kg
+ * program brings its own schedule and gets none), each followed by its --dump. 0, or -1
+ * with ir_fail(). */
+int gen_graph_passes(Program *p, const PassCtx *ctx);
 /* --input-shape, --dim and --bind (as "--opt VALUE" or "--opt=VALUE") at argv[*i] into
  * opt, *i moved past the value: 1; 0 if argv[*i] is none of them; -1 after a message
  * "PROG: error: ..." on stderr. gen_shape_options_free frees what they allocated. */
@@ -157,6 +169,31 @@ int gen_shape_option(GenOptions *opt, int argc, char **argv, int *i, const char 
 void gen_shape_options_free(GenOptions *opt);
 /* A C identifier from a file name: "examples/conv-2d.kg" -> "conv_2d". */
 const char *gen_name_from_path(const char *path);
+
+/* What a frontend hands the rest of the pipeline. */
+typedef struct {
+    int onnx;                  /* the frontend: 1 ONNX (im holds the import), 0 .kg (kg) */
+    Program *prog;
+    const char *name;          /* the kernel or model name: --name, `kernel NAME`, the file's */
+    const char *source;        /* the input's file name, for the generated headers */
+    KgModule kg;
+    OnnxImport im;
+    void *front;               /* the ONNX frontend's buffers (gen_onnx_release) */
+} GenUnit;
+
+/* ---------------------------------------------------------------- onnx_front.c */
+
+/* Load the model of opt->input with its bound inputs (--bind, --bind-inputs), check
+ * u->name (set by the driver) and import it into u->prog, u->im. 0, or -1 with ir_fail();
+ * either way gen_onnx_release frees what it read. */
+int gen_onnx_front(const GenOptions *opt, GenUnit *u);
+void gen_onnx_release(GenUnit *u);
+/* --report: the inputs and outputs, what the import decided, the kernels with their MACs
+ * and notes, the memory plan; on stdout. */
+void gen_onnx_report(const GenUnit *u, const Model *m, Schedule *s);
+/* The model's files for opt's target into o (its inputs and outputs by ONNX name, the
+ * header notes). 0, or -1 with ir_fail(). */
+int gen_onnx_files(OutSet *o, const GenOptions *opt, const GenUnit *u, const Model *m, const Schedule *s);
 
 /* ---------------------------------------------------------------- tune_run.c */
 

@@ -30,7 +30,10 @@ static void usage(FILE *f)
           "  --no-schedule   ignore the file's schedule sections (plain loop nests)\n"
           "  --schedule=gpu  (ONNX, target c) use the default GPU schedule: its bound loops run as\n"
           "                  plain C loops, a CPU check of what the GPU targets compute\n"
-          "  --dump=PASS     print an IR to stdout: tir (tensor IR), schedule, lower (loop IR)\n"
+          "  --dump=PASS     print the IR after PASS of the pipeline to stdout (import, prune,\n"
+          "                  layout, schedule, lower, emit, ...: see --list-passes); tir: the\n"
+          "                  tensor IR the schedule left\n"
+          "  --list-passes   print the pipeline's passes in order, one a line, and exit\n"
           "  --main          (ONNX) also write a runner program NAME_main.c and a Makefile\n"
           "  --report        (ONNX) print the fused kernels, their MACs and the memory plan\n"
           "  --weights=MODE  (ONNX) auto (default): embed up to 8 MiB of weights, incbin above;\n"
@@ -201,10 +204,13 @@ int main(int argc, char **argv)
             opt.target = a + 9;
         } else if (!strncmp(a, "--name=", 7)) {
             opt.name = a + 7;
+        } else if (!strcmp(a, "--list-passes")) {
+            gen_list_passes(stdout);
+            return 0;
         } else if (!strncmp(a, "--dump=", 7)) {
             opt.dump = a + 7;
-            if (strcmp(opt.dump, "tir") && strcmp(opt.dump, "schedule") && strcmp(opt.dump, "lower")) {
-                fprintf(stderr, "kgen: error: unknown pass '%s' for --dump (use tir, schedule or lower)\n", opt.dump);
+            if (!gen_pass_known(opt.dump)) {
+                fprintf(stderr, "kgen: error: %s\n", ir_errmsg());
                 return 1;
             }
         } else if (!strcmp(a, "--check-onnx") || !strcmp(a, "--interp-write")) {

@@ -956,3 +956,22 @@ int ir_layout_nchwc(Program *p, int block)
         return ir_fail("layout: the blocked program is inconsistent: %s", ir_errmsg());
     return 0;
 }
+
+/* The pass: --layout=auto (ctx->layout IR_LAYOUT_AUTO) blocks a CPU target's program when
+ * ir_layout_auto_block finds convs worth it; nchw (IR_LAYOUT_NCHW) leaves it; a block
+ * size blocks it, which a GPU schedule does not take (an error). */
+static int layout_run(Program *p, const PassCtx *ctx)
+{
+    if (ctx->gpu && ctx->layout > IR_LAYOUT_NCHW)
+        return ir_fail("--layout=nchwc is a CPU layout; the %s target keeps NCHW", ctx->target);
+    int block = ctx->layout;
+    if (block == IR_LAYOUT_AUTO)
+        block = ctx->gpu ? 0 : ir_layout_auto_block(p, ctx->simd_lanes);
+    if (block > IR_LAYOUT_NCHW && ir_layout_nchwc(p, block))
+        return ir_fail("%s: %s", ctx->source, ir_errmsg());
+    return 0;
+}
+
+const GraphPass ir_pass_layout = {{"layout", "NCHWc: 2-D convs and the per-channel computes around them in "
+                                             "channel blocks (CPU targets; --layout)"},
+                                  layout_run};

@@ -14,6 +14,7 @@
 #define KGEN_LAYOUT_H
 
 #include "ir.h"
+#include "pass.h"   /* ir_pass_layout, its GraphPass */
 
 /* block: 8 or 16. Rewrites p in place (its tensor list; graph outputs keep their names);
  * returns 0, or -1 with ir_fail(). A program without 2-D convs is left as it was. */

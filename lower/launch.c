@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const PassInfo launch_pass = {"gpu-launch",
-                                     "split a GPU kernel into launches: grid, block, shared memory, barriers checked"};
+                                     "split a GPU kernel into launches: grid, block, shared memory, barriers checked (GPU targets)"};
 
 const PassInfo *lower_launch_pass(void) { return &launch_pass; }
 

@@ -226,13 +226,13 @@ typedef struct {
 } ModelPass;
 
 static const ModelPass model_passes[] = {
-    {{"partition", "one kernel per root stage, through the loop passes"}, partition, dump_partition},
-    {{"run-time-loops", "the start and next kernels of each run-time loop placed around its body's"},
+    {{"partition", "one kernel per root stage, through the loop passes (models)"}, partition, dump_partition},
+    {{"run-time-loops", "the start and next kernels of each run-time loop placed around its body's (models)"},
      lower_place_loops, dump_loops},
-    {{"prune-constants", "the constants no kernel reads dropped"}, prune_constants, dump_constants},
-    {{"in-place", "liveness of the intermediates; outputs written over an input that dies there"}, lower_inplace,
+    {{"prune-constants", "the constants no kernel reads dropped (models)"}, prune_constants, dump_constants},
+    {{"in-place", "liveness of the intermediates; outputs written over an input that dies there (models)"}, lower_inplace,
      lower_dump_inplace},
-    {{"arena", "the intermediates placed in one arena by liveness, largest first"}, lower_plan_arena,
+    {{"arena", "the intermediates placed in one arena by liveness, largest first (models)"}, lower_plan_arena,
      lower_dump_arena},
 };
 #define NMODEL_PASSES ((int)(sizeof model_passes / sizeof *model_passes))

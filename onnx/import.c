@@ -1,12 +1,13 @@
 /* import.c - an ONNX graph to a tensor program: graph inputs become placeholders,
  * initializers constants, each node its operator's computes (ir/ops/); nodes whose
- * inputs are all known are folded into constants by running them at compile time; graph
- * outputs get their own tensors; whatever the outputs do not need is dropped.
- * requires: a decoded model (reader.c); gives: a verified Program. */
+ * inputs are all known are folded into constants by running them at compile time, a
+ * BatchNormalization into the Conv before it (fold.c, bnfold.c); graph outputs get their
+ * own tensors. What the outputs do not need is dropped later, by the graph pass "prune"
+ * (ir/prune.c). requires: a decoded model (reader.c); gives: a verified Program. */
 #include "import.h"
 #include "../gen/gen.h"
 #include "../ir/ops/ops.h"
-#include "../schedule/schedule.h"
+#include "fold.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -98,13 +99,10 @@ const char *onnx_c_name(const char *onnx_name)
     return s;
 }
 
-static const char *unique(Program *p, const char *base)
-{
-    const char *name = base;
-    for (int k = 1; ir_program_find(p, name); k++)
-        name = ir_fmt("%s_%d", base, k);
-    return name;
-}
+static const char *unique(Program *p, const char *base) { return onnx_unique_name(p, base); }
+
+/* OnnxLookup, for onnx_fold_bn */
+static Tensor *lookup_value(void *importer, const char *name) { return lookup(importer, name); }
 
 /* "[2, 3, 4]" */
 static const char *shape_str(int ndim, const int64_t *shape)
@@ -166,65 +164,6 @@ static Tensor *tensor_from_onnx(Import *I, const OnnxTensor *ot, const char *wha
 
 /* ---------------------------------------------------------------- constant folding */
 
-/* Every tensor t depends on, t included, into seen (in no particular order). Iterative,
- * with a mark per tensor of the program, so a graph thousands of nodes deep costs linear
- * time and no stack. */
-static void closure(const Program *p, Tensor *t, PtrVec *seen)
-{
-    unsigned char *mark = ir_alloc((size_t)p->tensors.n + 1);
-    PtrVec todo = {0};
-    ir_vec_push(&todo, t, 1 << 24, "tensors");
-    while (todo.n) {
-        Tensor *x = todo.items[--todo.n];
-        int in_prog = x->id >= 0 && x->id < p->tensors.n && p->tensors.items[x->id] == x;
-        if (in_prog ? mark[x->id] : 0)
-            continue;
-        if (!in_prog) {
-            int dup = 0;
-            for (int i = 0; i < seen->n && !dup; i++)
-                dup = seen->items[i] == x;
-            if (dup)
-                continue;
-        } else {
-            mark[x->id] = 1;
-        }
-        ir_vec_push(seen, x, 1 << 24, "tensors");
-        PtrVec reads = {0};
-        if (x->loop_state) {
-            /* a run-time loop's state depends on its whole loop */
-            const IrLoop *L = x->loop_state;
-            const Tensor *dep[3 * IR_LOOP_MAX_STATES + 1];
-            int n = 0;
-            dep[n++] = L->trip;
-            for (int i = 0; i < L->nstate; i++) {
-                dep[n++] = L->state[i];
-                dep[n++] = L->init[i];
-                dep[n++] = L->next[i];
-            }
-            for (int i = 0; i < n; i++)
-                if (dep[i] && dep[i] != x)
-                    ir_vec_push(&todo, (void *)dep[i], 1 << 24, "tensors");
-        }
-        if (x->kind == T_COMPUTE)
-            ir_expr_tensors(x->body, &reads);
-        else if (x->kind == T_SCAN) {
-            ir_expr_tensors(x->init, &reads);
-            ir_expr_tensors(x->update, &reads);
-        }
-        for (int i = 0; i < reads.n; i++)
-            if (reads.items[i] != x)
-                ir_vec_push(&todo, reads.items[i], 1 << 24, "tensors");
-    }
-}
-
-static int all_const(const PtrVec *ts)
-{
-    for (int i = 0; i < ts->n; i++)
-        if (((Tensor *)ts->items[i])->kind == T_PLACEHOLDER)
-            return 0;
-    return 1;
-}
-
 /* Does t depend on a graph input? Memoized by tensor id, so that asking it for every node
  * of a long chain costs linear time (and each tensor's inputs are known by then). */
 static int depends_on_input(Import *I, Tensor *t)
@@ -259,177 +198,6 @@ static int depends_on_input(Import *I, Tensor *t)
     return dep;
 }
 
-/* Run the computes behind t and return a constant with its value (NULL: could not). */
-static Tensor *fold(Import *I, Tensor *t)
-{
-    if (ir_tensor_is_leaf(t) || ir_tensor_numel(t) > GEN_MAX_FOLD_ELEMS)
-        return NULL;
-    PtrVec deps = {0};
-    ir_program_renumber(I->prog);
-    closure(I->prog, t, &deps);
-    if (!all_const(&deps))
-        return NULL;
-    Program *mini = ir_program_new("fold");
-    for (int i = 0; i < I->prog->tensors.n; i++) {
-        Tensor *x = I->prog->tensors.items[i];
-        for (int j = 0; j < deps.n; j++)
-            if (deps.items[j] == x) {
-                ir_vec_push(&mini->tensors, x, 1 << 24, "tensors");
-                break;
-            }
-    }
-    ir_program_renumber(mini);
-    int was_output = t->is_output;
-    t->is_output = 1;
-    for (int i = 0; i < mini->tensors.n; i++)
-        if (mini->tensors.items[i] != t)
-            ((Tensor *)mini->tensors.items[i])->is_output = 0;
-    Schedule *s = sch_create(mini);
-    Kernel *k = ir_lower(s, "fold");
-    t->is_output = was_output;
-    Tensor *r = NULL;
-    if (k) {
-        void **params = calloc((size_t)k->params.n + 1, sizeof *params);
-        size_t bytes = (size_t)ir_dtype_size(t->dtype, ir_tensor_numel(t));
-        void *out = calloc(bytes ? bytes : 1, 1), *ws = calloc((size_t)k->workspace_bytes + 1, 1);
-        if (!params || !out || !ws)
-            ir_die("out of memory");
-        for (int i = 0; i < k->params.n; i++) {
-            Buffer *b = k->params.items[i];
-            params[i] = b->constant ? (void *)b->constant->data : out;
-        }
-        if (!ir_interp(k, params, ws)) {
-            r = ir_constant(unique(I->prog, ir_fmt("%s_c", t->name)), t->dtype, t->ndim, t->shape, out);
-            if (r)
-                r->comment = t->comment;
-        }
-        free(params);
-        free(out);
-        free(ws);
-    }
-    ir_program_renumber(I->prog);
-    ir_clear_error();
-    if (r && ir_program_add(I->prog, r))
-        return NULL;
-    return r;
-}
-
-/* ---------------------------------------------------------------- batch-norm folding */
-
-/* How many nodes read a value, plus one if it is a graph output; nodes of subgraphs (If
- * branches, Loop and Scan bodies) count too, since they may read it from their scope. */
-static int uses(const OnnxGraph *g, const char *name)
-{
-    int n = 0;
-    for (int i = 0; i < g->nnodes; i++) {
-        const OnnxNode *nd = &g->nodes[i];
-        for (int j = 0; j < nd->ninputs; j++)
-            n += !strcmp(nd->inputs[j], name);
-        for (int a = 0; a < nd->nattrs; a++) {
-            if (nd->attrs[a].g)
-                n += uses(nd->attrs[a].g, name);
-            for (int k = 0; k < nd->attrs[a].ngraphs; k++)
-                n += uses(&nd->attrs[a].graphs[k], name);
-        }
-    }
-    for (int i = 0; i < g->noutputs; i++)
-        n += !strcmp(g->outputs[i].name, name);
-    return n;
-}
-
-static int const_f32(const Tensor *t, int64_t n)
-{
-    return t && t->kind == T_CONSTANT && t->dtype == DT_F32 && ir_tensor_numel(t) == n;
-}
-
-/* A BatchNormalization (inference) right after a Conv, ConvTranspose or Gemm that only it
- * reads, with every parameter constant, is folded into the weights and bias:
- *   s = scale / sqrt(var + eps),  W'[f] = W[f] * s[f],  B' = (B - mean) * s + beta
- * (ConvTranspose's W is [C, F/group, k...]: output channel f of group (c / (C/group)).
- * Returns the index of the folded BN node (its output then aliases the producer's) or -1;
- * c->in[1..2] are replaced. */
-static int fold_bn(Import *I, const OnnxGraph *g, int ni, OpCtx *c)
-{
-    const OnnxNode *n = &g->nodes[ni];
-    int conv = !strcmp(n->op_type, "Conv"), gemm = !strcmp(n->op_type, "Gemm");
-    int convt = !strcmp(n->op_type, "ConvTranspose");
-    if ((!conv && !gemm && !convt) || n->noutputs != 1 || uses(g, n->outputs[0]) != 1)
-        return -1;
-    int bi = -1;
-    for (int i = ni + 1; i < g->nnodes && bi < 0; i++)
-        if (!strcmp(g->nodes[i].op_type, "BatchNormalization") && g->nodes[i].ninputs >= 5 &&
-            !strcmp(g->nodes[i].inputs[0], n->outputs[0]))
-            bi = i;
-    if (bi < 0)
-        return -1;
-    const OnnxNode *bn = &g->nodes[bi];
-    const OnnxAttr *tm = onnx_node_attr(bn, "training_mode");
-    if ((tm && tm->i) || bn->noutputs != 1)
-        return -1;
-    Tensor *W = c->in[1];
-    if (!W || W->kind != T_CONSTANT || W->dtype != DT_F32 || W->ndim < 2)
-        return -1;
-    int64_t F;
-    int64_t tB = 0, cg = 1, mg = 1;
-    if (conv)
-        F = W->shape[0];
-    else if (convt) {
-        const OnnxAttr *ga = onnx_node_attr(n, "group");
-        int64_t group = ga ? ga->i : 1;
-        if (group < 1 || W->shape[0] % group || W->shape[1] < 1)
-            return -1;   /* the operator reports it */
-        cg = W->shape[0] / group;
-        mg = W->shape[1];
-        F = mg * group;
-    } else {
-        const OnnxAttr *ta = onnx_node_attr(n, "transA"), *tb = onnx_node_attr(n, "transB"),
-                       *al = onnx_node_attr(n, "alpha"), *be = onnx_node_attr(n, "beta");
-        if ((ta && ta->i) || (al && al->f != 1.0f) || (be && be->f != 1.0f) || W->ndim != 2)
-            return -1;
-        tB = tb ? tb->i : 0;
-        F = tB ? W->shape[0] : W->shape[1];
-    }
-    Tensor *p[4];
-    for (int k = 0; k < 4; k++) {
-        p[k] = lookup(I, bn->inputs[k + 1]);
-        if (!const_f32(p[k], F))
-            return -1;
-    }
-    Tensor *B = c->nin > 2 ? c->in[2] : NULL;
-    if (B && !const_f32(B, F))
-        return -1;
-    const OnnxAttr *ea = onnx_node_attr(bn, "epsilon");
-    double eps = ea ? ea->f : 1e-5;
-    const float *scale = p[0]->data, *beta = p[1]->data, *mean = p[2]->data, *var = p[3]->data;
-    int64_t nw = ir_tensor_numel(W), per = nw / (convt ? W->shape[0] * mg : F);
-    float *w2 = malloc(sizeof *w2 * (size_t)nw), *b2 = malloc(sizeof *b2 * (size_t)F);
-    if (!w2 || !b2)
-        ir_die("out of memory");
-    const float *w = W->data;
-    for (int64_t k = 0; k < nw; k++) {
-        int64_t f = convt ? k / per / mg / cg * mg + k / per % mg : conv || tB ? k / per : k % F;
-        w2[k] = (float)(w[k] * (scale[f] / sqrt((double)var[f] + eps)));
-    }
-    for (int64_t f = 0; f < F; f++) {
-        double s = scale[f] / sqrt((double)var[f] + eps);
-        b2[f] = (float)(((B ? ((const float *)B->data)[f] : 0.0f) - mean[f]) * s + beta[f]);
-    }
-    Tensor *nw_t = ir_constant(unique(I->prog, ir_fmt("%s_bnfold", W->name)), DT_F32, W->ndim, W->shape, w2);
-    int64_t bshape[1] = {F};
-    Tensor *nb_t = ir_constant(unique(I->prog, ir_fmt("%s_bnfold_bias", c->base)), DT_F32, 1, bshape, b2);
-    free(w2);
-    free(b2);
-    if (!nw_t || !nb_t || ir_program_add(I->prog, nw_t) || ir_program_add(I->prog, nb_t))
-        return -1;
-    nw_t->comment = ir_fmt("%s folded with BatchNormalization '%s'", W->name, bn->name);
-    nb_t->comment = nw_t->comment;
-    c->in[1] = nw_t;
-    c->in[2] = nb_t;
-    if (c->nin < 3)
-        c->nin = 3;
-    return bi;
-}
-
 /* ---------------------------------------------------------------- the graph */
 
 static const OnnxTensor *find_init(const OnnxGraph *g, const char *name)
@@ -444,32 +212,6 @@ static int node_fail(const OnnxNode *n, int index)
 {
     const char *name = n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "";
     return ir_fail("node %d '%s' (%s): %s", index, name, n->op_type, ir_errmsg());
-}
-
-/* Drop computes the outputs do not need (graph inputs stay: they are the signature). */
-static void prune(Program *p)
-{
-    PtrVec live = {0};
-    ir_program_renumber(p);
-    for (int i = 0; i < p->tensors.n; i++) {
-        Tensor *t = p->tensors.items[i];
-        if (t->is_output)
-            closure(p, t, &live);
-    }
-    unsigned char *keep = ir_alloc((size_t)p->tensors.n + 1);
-    for (int j = 0; j < live.n; j++) {
-        Tensor *t = live.items[j];
-        if (t->id >= 0 && t->id < p->tensors.n && p->tensors.items[t->id] == t)
-            keep[t->id] = 1;
-    }
-    int n = 0;
-    for (int i = 0; i < p->tensors.n; i++) {
-        Tensor *t = p->tensors.items[i];
-        if (keep[i] || (t->kind == T_PLACEHOLDER && !t->loop_state))
-            p->tensors.items[n++] = t;
-    }
-    p->tensors.n = n;
-    ir_program_renumber(p);
 }
 
 /* ---------------------------------------------------------------- graph inputs: shapes and bound values */
@@ -754,7 +496,7 @@ static Tensor *value_now(Import *I, Tensor *t, int may_freeze)
     }
     PtrVec deps = {0};
     ir_program_renumber(I->prog);
-    closure(I->prog, t, &deps);
+    ir_tensor_closure(I->prog, t, &deps);
     for (int i = 0; i < deps.n; i++) {
         Tensor *x = deps.items[i];
         if (x->kind == T_PLACEHOLDER && (!may_freeze || !x->data))
@@ -763,7 +505,7 @@ static Tensor *value_now(Import *I, Tensor *t, int may_freeze)
     for (int i = 0; i < deps.n; i++)
         if (((Tensor *)deps.items[i])->kind == T_PLACEHOLDER)
             freeze(I, deps.items[i]);
-    return fold(I, t);
+    return onnx_fold(I->prog, t);
 }
 
 /* The one element of constant t as an integer (bool: 0 or 1). */
@@ -1498,7 +1240,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
             n->outputs[i][0] ? unique(I->prog, ir_fmt("%s%s", onnx_c_name(n->outputs[i]), I->suffix)) : NULL;
     c.base = ir_fmt("%s%s", onnx_c_name(n->noutputs && n->outputs[0][0] ? n->outputs[0] : n->op_type), I->suffix);
     c.first_output = n->noutputs > 0 ? n->outputs[0] : "";
-    int bn = control ? -1 : fold_bn(I, g, ni, &c);
+    int bn = control ? -1 : onnx_fold_bn(I->prog, g, ni, &c, lookup_value, I);
     if (bn >= 0)
         folded_into[bn] = ni + 1;
     OpAttr *attrs = node_attrs(n);
@@ -1532,7 +1274,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
             return node_fail(n, ni);
         }
         if (!ir_tensor_is_leaf(t) && !depends_on_input(I, t)) {
-            Tensor *f = fold(I, t);
+            Tensor *f = onnx_fold(I->prog, t);
             if (f) {
                 t = f;
                 out->nfolded++;
@@ -1651,7 +1393,6 @@ int onnx_import(const OnnxModel *m, const OnnxImportOpts *opts, OnnxImport *out)
         t->is_output = 1;
         out->outputs[out->noutputs++] = (OnnxValue){name, t, 0};
     }
-    prune(I.prog);
     if (ir_program_verify(I.prog))
         return ir_fail("the imported program is inconsistent: %s", ir_errmsg());
     return 0;

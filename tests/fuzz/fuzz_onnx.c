@@ -1,6 +1,7 @@
 /* fuzz_onnx.c - fuzz target: the bytes as a .onnx model, through the whole front end.
- * onnx_load_buffer, then onnx_import, sch_create + sch_default and ir_lower_model in
- * a fresh arena, as gen/onnx_driver.c does; everything is freed. Errors are expected;
+ * onnx_load_buffer, then onnx_import, the graph passes (NCHW), sch_create +
+ * sch_default and ir_lower_model in a fresh arena, as gen/driver.c does; everything is
+ * freed. Errors are expected;
  * a crash, a leak or undefined behaviour is a finding. Build: `make fuzz`. */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Arena *arena = ir_arena_new();
     ir_arena_set(arena);
     OnnxImport im;
-    if (!onnx_import(om, NULL, &im)) {
+    PassCtx passes = {"fuzz.onnx", "c", 0, 0, IR_LAYOUT_NCHW};
+    if (!onnx_import(om, NULL, &im) && !gen_graph_passes(im.prog, &passes)) {
         Schedule *s = sch_create(im.prog);
         if (!sch_default(s))
             (void)ir_lower_model(s, "fuzz");

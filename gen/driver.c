@@ -1,0 +1,367 @@
+/* driver.c - the one pipeline behind the command line and libkgen:
+ *   import (a frontend: the .kg parser, or the ONNX reader and importer, told apart by the
+ *   file's content) -> the graph passes -> schedule -> lower (and the loop passes inside
+ *   it) -> emit,
+ * with --dump=NAME after any of them and --list-passes printing them in order. The
+ * frontends hand over a GenUnit (a Program and their facts); the steps after differ only
+ * where a .kg file brings its own schedule and lowers to one kernel, an ONNX model to a
+ * model of kernels. Everything is built in one arena that goes at once. */
+#include "gen.h"
+#include "../onnx/onnx.h"
+#include "../lower/launch.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- the pipeline */
+
+static const PassInfo step_import = {"import", "an ONNX graph (folding constants and BatchNorms as it goes) or a "
+                                               ".kg file to tensor IR"};
+/* the graph passes, in order; they run on ONNX programs (a .kg file schedules its own) */
+static const GraphPass *const graph_passes[] = {&ir_pass_prune, &ir_pass_layout};
+#define NGRAPH_PASSES (sizeof graph_passes / sizeof graph_passes[0])
+static const PassInfo step_schedule = {"schedule", "the schedule: a .kg file's section for the target, else "
+                                                   "kgen's default (fusion, register tiles, vectorize, parallel)"};
+static const PassInfo step_emit = {"emit", "print the target's source files (--dump=emit: their text)"};
+
+#define STEP_LOWER "lower"   /* its dump: the driver's, of the kernels lowering made */
+
+/* The lowering and what it runs, in order: the loop passes over each kernel's statements
+ * (lower/passes.c), then, for a model, the model passes over its kernels and buffers
+ * (lower/model.c), and on a GPU target the launch split its printers start from
+ * (lower/launch.c). Their dumps are printed where they run. */
+static const PassInfo step_lower = {
+    STEP_LOWER, "the schedule to loop IR, one nest per root stage (--dump=lower: each kernel's loop IR at the end)"};
+
+static int lowering_list(const PassInfo **list, int max)
+{
+    int n = 0, nloop, nmodel;
+    const PassInfo *loop = lower_loop_passes(&nloop), *model = lower_model_passes(&nmodel);
+    list[n++] = &step_lower;
+    for (int i = 0; i < nloop && n < max; i++)
+        list[n++] = &loop[i];
+    for (int i = 0; i < nmodel && n < max; i++)
+        list[n++] = &model[i];
+    if (n < max)
+        list[n++] = lower_launch_pass();
+    return n;
+}
+
+#define MAX_PIPELINE 64
+
+/* The whole pipeline, in order, into list; returns the count. */
+static int pipeline(const PassInfo **list)
+{
+    int n = 0;
+    list[n++] = &step_import;
+    for (size_t i = 0; i < NGRAPH_PASSES; i++)
+        list[n++] = &graph_passes[i]->info;
+    list[n++] = &step_schedule;
+    n += lowering_list(list + n, MAX_PIPELINE - 1 - n);
+    list[n++] = &step_emit;
+    return n;
+}
+
+/* --dump=tir: the tensor IR after the graph passes and the schedule (which may add
+ * stages: cache_write), as --dump=tir always printed it */
+#define DUMP_TIR "tir"
+
+void gen_list_passes(FILE *f)
+{
+    const PassInfo *list[MAX_PIPELINE];
+    int n = pipeline(list);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-16s %s\n", list[i]->name, list[i]->what);
+}
+
+int gen_pass_known(const char *name)
+{
+    const PassInfo *list[MAX_PIPELINE];
+    int n = pipeline(list);
+    char known[1024] = "";   /* no arena yet: the command line is being read */
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(list[i]->name, name))
+            return 1;
+        if (len < sizeof known)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s, ", list[i]->name);
+    }
+    if (!strcmp(name, DUMP_TIR))
+        return 1;
+    ir_fail("unknown pass '%s' for --dump (use %sor %s; kgen --list-passes says what each does)", name, known,
+            DUMP_TIR);
+    return 0;
+}
+
+/* The program after the step or pass `name`, where --dump asks for it */
+static void dump_program(const char *name, Program *p)
+{
+    FILE *f = ir_pass_dump(name);
+    if (f)
+        ir_print_program(f, p);
+}
+
+int gen_graph_passes(Program *p, const PassCtx *ctx)
+{
+    for (size_t i = 0; i < NGRAPH_PASSES; i++) {
+        if (graph_passes[i]->run(p, ctx))
+            return -1;
+        dump_program(graph_passes[i]->info.name, p);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- names, frontends */
+
+const char *gen_name_from_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    char *name = ir_alloc(n + 3);
+    size_t k = 0;
+    if (n == 0 || isdigit((unsigned char)base[0]))
+        name[k++] = 'k', name[k++] = '_';
+    for (size_t i = 0; i < n; i++)
+        name[k++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
+    name[k] = 0;
+    return name;
+}
+
+/* Is s a C identifier? */
+static int valid_name(const char *s)
+{
+    if (!s[0] || isdigit((unsigned char)s[0]))
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+/* GenOptions.weights_in_file travels into EmModel as it is */
+_Static_assert(EM_WEIGHTS_AUTO == 0 && EM_WEIGHTS_FILE == 1 && EM_WEIGHTS_EMBED == 2 && EM_WEIGHTS_INCBIN == 3,
+               "--weights modes: gen/main.c's table follows EM_WEIGHTS_*");
+
+/* Does the file read as an ONNX ModelProto at its top level? Every field must be
+ * well-formed protobuf, and those numbered below 16 (one-byte tags: ASCII bytes, so text
+ * lands there) ModelProto fields of their wire type, unless the file holds control bytes
+ * (then the loader judges the fields). Text rarely gets past its first byte: '#', 'k',
+ * 'o', 's' are groups or invalid wire types, 'i' is a fixed64 field 13 that ModelProto does
+ * not have. Returns 1, or 0 with the reason in why (no file name, "... at byte N"). */
+static int is_onnx_model(const char *text, size_t len, int binary, char *why, size_t whylen)
+{
+    /* ModelProto's fields 1 to 15 and their wire types; -1: none */
+    static const char *const name[16] = {NULL, "ir_version", "producer_name", "producer_version", "domain",
+                                         "model_version", "doc_string", "graph", "opset_import", [14] = "metadata_props"};
+    static const int8_t wire[16] = {-1, ONNX_PB_VARINT, ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_VARINT,
+                                    ONNX_PB_LEN, ONNX_PB_LEN, ONNX_PB_LEN, -1, -1, -1, -1, -1, ONNX_PB_LEN, -1};
+    char err[512];
+    OnnxPb p = {(const uint8_t *)text, 0, len, 0, NULL, "", err, sizeof err};
+    OnnxPbField f;
+    int r, nfields = 0;
+    while ((r = onnx_pb_next(&p, &f)) == 1) {
+        if (f.num < 16 && wire[f.num] != f.wire && !binary) {
+            if (wire[f.num] < 0)
+                snprintf(why, whylen, "a ModelProto has no field %u (%s) at byte %zu", f.num,
+                         onnx_pb_wire_name(f.wire), f.at);
+            else
+                snprintf(why, whylen, "field %u (%s) is %s, not %s, at byte %zu", f.num, name[f.num],
+                         onnx_pb_wire_name(wire[f.num]), onnx_pb_wire_name(f.wire), f.at);
+            return 0;
+        }
+        nfields++;
+    }
+    if (r < 0) {
+        snprintf(why, whylen, "%s", err + 2);   /* after the empty file name's ": " */
+        return 0;
+    }
+    if (!nfields) {
+        snprintf(why, whylen, "the file is empty");
+        return 0;
+    }
+    return 1;
+}
+
+/* The .kg frontend: parse the file (its schedule section for the target applied) into
+ * u->kg; the kernel name from `kernel NAME` unless --name gave one. */
+static int kg_front(const GenOptions *opt, const char *text, GenUnit *u)
+{
+    Define defs[GEN_MAX_DEFINES];
+    memcpy(defs, opt->defines, sizeof defs[0] * (size_t)opt->ndefines);
+    if (gen_parse_kg(opt->input, text, defs, opt->ndefines, opt->no_schedule ? "none" : opt->target, &u->kg))
+        return -1;
+    u->prog = u->kg.prog;
+    if (!opt->name && u->kg.kernel_name)
+        u->name = u->kg.kernel_name;
+    if (!valid_name(u->name))
+        return ir_fail("kernel name '%s' is not a C identifier", u->name);
+    return 0;
+}
+
+/* Read the input and run the frontend its content calls for. -1 with ir_fail(). */
+static int front(const GenOptions *opt, GenUnit *u, char **text)
+{
+    size_t len;
+    if (gen_read_file(opt->input, opt->max_file_bytes, text, &len))
+        return -1;
+    /* ONNX or .kg by the content; a name ending in .onnx never makes a .kg program */
+    size_t n = strlen(opt->input), nul = strlen(*text);
+    int named_onnx = n > 5 && !strcmp(opt->input + n - 5, ".onnx"), binary = 0;
+    for (size_t i = 0; i < len && !binary; i++)   /* control bytes but whitespace: not text */
+        binary = ((unsigned char)(*text)[i] < 0x20 && !strchr("\t\n\v\f\r", (*text)[i])) || (*text)[i] == 0x7f;
+    char why[640];
+    if (is_onnx_model(*text, len, binary, why, sizeof why)) {
+        free(*text);   /* the reader loads the model itself, within the limits */
+        *text = NULL;
+        return gen_onnx_front(opt, u);
+    }
+    if (nul != len)
+        return ir_fail("%s: not an ONNX model (%s), nor a .kg program (a NUL byte at byte %zu)", opt->input, why, nul);
+    if (named_onnx)
+        return ir_fail("%s: not an ONNX model (%s)", opt->input, why);
+    return kg_front(opt, *text, u);
+}
+
+/* ---------------------------------------------------------------- schedule, lower, emit */
+
+/* A .kg file's schedule: its section for the target (applied by the parser); with -mattr
+ * or -mcpu the vector loops of sum reductions become SIMD micro-kernel calls where they
+ * match (a .kg's own tensorize lines apply on any target); a GPU target without a section
+ * gets kgen's default GPU schedule, one thread per output element. */
+static Schedule *kg_schedule(const GenOptions *opt, GenUnit *u)
+{
+    KgModule *mod = &u->kg;
+    mod->sched->simd_lanes = opt->no_schedule ? 0 : target_simd_lanes(&opt->tgt);
+    if (sch_tensorize_auto(mod->sched)) {
+        ir_fail("%s: tensorize: %s", opt->input, ir_errmsg());
+        return NULL;
+    }
+    if (!mod->scheduled && !opt->no_schedule && target_is_gpu(&opt->tgt)) {
+        if (sch_default_gpu(mod->sched, target_block_threads(&opt->tgt))) {
+            ir_fail("%s: default GPU schedule: %s", opt->input, ir_errmsg());
+            return NULL;
+        }
+        mod->default_gpu = 1;
+    }
+    return mod->sched;
+}
+
+/* An ONNX model's schedule: kgen's default, for the GPU (a GPU target, --schedule=gpu) or
+ * the CPU (register tiles, tensorized for the target's SIMD; --tuning-log's tile) */
+static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u)
+{
+    int gpu = target_is_gpu(&opt->tgt) || opt->gpu_schedule;
+    Schedule *s = sch_create(u->prog);
+    if (!gpu) {
+        s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr, wasm: sch_default tensorizes */
+        s->simd_regs = target_simd_regs(&opt->tgt);     /* wasm: tiles for 16 registers */
+    }
+    s->arena_align = target_arena_align(&opt->tgt, opt->gpu_schedule);
+    if (gpu ? sch_default_gpu(s, target_block_threads(&opt->tgt))
+            : sch_default_tiled(s, opt->tile ? opt->tile : &sch_tile_default)) {
+        ir_fail("%s: default schedule: %s", opt->input, ir_errmsg());
+        return NULL;
+    }
+    return s;
+}
+
+/* A .kg file's kernel, with the header notes that say how it was scheduled */
+static Kernel *kg_lower(const GenOptions *opt, GenUnit *u, Schedule *s)
+{
+    const KgModule *mod = &u->kg;
+    Kernel *k = ir_lower(s, u->name);
+    if (!k) {
+        ir_fail("%s: cannot lower the schedule: %s", opt->input, ir_errmsg());
+        return NULL;
+    }
+    if (mod->default_gpu)
+        ir_vec_push(&k->notes, ir_fmt("schedule: kgen's default GPU schedule (no section for %s)", opt->target), 1 << 20, "notes");
+    else if (!mod->scheduled)
+        ir_vec_push(&k->notes, opt->no_schedule ? "schedule: none (--no-schedule)" : ir_fmt("schedule: none for target %s", opt->target), 1 << 20, "notes");
+    for (int i = 0; i < mod->schedule_lines.n; i++)
+        ir_vec_push(&k->notes, ir_fmt("  %s", (char *)mod->schedule_lines.items[i]), 1 << 20, "notes");
+    if (s->simd_lanes)
+        ir_vec_push(&k->notes, ir_fmt("tensorize: for %s, the vector loops of sum reductions call kgen_ukernels.h "
+                                      "where they match", target_simd_name(&opt->tgt)), 1 << 20, "notes");
+    return k;
+}
+
+/* The generated files: printed for --dump=emit, written into -o DIR. 0, or -1. */
+static int write_files(const GenOptions *opt, OutSet *o)
+{
+    FILE *f = ir_pass_dump(step_emit.name);
+    for (int i = 0; f && i < o->n; i++)
+        fprintf(f, "==> %s <==\n%.*s", o->files[i].name, (int)o->files[i].text.len,
+                o->files[i].text.data ? o->files[i].text.data : "");
+    return opt->outdir ? em_outset_write(o, opt->outdir) : 0;
+}
+
+/* ---------------------------------------------------------------- the driver */
+
+/* Everything after the frontend: graph passes, schedule, lower, (report,) emit */
+static int compile_unit(const GenOptions *opt, GenUnit *u)
+{
+    dump_program(step_import.name, u->prog);
+    PassCtx ctx = {opt->input, opt->target, target_is_gpu(&opt->tgt) || opt->gpu_schedule,
+                   target_simd_lanes(&opt->tgt), opt->layout_block};
+    if (u->onnx && gen_graph_passes(u->prog, &ctx))
+        return -1;
+    for (size_t i = 0; !u->onnx && i < NGRAPH_PASSES; i++)
+        dump_program(graph_passes[i]->info.name, u->prog);   /* a .kg program, as it is */
+    Schedule *s = u->onnx ? onnx_schedule(opt, u) : kg_schedule(opt, u);
+    if (!s)
+        return -1;
+    dump_program(DUMP_TIR, u->prog);
+    FILE *f = ir_pass_dump(step_schedule.name);
+    if (f)
+        sch_print(f, s);
+    Kernel *k = NULL;
+    Model *m = NULL;
+    if (u->onnx) {
+        m = ir_lower_model(s, u->name);
+        if (!m)
+            return ir_fail("%s: cannot lower: %s", opt->input, ir_errmsg());
+    } else if (!(k = kg_lower(opt, u, s))) {
+        return -1;
+    }
+    if ((f = ir_pass_dump(STEP_LOWER)))
+        for (int i = 0; i < (m ? m->kernels.n : 1); i++)
+            ir_print_kernel(f, m ? m->kernels.items[i] : k);
+    if (opt->report && m)
+        gen_onnx_report(u, m, s);
+    /* printing runs the GPU launch split too: its dump needs the files made */
+    if (!opt->outdir && !ir_pass_dump(step_emit.name) && !ir_pass_dump(lower_launch_pass()->name))
+        return 0;
+    OutSet o = {0};
+    int rc = (m ? gen_onnx_files(&o, opt, u, m, s) : em_kernel_files(&o, k, u->name, u->source, &opt->tgt)) ||
+                     write_files(opt, &o)
+                 ? -1
+                 : 0;
+    em_outset_free(&o);
+    return rc;
+}
+
+int gen_compile(const GenOptions *opt)
+{
+    Arena *arena = ir_arena_new();
+    ir_arena_set(arena);
+    GenUnit u = {0};
+    const char *slash = strrchr(opt->input, '/');
+    u.source = slash ? slash + 1 : opt->input;
+    u.name = opt->name ? opt->name : gen_name_from_path(opt->input);
+    char *text = NULL;
+    /* no dumps while importing: constant folding lowers programs of its own */
+    ir_pass_dump_set(NULL, NULL);
+    int rc = front(opt, &u, &text);
+    if (!rc) {
+        ir_pass_dump_set(opt->dump, opt->dump_out ? opt->dump_out : stdout);
+        rc = compile_unit(opt, &u);
+        ir_pass_dump_set(NULL, NULL);
+    }
+    gen_onnx_release(&u);
+    free(text);
+    ir_arena_free(arena);
+    return rc;
+}
