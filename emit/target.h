@@ -9,9 +9,8 @@
  * micro-kernels written with its intrinsics (tensorize), which fall back to plain C where
  * the compiler does not enable that ISA. Without them ("c"), the code is for any CPU: tiles
  * of 8 lanes, whose micro-kernels kgen_ukernels.h writes with AVX+FMA, NEON, SIMD128 or
- * plain C as the compiler building it enables (the shape that runs well on AVX2's 16
- * registers, on AVX-512 and on NEON alike; the output never depends on the machine kgen
- * runs on).
+ * plain C as the compiler building it enables (AVX2's shape, 16 registers; the output
+ * never depends on the machine kgen runs on).
  */
 #ifndef KGEN_TARGET_H
 #define KGEN_TARGET_H
