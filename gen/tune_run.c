@@ -82,7 +82,7 @@ static void add_knob(Workload *w, const char *name, const int64_t *values, int n
 /* The ONNX knobs: SchTile's fields, and the layout of 2-D convs (--layout: 0 NCHW, 8 or
  * 16 NCHWc; a model without convs ignores it); `blocks` last, so that records written
  * before it existed read the same (a record without it gets the default). */
-static void onnx_space(Workload *w)
+static void onnx_space(Workload *w, const Target *t)
 {
     static const int64_t rows[] = {1, 2, 4, 6, 8, 12, 16}, cols[] = {4, 8, 16, 32, 64}, bits[] = {0, 1};
     static const int64_t layouts[] = {0, 8, 16}, blocks[] = {1, 2, 4};
@@ -91,7 +91,8 @@ static void onnx_space(Workload *w)
     add_knob(w, "vectorize", bits, 2, sch_tile_default.vectorize);
     add_knob(w, "unroll", bits, 2, sch_tile_default.unroll);
     add_knob(w, "k_outer", bits, 2, sch_tile_default.k_outer);
-    add_knob(w, "layout", layouts, 3, 16);   /* what --layout=auto picks for a model with convs */
+    /* what --layout=auto picks for a model with convs: the target's tiles' lanes, 16 or 8 */
+    add_knob(w, "layout", layouts, 3, target_simd_lanes(t) == 16 ? 16 : 8);
     add_knob(w, "blocks", blocks, 3, sch_tile_default.blocks);
 }
 
@@ -162,7 +163,7 @@ static int load_workload(const GenOptions *opt, Workload *w)
             *c = '_';
     if (w->onnx) {
         free(text);
-        onnx_space(w);
+        onnx_space(w, &opt->tgt);
         return 0;
     }
     Arena *arena = ir_arena_new();

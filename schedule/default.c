@@ -289,6 +289,17 @@ static int64_t tile_size(int64_t extent, int64_t want)
     return want;
 }
 
+/* A register tile's rows: tile_size's divisor, else the extent split into equal tiles of
+ * at most want (13 rows: 7 and 6, not 8 and 5: the guarded last tile wastes less). */
+static int64_t tile_rows(int64_t extent, int64_t want)
+{
+    int64_t v = tile_size(extent, want);
+    if (extent % v == 0)
+        return v;
+    int64_t tiles = (extent + want - 1) / want;
+    return (extent + tiles - 1) / tiles;
+}
+
 /* The vectorized columns of a tile: a multiple of 4 lanes that divides the extent (1000
  * classes: 8), else `want` with a guarded last tile; an odd width such as 10 would leave
  * the vector loop with a scalar remainder in every tile. */
@@ -982,7 +993,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         }
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
-        int64_t V = tile_cols(b->extent, tile->cols), A = a ? tile_size(a->extent, tile->rows) : 1;
+        int64_t V = tile_cols(b->extent, tile->cols), A = a ? tile_rows(a->extent, tile->rows) : 1;
         /* the tile's accumulators fit the vector registers with room for the operands:
          * AVX2, 16 registers of 8 lanes: 8; AVX-512, NEON and a target of unknown ISA, 32:
          * 24; a target that counts its registers (s->simd_regs; wasm: 16), three quarters,
@@ -990,7 +1001,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int64_t row_vecs = (V + lanes - 1) / lanes;
         int64_t budget = s->simd_regs ? s->simd_regs * 3 / 4 : lanes == 8 ? 8 : 24;
         if (s->simd_regs && a && A * row_vecs > budget)
-            A = tile_size(a->extent, budget / row_vecs > 1 ? budget / row_vecs : 1);
+            A = tile_rows(a->extent, budget / row_vecs > 1 ? budget / row_vecs : 1);
         /* blocks: a divisor of the block axis' extent, at most tile->blocks, in the budget */
         int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
         int64_t B = 1, vecs = A * row_vecs;
