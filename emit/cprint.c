@@ -114,7 +114,8 @@ typedef struct {
     EmScope decls;         /* declarations of the open C blocks, innermost last */
     /* GPU launches */
     int64_t launch[6];     /* extents of blockIdx.x/y/z, threadIdx.x/y/z in the launch printed */
-    const char *launch_name;   /* the function name of that launch */
+    const char *proto_name;    /* the name print_proto gives the function instead of fname:
+                                  a GPU launch's, a parallel loop body's; NULL: fname */
     const char *lead_param;    /* a parameter before the buffers (a parallel loop body's
                                   iteration, "int32_t i"), or NULL */
     const char *fn_attr;       /* printed between "static" and "void" (KGEN_PARALLEL_BODY) */
@@ -239,6 +240,19 @@ static int stmt_refs_node(const Stmt *s, void *key)
 static int stmt_refs(const Stmt *s, const void *key)
 {
     return em_stmt_any(s, stmt_refs_node, expr_refs, (void *)key);
+}
+
+
+/* "(void)x;" for each of the kernel's buffers that the function body s does not use */
+static void void_unused_params(Printer *P, const Stmt *s)
+{
+    for (int i = 0; i < P->k->params.n; i++) {
+        const Buffer *b = P->k->params.items[i];
+        if (!stmt_refs(s, b)) {
+            em_line(&P->em);
+            sb_printf(P->em.out, "(void)%s;\n", buf_name(P, b));
+        }
+    }
 }
 
 static int is_workspace_alloc(const Stmt *s, void *ctx)
@@ -1125,10 +1139,10 @@ static void print_proto(Printer *P)
     }
 
     StrBuf *o = P->em.out;
-    const char *fname = P->launch_name ? P->launch_name : P->fname;
+    const char *fname = P->proto_name ? P->proto_name : P->fname;
     if (d->kernel_prefix) {
         sb_puts(o, d->kernel_prefix);
-        if (d->launch_bounds && P->launch_name) {
+        if (d->launch_bounds && P->proto_name) {
             sb_puts(o, " ");
             const char *f = d->launch_bounds;
             if (strstr(f, "%lld") != strrchr(f, '%'))     /* x, y, z */
@@ -1228,27 +1242,20 @@ static const Stmt *parallel_body(const Kernel *k, const Dialect *d)
 /* NAME_body: the loop's iteration variable first, then the kernel's buffers */
 static void print_parallel_body(Printer *P, const Stmt *loop)
 {
-    const Kernel *k = P->k;
     StrBuf *text = P->em.out;
     int di = declare_var(P, loop->u.loop.var);
     P->decls.items[di].live = 1;
     char *name = ir_fmt("%s_body", P->fname);
     P->lead_param = ir_fmt("%s %s", value_type(loop->u.loop.var->dtype), P->decls.items[di].name);
-    P->launch_name = name;
+    P->proto_name = name;
     P->fn_attr = "KGEN_PARALLEL_BODY";
     print_proto(P);
     sb_puts(text, "\n{\n");
     P->em.depth = 1;
-    for (int i = 0; i < k->params.n; i++) {
-        const Buffer *b = k->params.items[i];
-        if (!stmt_refs(loop->u.loop.body, b)) {
-            em_line(&P->em);
-            sb_printf(text, "(void)%s;\n", buf_name(P, b));
-        }
-    }
+    void_unused_params(P, loop->u.loop.body);
     em_stmt(&P->em, loop->u.loop.body);
     sb_puts(text, "}\n\n");
-    P->lead_param = P->launch_name = P->fn_attr = NULL;
+    P->lead_param = P->proto_name = P->fn_attr = NULL;
 }
 
 /* the kernel's loop, calling NAME_body (the iteration's name is still declared) */
@@ -1295,27 +1302,16 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
     sb_puts(&text, "\n{\n");
 
     P.em.depth = 1;
-    if (par) {
-        print_parallel_call(&P, par);
-        sb_puts(&text, "}\n");
-        put_lowbit(out, k);
-        sb_puts(out, text.data);
-        sb_free(&text);
-        printer_free(&P);
-        return;
-    }
     if (!k->internal && !uses_workspace(k->body)) {
         em_line(&P.em);
         sb_puts(&text, "(void)workspace;\n");
     }
-    for (int i = 0; i < k->params.n; i++) {
-        const Buffer *b = k->params.items[i];
-        if (!stmt_refs(k->body, b)) {
-            em_line(&P.em);
-            sb_printf(&text, "(void)%s;\n", buf_name(&P, b));
-        }
+    if (par) {
+        print_parallel_call(&P, par);   /* every buffer goes to NAME_body */
+    } else {
+        void_unused_params(&P, k->body);
+        em_stmt(&P.em, k->body);
     }
-    em_stmt(&P.em, k->body);
     if (is_host(d) && !k->internal) {
         em_line(&P.em);
         sb_puts(&text, "return KGEN_OK;\n");
@@ -1363,7 +1359,7 @@ static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const 
     const Stmt *item = plan->items[li].body;
     StrBuf *text = P->em.out;
     int64_t threads = l->block[0] * l->block[1] * l->block[2];
-    P->launch_name = l->name;
+    P->proto_name = l->name;
     /* header comment: the kernel's name and notes (on its first launch), the grid */
     sb_puts(text, "/* ");
     em_comment_text(text, k->name);
@@ -1386,13 +1382,7 @@ static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const 
         em_line(&P->em);
         sb_puts(text, "(void)workspace;\n");
     }
-    for (int j = 0; j < k->params.n; j++) {
-        const Buffer *b = k->params.items[j];
-        if (!stmt_refs(item, b)) {
-            em_line(&P->em);
-            sb_printf(text, "(void)%s;\n", buf_name(P, b));
-        }
-    }
+    void_unused_params(P, item);
     hoist_shared(P, item);
     Stmt *wrapped = (Stmt *)item;
     for (int j = ws->n - 1; j >= 0; j--)
