@@ -154,6 +154,7 @@ typedef struct {
     int input_forget;         /* LSTM */
     int stride;               /* scan rows per step (2: GRU with the reset gate applied to h) */
     Tensor *X, *W, *R, *Bias, *seq, *h0, *c0, *P;
+    int wt, rt;               /* W, R stored transposed, [D, k, gates*H] (rt: never yet) */
     Tensor *XP[2];            /* input projections, per direction: [T, B, gates*H] */
     Tensor *S[2];             /* the scans */
 } Rnn;
@@ -209,6 +210,35 @@ static Expr *bias(Rnn *r, int d, int64_t off, Expr *g)
     return at(r->Bias, idx(d), iadd(g, off));
 }
 
+/* W[d, g, k] or R[d, g, k], stored as given or transposed */
+static Expr *weight(Tensor *m, int transposed, int d, Expr *g, Expr *k)
+{
+    return transposed ? at(m, idx(d), k, g) : at(m, idx(d), g, k);
+}
+
+/* Input i (W or R, [D, G, K]) as [D, K, G] when it is constant: the gate axis that the
+ * schedule vectorizes then reads consecutive weights (as Gemm's constant B^T). *m is
+ * replaced, *transposed set; a run-time input stays as it is. */
+static int transpose_weights(OpCtx *c, int i, const char *what, Tensor **m, int *transposed)
+{
+    *transposed = 0;
+    if (!op_is_const(c, i))
+        return 0;
+    Tensor *w = c->in[i];   /* (maybe folded just now) */
+    int64_t D = w->shape[0], G = w->shape[1], K = w->shape[2];
+    size_t es = (size_t)ir_dtype_bytes(w->dtype);
+    unsigned char *t = ir_alloc(es * (size_t)(D * G * K));
+    const unsigned char *src = w->data;
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t k = 0; k < K; k++)
+                memcpy(t + es * (size_t)((d * K + k) * G + g), src + es * (size_t)((d * G + g) * K + k), es);
+    int64_t shape[3] = {D, K, G};
+    *m = op_const_tensor(c, what, w->dtype, 3, shape, t);
+    *transposed = 1;
+    return *m ? 0 : -1;
+}
+
 /* XP_d[t, b, g] = sum_k W[d, g, k] X[t, b, k] + Wb[d, g] (+ Rb[d, g] where it adds linearly) */
 static int project(Rnn *r, int d)
 {
@@ -217,14 +247,22 @@ static int project(Rnn *r, int d)
     IterVar **ax = op_axes(3, shape);
     Expr *t = var(ax[0]), *b = var(ax[1]), *g = var(ax[2]);
     IterVar *k = raxis("k", r->I);
-    Expr *sum = ir_reduce(RED_SUM, mul(at(r->W, idx(d), g, var(k)), read_x(r, t, b, var(k))), &k, 1);
-    Expr *body = sum;
-    if (r->Bias) {
-        Expr *rb = bias(r, d, G, g);
-        if (r->cell == CELL_GRU && r->lbr)   /* Rbh goes inside the reset product */
-            rb = ir_select(ir_bin(OP_LT, g, idx(2 * r->H)), rb, op_lit(0, r->dt));
-        body = add(sum, add(bias(r, d, 0, g), rb));
+    Expr *sum = ir_reduce(RED_SUM, mul(weight(r->W, r->wt, d, g, var(k)), read_x(r, t, b, var(k))), &k, 1);
+    if (!r->Bias) {
+        r->XP[d] = emit_tmp(r->c, d ? "xproj_rev" : "xproj", 3, ax, sum);
+        return r->XP[d] ? 0 : -1;
     }
+    /* the product a tensor of its own, the biases its epilogue (Gemm's shape: the
+     * schedule's register tile takes a reduction alone) */
+    Tensor *mm = emit_tmp(r->c, d ? "xmm_rev" : "xmm", 3, ax, sum);
+    if (!mm)
+        return -1;
+    ax = op_axes(3, shape);
+    t = var(ax[0]), b = var(ax[1]), g = var(ax[2]);
+    Expr *rb = bias(r, d, G, g);
+    if (r->cell == CELL_GRU && r->lbr)   /* Rbh goes inside the reset product */
+        rb = ir_select(ir_bin(OP_LT, g, idx(2 * r->H)), rb, op_lit(0, r->dt));
+    Expr *body = add(at(mm, t, b, g), add(bias(r, d, 0, g), rb));
     r->XP[d] = emit_tmp(r->c, d ? "xproj_rev" : "xproj", 3, ax, body);
     return r->XP[d] ? 0 : -1;
 }
@@ -236,7 +274,7 @@ static Expr *rdot(Rnn *r, int d, Expr *row, Tensor *S, Expr **ix, int kslot)
     Expr *sidx[KG_MAX_DIMS];
     for (int i = 0; i < S->ndim; i++)
         sidx[i] = i == kslot ? var(k) : ix[i];
-    return ir_reduce(RED_SUM, mul(at(r->R, idx(d), row, var(k)), ir_access(S, sidx, S->ndim)), &k, 1);
+    return ir_reduce(RED_SUM, mul(weight(r->R, r->rt, d, row, var(k)), ir_access(S, sidx, S->ndim)), &k, 1);
 }
 
 /* gate pre-activation: XP[t, b, gate*H + j] + R_gate h */
@@ -531,6 +569,8 @@ static int recurrence(OpCtx *c, Cell cell)
     r.clip = op_attr_float(c, "clip", 0);
     if (r.clip < 0)
         return ir_fail("%s: clip %g must be positive", c->op, r.clip);
+    if (transpose_weights(c, 1, "WT", &r.W, &r.wt))
+        return -1;
     r.lbr = cell == CELL_GRU && op_attr_int(c, "linear_before_reset", 0) != 0;
     r.input_forget = cell == CELL_LSTM && op_attr_int(c, "input_forget", 0) != 0;
     r.stride = cell == CELL_GRU && !r.lbr ? 2 : 1;
