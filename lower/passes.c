@@ -46,6 +46,12 @@ static int run_unswitch(Stmt **s)
     return 0;
 }
 
+static int run_interchange(Stmt **s)
+{
+    *s = lower_reduce_interchange(*s);
+    return 0;
+}
+
 static const LoopPass loop_passes[] = {
     {{"simplify", "fold constants and index arithmetic, drop the guards that always hold"}, NULL,
      RESIMPLIFY_ALWAYS},
@@ -57,6 +63,9 @@ static const LoopPass loop_passes[] = {
      run_peel_heads, RESIMPLIFY_CHANGED},
     {{"unswitch", "a vector loop choosing on a loop-invariant condition becomes an if over two loops"}, run_unswitch,
      RESIMPLIFY_CHANGED},
+    {{"reduce-interchange", "a vector loop of dot products gets an accumulator per element, the element loop "
+                            "inside the reduction"},
+     run_interchange, RESIMPLIFY_CHANGED},
     {{"tensorize", "tensorized loops checked against their micro-kernel's pattern (ir/tensorize.c)"}, ir_tensorize,
      RESIMPLIFY_NO},
     {{"check-loops", "vector loops have constant extents, parallel loops do not nest"}, lower_check_loops,

@@ -1082,14 +1082,17 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         if (ci && tile->unroll && sch_unroll(E, ci))
             return -1;
     }
-    /* vectorize the innermost loop of plain root stages */
+    /* vectorize the innermost loop of plain root stages, and of scans: a recurrence's row
+     * (its elements read earlier rows only; the dot products inside them become vector
+     * loops of their own in the lowering, lower/interchange.c) */
     for (int i = 0; i < s->stages.n; i++) {
         Stage *st = s->stages.items[i];
-        if (ir_tensor_is_leaf(st->t) || st->attach != ATTACH_ROOT || st->t->kind != T_COMPUTE || st->nrels ||
-            st->leaf.n == 0)
+        int scan = st->t->kind == T_SCAN;
+        if (ir_tensor_is_leaf(st->t) || st->attach != ATTACH_ROOT || (st->t->kind != T_COMPUTE && !scan) ||
+            st->nrels || st->leaf.n == 0)
             continue;
         IterVar *last = st->leaf.items[st->leaf.n - 1];
-        if (last->kind != IV_SPATIAL || st->t->body->kind == E_REDUCE)
+        if (last->kind != IV_SPATIAL || (scan ? last == st->t->axes[0] : st->t->body->kind == E_REDUCE))
             continue;
         int attached = 0;
         for (int j = 0; j < s->stages.n && !attached; j++) {

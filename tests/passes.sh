@@ -81,6 +81,17 @@ for f in $kg $onnx; do
     cmp -s $work/out/$first <(awk -v f="$first" '/^==> .* <==$/ { on = $0 == "==> " f " <==" ; next } on' $work/emit)
 done
 
+# reduce-interchange: an LSTM step's gate sums (a vector loop over the hidden units, a dot
+# product in each) get an accumulator vector per gate, the unit loop inside the reduction;
+# the pass before it leaves them scalar chains
+lstm=tests/models/lstm/model.onnx
+$KGEN $lstm --dump=unswitch > $work/lstm_before
+$KGEN $lstm --dump=reduce-interchange > $work/lstm_after
+ok "unswitch: the LSTM's gate sums are scalar accumulators" grep -q 'allocate acc[0-9]*: f32\[1\] in local' $work/lstm_before
+ok "reduce-interchange: the LSTM's gate sums accumulate in vectors" \
+  grep -q 'allocate acc[0-9]*: f32\[32\] in local' $work/lstm_after
+ok "reduce-interchange: no scalar gate sum is left" test "$(grep -c 'allocate acc[0-9]*: f32\[1\] in local' $work/lstm_after)" = 0
+
 # an unknown name: exit 1, a message naming the known passes, nothing written
 rm -rf $work/out
 $KGEN $kg --dump=bogus -o $work/out > $work/bad.out 2> $work/bad.err

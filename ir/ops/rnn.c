@@ -154,7 +154,7 @@ typedef struct {
     int input_forget;         /* LSTM */
     int stride;               /* scan rows per step (2: GRU with the reset gate applied to h) */
     Tensor *X, *W, *R, *Bias, *seq, *h0, *c0, *P;
-    int wt, rt;               /* W, R stored transposed, [D, k, gates*H] (rt: never yet) */
+    int wt, rt;               /* W, R stored transposed, [D, k, gates*H] (constant weights) */
     Tensor *XP[2];            /* input projections, per direction: [T, B, gates*H] */
     Tensor *S[2];             /* the scans */
 } Rnn;
@@ -569,7 +569,7 @@ static int recurrence(OpCtx *c, Cell cell)
     r.clip = op_attr_float(c, "clip", 0);
     if (r.clip < 0)
         return ir_fail("%s: clip %g must be positive", c->op, r.clip);
-    if (transpose_weights(c, 1, "WT", &r.W, &r.wt))
+    if (transpose_weights(c, 1, "WT", &r.W, &r.wt) || transpose_weights(c, 2, "RT", &r.R, &r.rt))
         return -1;
     r.lbr = cell == CELL_GRU && op_attr_int(c, "linear_before_reset", 0) != 0;
     r.input_forget = cell == CELL_LSTM && op_attr_int(c, "input_forget", 0) != 0;
