@@ -72,22 +72,39 @@ static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, in
     return ir_for_like(loop, loop->u.loop.min, loop->u.loop.extent, loop->u.loop.body->kind == S_SEQ ? ir_seq(out, n) : out[0]);
 }
 
-static Stmt *unswitch(Stmt *s, void *ctx)
+/* The most copies of one vector loop: a Concat of 8 inputs read through a chain of
+ * selects on the channel becomes 8 loops, one per input. */
+#define MAX_UNSWITCHED 8
+
+/* The vector loop s as an if over copies of it, while a condition is left and *copies
+ * (the loops made so far, counting s) allows one more. */
+static Stmt *unswitch_loop(Stmt *s, int *copies)
 {
     Stmt **items;
     int n;
-    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED || !lower_body_stores(s, &items, &n))
-        return ir_stmt_map(s, unswitch, NULL, ctx);
+    if (*copies >= MAX_UNSWITCHED || !lower_body_stores(s, &items, &n))
+        return s;
     Expr *cond = NULL;
     for (int i = 0; i < n && !cond; i++)
         if (!(cond = invariant_cond(items[i]->u.store.value, s->u.loop.var)))
             cond = invariant_cond(items[i]->u.store.index, s->u.loop.var);
     if (!cond)
         return s;
+    ++*copies;
+    Stmt *then = unswitch_loop(unswitch_side(s, items, n, cond, 1), copies);
+    Stmt *els = unswitch_loop(unswitch_side(s, items, n, cond, 0), copies);
     /* the condition chooses padding's interior, a few times more often than not */
-    Stmt *r = ir_if(cond, unswitch_side(s, items, n, cond, 1), unswitch_side(s, items, n, cond, 0));
+    Stmt *r = ir_if(cond, then, els);
     r->u.cond.likely = 1;
     return r;
+}
+
+static Stmt *unswitch(Stmt *s, void *ctx)
+{
+    if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED)
+        return ir_stmt_map(s, unswitch, NULL, ctx);
+    int copies = 1;
+    return unswitch_loop(s, &copies);
 }
 
 Stmt *lower_unswitch(Stmt *s) { return unswitch(s, NULL); }

@@ -750,6 +750,38 @@ static int mvn(OpCtx *c)
 
 /* ---------------------------------------------------------------- BatchNormalization */
 
+/* With scale, B, mean and var constant (f32 or f64): *scale = scale / sqrt(var + eps) and
+ * *bias = B - mean * that, new constant tensors, computed in double; 1 when so, 0 when the
+ * statistics are not constant (or the type is another), -1 after ir_fail(). */
+static int fold_affine(OpCtx *c, const Tensor *x, int64_t ch, double eps, Tensor **scale, Tensor **bias)
+{
+    if (x->dtype != DT_F32 && x->dtype != DT_F64)
+        return 0;
+    for (int i = 1; i <= 4; i++)
+        if (!op_is_const(c, i))
+            return 0;
+    const void *p[4] = {c->in[1]->data, c->in[2]->data, c->in[3]->data, c->in[4]->data};
+    int f32 = x->dtype == DT_F32;
+    size_t es = f32 ? sizeof(float) : sizeof(double);
+    unsigned char *ms = ir_alloc(es * (size_t)ch), *bs = ir_alloc(es * (size_t)ch);
+    for (int64_t k = 0; k < ch; k++) {
+        double v[4];
+        for (int i = 0; i < 4; i++)
+            v[i] = f32 ? (double)((const float *)p[i])[k] : ((const double *)p[i])[k];
+        double m = v[0] / sqrt(v[3] + eps), b = v[1] - v[2] * m;
+        if (f32) {
+            ((float *)ms)[k] = (float)m;
+            ((float *)bs)[k] = (float)b;
+        } else {
+            ((double *)ms)[k] = m;
+            ((double *)bs)[k] = b;
+        }
+    }
+    *scale = op_const_tensor(c, "scale", x->dtype, 1, &ch, ms);
+    *bias = op_const_tensor(c, "shift", x->dtype, 1, &ch, bs);
+    return *scale && *bias ? 1 : -1;
+}
+
 /* Inference: y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + B[c]. Training mode
  * (opset 14+) normalizes with the batch statistics and also returns the running mean and
  * variance: input * momentum + batch * (1 - momentum), the variance biased. */
@@ -782,6 +814,17 @@ static int batch_norm(OpCtx *c)
     op_axis_exprs(ax, x->ndim, idx);
     Expr *pi[1] = {idx[1]};
     Expr *y;
+    int folded = training ? 0 : fold_affine(c, x, ch, eps, &scale, &bias);
+    if (folded < 0)
+        return -1;
+    if (folded) {
+        /* constant statistics: y = x * scale' + B' with the per-channel factors computed
+         * here (a BatchNormalization no Conv absorbs: DenseNet's BN-ReLU before each conv) */
+        y = bin(OP_ADD, bin(OP_MUL, op_read(x, idx), op_read(scale, pi)), op_read(bias, pi));
+        if (!y)
+            return ir_fail("%s: %s", c->op, ir_errmsg());
+        return op_emit_out(c, 0, x->ndim, ax, y) ? 0 : -1;
+    }
     if (!training) {
         y = bin(OP_SUB, op_read(x, idx), op_read(mean, pi));
         y = bin(OP_MUL, y, math1(FN_RSQRT, bin(OP_ADD, op_read(var, pi), op_lit(eps, t))));
