@@ -70,11 +70,13 @@ targets=$(sed -n 's/^targets: //p' $out/check.log)
 first=${targets%% *}
 for t in $targets; do
   time=$(sed -n "s/^time $t ms=\([0-9.]*\).*/\1/p" $out/check.log)
+  dev=$(sed -n "s/^time $t .*device_ms=\([0-9.]*\).*/, device time \1 ms/p" $out/check.log)
+  note=$(sed -n "s/^time $t .* note=\(.*\)/ (\1)/p" $out/check.log)
   if [ ! -f $out/results/$t/heldout_logits.npy ]; then
     bad "browser ($t): no logits"; continue
   fi
   if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $model/heldout_logits.npy $out/results/$t/heldout_logits.npy 2>&1); then
-    echo "    digits in chromium ($t): held-out logits vs torch: $(printf '%s\n' "$cmp" | tail -1), ${time:-?} ms per inference"
+    echo "    digits in chromium ($t): held-out logits vs torch: $(printf '%s\n' "$cmp" | tail -1), ${time:-?} ms per inference$dev$note"
     ok
   else
     bad "browser ($t): held-out logits differ from torch's: $(printf '%s\n' "$cmp" | tail -1)"

@@ -6,10 +6,11 @@
 // window.kgenDemo is the hook the browser test (tests/browser/check.mjs) drives:
 //   await kgenDemo.ready
 //   kgenDemo.targets            the targets that run here; kgenDemo.unavailable: {target: reason}
+//   kgenDemo.notes              {target: a note} (webgpu: the adapter, and whether its times mean much)
 //   kgenDemo.heldout            {labels, digits} from models.json
 //   await kgenDemo.infer(target, cells)  -> the logits (numbers), nothing shown or timed
 //   kgenDemo.showDigit(cells)   paints 64 cells (0..16) on the drawing canvas
-//   await kgenDemo.runCanvas({timed})  -> {cells, results: {target: {output, ms, runs}}}:
+//   await kgenDemo.runCanvas({timed})  -> {cells, results: {target: {output, ms, runs, deviceMs}}}:
 //                               the canvas through the page's own path, every target, shown
 import { CELLS, digitCells, grayOf, inkOf, penWidthFor } from "./preprocess.mjs";
 
@@ -168,14 +169,15 @@ function showTargets() {
             return "";
         return `<td class="${cls}">${last[t] ? f(last[t]) : "-"}</td>`;
     };
-    const na = (t) => (unavailable[t] ? `<td class="na" rowspan="4">unavailable: ${unavailable[t]}</td>` : "");
+    const na = (t) => (unavailable[t] ? `<td class="na" rowspan="5">unavailable: ${unavailable[t]}</td>` : "");
     const row = (name, f, cls, first) => `<tr><td>${name}</td>${cols.map((t) => (first ? na(t) : "") + cell(t, f, cls)).join("")}</tr>`;
     const p = (r) => softmax(r.output)[argmax(r.output)];
     $("targets").innerHTML = `<tr><th></th>${head}</tr>` +
         row("digit", (r) => String(argmax(r.output)), "digit", true) +
         row("probability", (r) => `${(100 * p(r)).toFixed(1)}%`, "", false) +
         row("time per inference", (r) => (r.ms === undefined ? "-" : `${fmt(r.ms)} ms`), "", false) +
-        row("runs timed", (r) => (r.runs === undefined ? "-" : String(r.runs)), "", false);
+        row("runs timed", (r) => (r.runs === undefined ? "-" : String(r.runs)), "", false) +
+        row("device time", (r) => (r.deviceMs ? `${fmt(r.deviceMs)} ms` : "-"), "", false);
 }
 
 // the prediction (the first target's scores), and whether the targets agree
@@ -204,8 +206,11 @@ async function runCanvas({ timed = true } = {}) {
     for (const t of modules.keys()) {
         const output = await infer(t, cells);
         results[t] = { output };
+        const m = modules.get(t);
         if (timed)
-            Object.assign(results[t], await timeRuns(modules.get(t), Float32Array.from(cells)));
+            Object.assign(results[t], await timeRuns(m, Float32Array.from(cells)));
+        if (typeof m.deviceMs === "function" && m.deviceMs() > 0)
+            results[t].deviceMs = m.deviceMs();    // the WebGPU module's: the last run on the device
         last[t] = results[t];
         showTargets();
         showPrediction(results);
@@ -319,5 +324,6 @@ window.kgenDemo = {
     ready, infer, runCanvas, showDigit,
     get targets() { return [...modules.keys()]; },
     get unavailable() { return { ...unavailable }; },
+    get notes() { return { ...notes }; },
     get heldout() { return info?.heldout; },
 };

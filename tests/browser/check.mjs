@@ -185,8 +185,10 @@ try {
     if (s.pred !== String(lastDigit) || !timeRow.slice(1).some((c) => / ms$/.test(c)))
         fail(`the page shows '${s.pred}' and times '${timeRow.slice(1).join(", ")}' for a drawn ${lastDigit}`);
     const r = await page.evaluate(() => window.kgenDemo.runCanvas({ timed: true }));
+    const notes = await page.evaluate(() => window.kgenDemo.notes);
     for (const t of targets)
-        console.log(`time ${t} ms=${r.results[t].ms.toFixed(4)} runs=${r.results[t].runs}`);
+        console.log(`time ${t} ms=${r.results[t].ms.toFixed(4)} runs=${r.results[t].runs}` +
+            (r.results[t].deviceMs ? ` device_ms=${r.results[t].deviceMs.toFixed(4)}` : "") + (notes[t] ? ` note=${notes[t]}` : ""));
     fs.mkdirSync(path.dirname(shot), { recursive: true });
     await page.screenshot({ path: shot, fullPage: true });
 } catch (e) {
