@@ -21,12 +21,12 @@ const COLUMNS = [["js", "JavaScript"], ["wasm-simd", "WebAssembly SIMD128"], ["w
 const label = (t) => (COLUMNS.find((c) => c[0] === t) ?? [t, t])[1];
 const modules = new Map();     // target -> its initialised module
 const unavailable = {};        // target -> why it does not run here
-const last = {};               // target -> {output, ms, runs} of the latest run
+const last = {};               // target -> {output, ms, runs, deviceMs} of the latest run
 const notes = {};              // target -> a line under its name (the WebGPU adapter)
 let info = null;               // models.json
 let heldoutAt = 0;             // the next held-out digit the button paints
 let strokes = [];              // the drawing: polylines of canvas points; [] for a picture
-const PEN = 224 / 10;          // the pen while drawing, before the width is normalised
+const PEN = draw.width / 10;    // the pen while drawing, before the width is normalised
 const fmt = (ms) => (ms < 1 ? ms.toFixed(4) : ms.toFixed(2));
 
 function log(msg) {
