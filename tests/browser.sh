@@ -56,6 +56,7 @@ done
 [ -n "$url" ] || { bad "browser: the server did not start: $(head -1 $out/serve.log)"; finish; }
 
 t0=$(date +%s%N)
+rm -f out/browser/demo.png
 timeout 300 node tests/browser/check.mjs "$url" $model $out/results out/browser/demo.png > $out/check.log 2>&1
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
@@ -81,8 +82,10 @@ for t in $targets; do
   else
     bad "browser ($t): held-out logits differ from torch's: $(printf '%s\n' "$cmp" | tail -1)"
   fi
-  if [ $t != "$first" ] && [ -f $out/results/$t/canvas_logits.npy ]; then
-    if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $out/results/$first/canvas_logits.npy $out/results/$t/canvas_logits.npy 2>&1); then
+  if [ $t != "$first" ]; then
+    if [ ! -f $out/results/$t/canvas_logits.npy ] || [ ! -f $out/results/$first/canvas_logits.npy ]; then
+      bad "browser ($t): no canvas logits"
+    elif cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $out/results/$first/canvas_logits.npy $out/results/$t/canvas_logits.npy 2>&1); then
       echo "    digits in chromium ($t): canvas logits vs $first: $(printf '%s\n' "$cmp" | tail -1)"
       ok
     else
