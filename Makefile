@@ -90,8 +90,9 @@ bench-zoo-wasm: kgen
 demo: kgen
 	bash tests/demo.sh
 
-# The browser demo (examples/web): the small CNN compiled for js, wasm -nosimd and wasm (SIMD128) into
-# $(BUILD)/web, served with the page on http://127.0.0.1:$(WEB_PORT)/ until Ctrl-C.
+# The browser demo (examples/web): the trained digit CNN (tests/models/digits) compiled for js, wasm
+# (SIMD128) and, when kgen has the target, webgpu into $(BUILD)/web, served with the page on
+# http://127.0.0.1:$(WEB_PORT)/ until Ctrl-C.
 WEB_PORT ?= 8080
 web-demo: kgen
 	KGEN=./kgen bash examples/web/build.sh $(BUILD)/web

@@ -1,21 +1,36 @@
-// demo.mjs - the page's logic: loads the model that build.sh compiled (models/models.json
-// lists the targets built), turns the drawing or an uploaded image into the model's input
-// (1 x 1 x H x W, gray in [0, 1], white on black), runs it and shows the scores and the
-// time per inference. window.kgenDemo is the hook the browser test drives:
+// demo.mjs - the page's logic: loads the digit model that build.sh compiled for each target
+// (models/models.json: the targets built and why the others were not), turns the drawing,
+// an uploaded picture or a held-out digit into the model's 8 x 8 input (preprocess.mjs: the
+// way the training data was made), runs it on JavaScript, WebAssembly SIMD128 and WebGPU
+// side by side and shows each one's digit, probability and time per inference.
+// window.kgenDemo is the hook the browser test (tests/browser/check.mjs) drives:
 //   await kgenDemo.ready
-//   await kgenDemo.run(target, x)  -> {output: [...], ms, runs}   x: numbers, the input
-//   await kgenDemo.runCanvas(target) -> the same, on what the canvas shows
+//   kgenDemo.targets            the targets that run here; kgenDemo.unavailable: {target: reason}
+//   kgenDemo.notes              {target: a note} (webgpu: the adapter, and whether its times mean much)
+//   kgenDemo.heldout            {labels, digits} from models.json
+//   await kgenDemo.infer(target, cells)  -> the logits (numbers), nothing shown or timed
+//   kgenDemo.showDigit(cells)   paints 64 cells (0..16) on the drawing canvas
+//   await kgenDemo.runCanvas({timed})  -> {cells, results: {target: {output, ms, runs, deviceMs}}}:
+//                               the canvas through the page's own path, every target, shown
+import { CELLS, digitCells, grayOf, inkOf, penWidthFor } from "./preprocess.mjs";
+
 const $ = (id) => document.getElementById(id);
-const draw = $("draw"), seen = $("seen"), status = $("status");
+const draw = $("draw"), seen = $("seen");
 const dctx = draw.getContext("2d", { willReadFrequently: true });
-const labels = { js: "JavaScript", wasm: "WebAssembly", "wasm-simd": "WebAssembly SIMD" };
-const modules = new Map();   // target -> the initialised module
-let info = null;             // models.json
-const times = {};            // target -> the last time per inference, ms
+const COLUMNS = [["js", "JavaScript"], ["wasm-simd", "WebAssembly SIMD128"], ["webgpu", "WebGPU"]];
+const label = (t) => (COLUMNS.find((c) => c[0] === t) ?? [t, t])[1];
+const modules = new Map();     // target -> its initialised module
+const unavailable = {};        // target -> why it does not run here
+const last = {};               // target -> {output, ms, runs, deviceMs} of the latest run
+const notes = {};              // target -> a line under its name (the WebGPU adapter)
+let info = null;               // models.json
+let heldoutAt = 0;             // the next held-out digit the button paints
+let strokes = [];              // the drawing: polylines of canvas points; [] for a picture
+const PEN = draw.width / 10;    // the pen while drawing, before the width is normalised
 const fmt = (ms) => (ms < 1 ? ms.toFixed(4) : ms.toFixed(2));
 
 function log(msg) {
-    status.textContent = msg;
+    $("status").textContent = msg;
 }
 
 function clearCanvas() {
@@ -23,35 +38,111 @@ function clearCanvas() {
     dctx.fillRect(0, 0, draw.width, draw.height);
 }
 
-async function load(target) {
-    if (!info.backends.includes(target))
-        throw new Error(`target '${target}' was not built (models.json offers ${info.backends.join(", ")})`);
-    if (!modules.has(target)) {
-        const t0 = performance.now();
-        const m = await import(`./models/${target}/${info.name}.mjs`);
-        await m.init();
-        modules.set(target, m);
-        console.log(`${info.name} (${target}) loaded in ${(performance.now() - t0).toFixed(1)} ms`);
-    }
-    return modules.get(target);
+const canvasCells = () => digitCells(grayOf(dctx.getImageData(0, 0, draw.width, draw.height).data), draw.width, draw.height);
+
+// one polyline with round caps and joins (a single point: a dot)
+function strokeLine(s, width) {
+    dctx.strokeStyle = "#fff";
+    dctx.lineWidth = width;
+    dctx.lineCap = dctx.lineJoin = "round";
+    dctx.beginPath();
+    dctx.moveTo(...s[0]);
+    for (const p of s.length > 1 ? s.slice(1) : s)
+        dctx.lineTo(...p);
+    dctx.stroke();
 }
 
-// time per inference: a warm-up (10 runs and 100 ms at least, 2 s at most: the engine
-// optimises the JS kernels only after a few calls), then the median of batches; a batch
-// lasts ~2 ms or more, since browsers round performance.now() to 0.1 ms
-function timeRuns(m, x) {
+// the drawing redrawn with the pen width that gives the training digits' ink
+// (preprocess.mjs penWidthFor): what the canvas then shows is what the model reads
+function normaliseStrokes() {
+    let width = PEN;
+    for (let round = 0; round < 6; round++) {
+        clearCanvas();
+        for (const s of strokes)
+            strokeLine(s, width);
+        const next = penWidthFor(width, inkOf(canvasCells().cells), draw.width / 4);
+        if (next === null)
+            break;
+        width = next;
+    }
+}
+
+const softmax = (y) => {
+    const top = Math.max(...y), e = y.map((v) => Math.exp(v - top)), s = e.reduce((a, b) => a + b, 0);
+    return e.map((v) => v / s);
+};
+const argmax = (y) => y.indexOf(Math.max(...y));
+
+// the WebGPU adapter, for the column's note: SwiftShader is a CPU emulation of a GPU
+async function adapterNote() {
+    try {
+        const a = await navigator.gpu.requestAdapter();
+        const i = a?.info ?? {};
+        const name = [i.vendor, i.architecture, i.device, i.description].filter(Boolean).join(" ") || "unknown adapter";
+        return /swiftshader/i.test(name) ? `${name}: a CPU emulation, its time says nothing about GPUs` : name;
+    } catch {
+        return "";
+    }
+}
+
+// loads every target models.json offers; one that fails to load is unavailable, with why
+async function loadAll() {
+    for (const [t] of COLUMNS) {
+        if (!info.backends.includes(t)) {
+            unavailable[t] = info.unavailable?.[t] ?? "not built by examples/web/build.sh";
+            continue;
+        }
+        if (t === "webgpu" && !navigator.gpu) {
+            unavailable[t] = "this browser has no WebGPU (navigator.gpu is missing; Chromium on Linux: --enable-unsafe-webgpu)";
+            continue;
+        }
+        try {
+            const t0 = performance.now();
+            const m = await import(`./models/${t}/${info.name}.mjs`);
+            await m.init();
+            const v = m.inputInfo[0];
+            if (v.dtype !== "f32" || v.shape.reduce((a, b) => a * b, 1) !== CELLS * CELLS)
+                throw new Error(`the model takes ${v.dtype}[${v.shape}], the page makes f32[1, 1, ${CELLS}, ${CELLS}]`);
+            modules.set(t, m);
+            if (t === "webgpu")
+                notes[t] = await adapterNote();
+            console.log(`${info.name} (${t}) loaded in ${(performance.now() - t0).toFixed(1)} ms`);
+        } catch (e) {
+            unavailable[t] = `failed to load: ${e.message}`;
+        }
+    }
+}
+
+// one inference; the JS and WASM modules answer at once, the WebGPU one with a promise
+async function infer(target, cells) {
+    const m = modules.get(target);
+    if (!m)
+        throw new Error(`target '${target}' does not run here: ${unavailable[target] ?? "unknown target"}`);
+    const y = await m.run([Float32Array.from(cells)]);
+    return Array.from(y[0], Number);
+}
+
+// time per inference: a warm-up (5 runs and 50 ms at least, 1 s at most: the engine optimises
+// the JS kernels only after a few calls), then the median of batches; a batch lasts ~2 ms or
+// more, since browsers round performance.now() to 0.1 ms. Synchronous modules are timed
+// without an await per run.
+async function timeRuns(m, x) {
+    const first = m.run([x]);
+    const sync = typeof first?.then !== "function";
+    await first;
+    const runs = sync ? (n) => { for (let i = 0; i < n; i++) m.run([x]); }
+        : async (n) => { for (let i = 0; i < n; i++) await m.run([x]); };
     const t0 = performance.now();
     let n = 0;
-    while ((n < 10 || performance.now() - t0 < 100) && performance.now() - t0 < 2000) {
-        m.run([x]);
+    while ((n < 5 || performance.now() - t0 < 50) && performance.now() - t0 < 1000) {
+        await runs(1);
         n++;
     }
     const batch = Math.max(1, Math.ceil(2 / Math.max((performance.now() - t0) / n, 1e-3)));
     const ms = [], start = performance.now();
-    while (ms.length < 5 || (ms.length < 50 && performance.now() - start < 200)) {
+    while (ms.length < 5 || (ms.length < 30 && performance.now() - start < 150)) {
         const t = performance.now();
-        for (let i = 0; i < batch; i++)
-            m.run([x]);
+        await runs(batch);
         ms.push((performance.now() - t) / batch);
     }
     ms.sort((a, b) => a - b);
@@ -59,79 +150,101 @@ function timeRuns(m, x) {
     return { ms: k % 2 ? ms[k >> 1] : (ms[k / 2 - 1] + ms[k / 2]) / 2, runs: k * batch };
 }
 
-function show(target, y, t) {
-    const p = Array.from(y), top = p.indexOf(Math.max(...p));
-    const e = p.map((v) => Math.exp(v - p[top])), sum = e.reduce((a, b) => a + b, 0);
-    $("pred").textContent = String(top);
-    $("time").textContent = `${labels[target]}: ${fmt(t.ms)} ms per inference (${t.runs} runs)`;
-    times[target] = t.ms;
-    $("times").innerHTML = info.backends.filter((b) => b in times).map((b) => `<tr><td>${labels[b]}</td><td>${fmt(times[b])} ms</td></tr>`).join("");
-    $("scores").innerHTML = p.map((v, i) => `<tr${i === top ? ' class="top"' : ""}><td>${i}</td>` +
-        `<td><div class="bar" style="width:${(120 * e[i]).toFixed(1)}px"></div></td>` +
-        `<td>${(100 * e[i] / sum).toFixed(1)}%</td><td>${v.toFixed(4)}</td></tr>`).join("");
-}
-
-async function run(target, x) {
-    const m = await load(target);
-    const v = m.inputInfo[0], T = { f32: Float32Array, f64: Float64Array }[v.dtype];
-    if (!T)
-        throw new Error(`the demo feeds f32 or f64 images, the model takes ${v.dtype}`);
-    const input = T.from(x);
-    paint(v.shape, input);
-    const y = m.run([input])[0];
-    const t = timeRuns(m, input);
-    show(target, y, t);
-    document.body.dataset.runs = String(Number(document.body.dataset.runs ?? 0) + 1);
-    log(`${info.name} on ${labels[target]}: class ${$("pred").textContent}, ${fmt(t.ms)} ms per inference`);
-    return { output: Array.from(y, Number), ms: t.ms, runs: t.runs };
-}
-
-// an input given as numbers, shown where the drawing's scaled copy goes (first channel)
-function paint(shape, x) {
-    const [, , h, w] = shape, sctx = seen.getContext("2d");
-    seen.width = w;
-    seen.height = h;
-    const img = sctx.createImageData(w, h);
-    for (let i = 0; i < h * w; i++) {
-        const g = Math.max(0, Math.min(255, Math.round(255 * x[i])));
+// the 64 cells as the 8 x 8 picture the model sees
+function paintSeen(cells) {
+    const sctx = seen.getContext("2d"), img = sctx.createImageData(CELLS, CELLS);
+    for (let i = 0; i < CELLS * CELLS; i++) {
+        const g = Math.max(0, Math.min(255, Math.round(255 * cells[i] / 16)));
         img.data.set([g, g, g, 255], 4 * i);
     }
     sctx.putImageData(img, 0, 0);
 }
 
-// the drawing, scaled to the model's H x W: gray in [0, 1], one value per pixel and channel
-function canvasInput(m) {
-    const [, c, h, w] = m.inputInfo[0].shape;
-    seen.width = w;
-    seen.height = h;
-    const sctx = seen.getContext("2d", { willReadFrequently: true });
-    sctx.imageSmoothingEnabled = true;
-    sctx.imageSmoothingQuality = "high";
-    sctx.drawImage(draw, 0, 0, w, h);
-    const px = sctx.getImageData(0, 0, w, h).data, x = new Float32Array(c * h * w);
-    for (let k = 0; k < c; k++)
-        for (let i = 0; i < h * w; i++)
-            x[k * h * w + i] = (px[4 * i] + px[4 * i + 1] + px[4 * i + 2]) / (3 * 255);
-    return x;
+// the three columns: digit, probability, time per inference; or why a target is missing
+function showTargets() {
+    const cols = COLUMNS.map(([t]) => t);
+    const head = cols.map((t) => `<th>${label(t)}${notes[t] ? `<div class="note">${notes[t]}</div>` : ""}</th>`).join("");
+    const cell = (t, f, cls = "") => {
+        if (unavailable[t])
+            return "";
+        return `<td class="${cls}">${last[t] ? f(last[t]) : "-"}</td>`;
+    };
+    const na = (t) => (unavailable[t] ? `<td class="na" rowspan="5">unavailable: ${unavailable[t]}</td>` : "");
+    const row = (name, f, cls, first) => `<tr><td>${name}</td>${cols.map((t) => (first ? na(t) : "") + cell(t, f, cls)).join("")}</tr>`;
+    const p = (r) => softmax(r.output)[argmax(r.output)];
+    $("targets").innerHTML = `<tr><th></th>${head}</tr>` +
+        row("digit", (r) => String(argmax(r.output)), "digit", true) +
+        row("probability", (r) => `${(100 * p(r)).toFixed(1)}%`, "", false) +
+        row("time per inference", (r) => (r.ms === undefined ? "-" : `${fmt(r.ms)} ms`), "", false) +
+        row("runs timed", (r) => (r.runs === undefined ? "-" : String(r.runs)), "", false) +
+        row("device time", (r) => (r.deviceMs ? `${fmt(r.deviceMs)} ms` : "-"), "", false);
 }
 
-async function runCanvas(target) {
-    const m = await load(target);
-    return run(target, canvasInput(m));
+// the prediction (the first target's scores), and whether the targets agree
+function showPrediction(results) {
+    const ts = Object.keys(results);
+    if (!ts.length)
+        return;
+    const y = results[ts[0]].output, p = softmax(y), top = argmax(y);
+    $("pred").textContent = String(top);
+    $("prob").textContent = `probability ${(100 * p[top]).toFixed(1)}% (${label(ts[0])})`;
+    const digits = ts.map((t) => argmax(results[t].output));
+    const same = digits.every((d) => d === top);
+    $("agree").textContent = ts.length < 2 ? "" : same ? `${ts.map(label).join(", ")} agree`
+        : `the targets disagree: ${ts.map((t, i) => `${label(t)} ${digits[i]}`).join(", ")}`;
+    $("agree").className = same ? "note" : "warn";
+    $("scores").innerHTML = y.map((v, i) => `<tr${i === top ? ' class="top"' : ""}><td>${i}</td>` +
+        `<td><div class="bar" style="width:${(120 * p[i]).toFixed(1)}px"></div></td>` +
+        `<td>${(100 * p[i]).toFixed(1)}%</td><td>${v.toFixed(3)}</td></tr>`).join("");
+}
+
+// the canvas through the page's path (preprocess.mjs), on every target; timed unless told
+async function runCanvas({ timed = true } = {}) {
+    const { cells } = canvasCells();
+    paintSeen(cells);
+    const results = {};
+    for (const t of modules.keys()) {
+        const output = await infer(t, cells);
+        results[t] = { output };
+        const m = modules.get(t);
+        if (timed)
+            Object.assign(results[t], await timeRuns(m, Float32Array.from(cells)));
+        if (typeof m.deviceMs === "function" && m.deviceMs() > 0)
+            results[t].deviceMs = m.deviceMs();    // the WebGPU module's: the last run on the device
+        last[t] = results[t];
+        showTargets();
+        showPrediction(results);
+        await new Promise((r) => setTimeout(r, 0));    // let the page paint between targets
+    }
+    document.body.dataset.runs = String(Number(document.body.dataset.runs ?? 0) + 1);
+    const t = Object.keys(results)[0];
+    log(t ? `read ${argmax(results[t].output)} on ${Object.keys(results).map(label).join(", ")}` : "no target runs here");
+    return { cells: Array.from(cells), results };
+}
+
+// 64 cells (0..16) painted on the canvas, one square of whole pixels per cell
+function showDigit(cells) {
+    strokes = [];
+    clearCanvas();
+    const s = draw.width / CELLS;
+    for (let i = 0; i < CELLS * CELLS; i++) {
+        const g = Math.max(0, Math.min(255, Math.round(255 * cells[i] / 16)));
+        dctx.fillStyle = `rgb(${g}, ${g}, ${g})`;
+        dctx.fillRect((i % CELLS) * s, Math.floor(i / CELLS) * s, s, s);
+    }
 }
 
 // an uploaded picture, fitted into the canvas; dark-on-light pictures are inverted
 async function upload(file) {
     const img = await createImageBitmap(file);
+    strokes = [];
     clearCanvas();
     const s = Math.min(draw.width / img.width, draw.height / img.height);
     const w = img.width * s, h = img.height * s;
     dctx.drawImage(img, (draw.width - w) / 2, (draw.height - h) / 2, w, h);
     const d = dctx.getImageData(0, 0, draw.width, draw.height);
-    let sum = 0;
-    for (let i = 0; i < d.data.length; i += 4)
-        sum += d.data[i] + d.data[i + 1] + d.data[i + 2];
-    if (sum / (d.data.length / 4) / 765 > 0.5) {
+    const gray = grayOf(d.data);
+    if (gray.reduce((a, b) => a + b, 0) / gray.length > 0.5) {
         for (let i = 0; i < d.data.length; i += 4)
             for (let k = 0; k < 3; k++)
                 d.data[i + k] = 255 - d.data[i + k];
@@ -140,32 +253,33 @@ async function upload(file) {
 }
 
 function wireDrawing(onStroke) {
-    let last = null;
+    let prev = null;
     const at = (e) => {
         const r = draw.getBoundingClientRect();
         return [(e.clientX - r.left) * draw.width / r.width, (e.clientY - r.top) * draw.height / r.height];
     };
     draw.addEventListener("pointerdown", (e) => {
         draw.setPointerCapture(e.pointerId);
-        last = at(e);
+        prev = at(e);
+        if (!strokes.length)
+            clearCanvas();     // a new drawing replaces a picture
+        strokes.push([prev]);
+        $("source").textContent = "your drawing";
     });
     draw.addEventListener("pointermove", (e) => {
-        if (!last)
+        if (!prev)
             return;
         const p = at(e);
-        dctx.strokeStyle = "#fff";
-        dctx.lineWidth = draw.width / 12;
-        dctx.lineCap = dctx.lineJoin = "round";
-        dctx.beginPath();
-        dctx.moveTo(...last);
-        dctx.lineTo(...p);
-        dctx.stroke();
-        last = p;
+        strokeLine([prev, p], PEN);
+        strokes[strokes.length - 1].push(p);
+        prev = p;
     });
     const end = () => {
-        if (last)
+        if (prev) {
+            normaliseStrokes();
             onStroke();
-        last = null;
+        }
+        prev = null;
     };
     draw.addEventListener("pointerup", end);
     draw.addEventListener("pointercancel", end);
@@ -177,26 +291,39 @@ async function start() {
     if (!r.ok)
         throw new Error(`models/models.json: ${r.status} (run make web-demo, which builds the models)`);
     info = await r.json();
-    const sel = $("backend");
-    for (const b of info.backends)
-        sel.add(new Option(labels[b] ?? b, b));
-    sel.value = info.backends.includes("wasm-simd") ? "wasm-simd" : info.backends[0];
-    $("about").textContent = `Model: ${info.name}, compiled by kgen for ${info.backends.map((b) => labels[b] ?? b).join(", ")}. ` +
-        "The committed test CNN has seeded random weights, not trained ones: its class is a fingerprint of the input, not a reading of the digit.";
+    await loadAll();
+    showTargets();
     const act = (f) => f().catch((e) => log(`error: ${e.message}`));
-    const runNow = () => act(() => runCanvas(sel.value));
-    $("run").onclick = runNow;
-    $("clear").onclick = clearCanvas;
-    sel.onchange = runNow;
+    const runNow = () => act(() => runCanvas());
+    $("clear").onclick = () => {
+        strokes = [];
+        clearCanvas();
+        $("source").textContent = "";
+    };
+    $("heldout").onclick = () => act(async () => {
+        const i = heldoutAt++ % info.heldout.labels.length;
+        showDigit(info.heldout.digits[i]);
+        $("source").textContent = `held-out digit ${i + 1} of ${info.heldout.labels.length}, labelled ${info.heldout.labels[i]}`;
+        await runCanvas();
+    });
     $("file").onchange = (e) => e.target.files[0] && act(async () => {
         await upload(e.target.files[0]);
-        await runCanvas(sel.value);
+        $("source").textContent = `picture ${e.target.files[0].name}`;
+        await runCanvas();
     });
     wireDrawing(runNow);
-    await load(sel.value);
-    log(`ready: ${info.name}, targets ${info.backends.join(", ")}`);
+    $("about").textContent = `Model: ${info.name} (tests/models/digits: trained by train.py, accuracy in accuracy.txt), ` +
+        `compiled by kgen for ${info.backends.map(label).join(", ")}.`;
+    const off = Object.keys(unavailable);
+    log(`ready: ${[...modules.keys()].map(label).join(", ")}` + (off.length ? `; unavailable: ${off.map(label).join(", ")}` : ""));
 }
 
 const ready = start();
 ready.catch((e) => log(`error: ${e.message}`));
-window.kgenDemo = { ready, run, runCanvas, get backends() { return info?.backends ?? []; } };
+window.kgenDemo = {
+    ready, infer, runCanvas, showDigit,
+    get targets() { return [...modules.keys()]; },
+    get unavailable() { return { ...unavailable }; },
+    get notes() { return { ...notes }; },
+    get heldout() { return info?.heldout; },
+};
