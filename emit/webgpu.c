@@ -84,8 +84,7 @@ static int layout(WebGpu *W, const Kernel *single)
         const Buffer *b = e->b;
         WgslPlace *p = &W->at[i];
         if (b && !em_wgsl_dtype_ok(b->dtype))
-            return ir_fail("%s: the webgpu target does not support %s tensors yet (WGSL has no 64-bit floats; "
-                           "float8 and the packed 4- and 2-bit types are not done)", e->name, ir_dtype_name(b->dtype));
+            return em_wgsl_dtype_fail(e->name, b->dtype);
         switch (e->kind) {
         case GPU_INPUT:
         case GPU_OUTPUT:

@@ -43,5 +43,8 @@ void em_wgsl_free(WgslModule *m);
 
 /* Is dtype t one the WebGPU target stores (f64, float8, the packed types: no)? */
 int em_wgsl_dtype_ok(DType t);
+/* The error for a dtype it does not: 0 with ir_fail() naming `what` (f64: never, WGSL has
+ * none; the others: not yet), returning -1. */
+int em_wgsl_dtype_fail(const char *what, DType t);
 
 #endif

@@ -52,6 +52,8 @@ typedef struct {
     EmScope decls;            /* the function's names, innermost last */
     EmScope shared;           /* SCOPE_SHARED buffers to their module names */
     int64_t launch[6];        /* the extents of the launch printed */
+    int64_t fold;             /* a grid of more than WGSL_MAX_GROUPS blocks in x, dispatched as
+                                 fold x rows: blockIdx.x is wid.x + wid.y * fold (0: not) */
 } WPrinter;
 
 /* ---------------------------------------------------------------- names and types */
@@ -84,6 +86,7 @@ static const char *const wgsl_words[] = {
     "pow", "floor", "ceil", "round", "trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
     "asinh", "acosh", "atanh", "fma", "sign", "pack2x16float", "unpack2x16float", "workgroupBarrier",
     "storage", "workgroup", "private", "function", "read", "read_write", "mem", "wts", "wid", "lid",
+    "kg_block",
 };
 
 static int is_wgsl_word(const char *s)
@@ -114,6 +117,15 @@ static char *wgsl_ident(const char *raw)
 int em_wgsl_dtype_ok(DType t)
 {
     return t != DT_F64 && !ir_dtype_is_float8(t) && !ir_dtype_is_packed(t) && t != DT_F8E8M0;
+}
+
+int em_wgsl_dtype_fail(const char *what, DType t)
+{
+    if (t == DT_F64)
+        return ir_fail("%s: webgpu has no 64-bit floats (WGSL has no f64; the target refuses f64 tensors: cast "
+                       "to f32 in the model)", what);
+    return ir_fail("%s: the webgpu target does not support %s tensors yet (float8 and the packed 4- and 2-bit "
+                   "types are not done)", what, ir_dtype_name(t));
 }
 
 /* The type a dtype computes in. */
@@ -308,10 +320,17 @@ static void print_int(WPrinter *P, int64_t v, DType t)
         sb_puts(o, v ? "true" : "false");
         return;
     }
+    /* the extremes of the 64-bit types (a reduction's identity, a clamp's open end) are the
+     * 32-bit ones once every value is narrowed */
+    if (t == DT_I64 && (v == INT64_MAX || v == INT64_MIN))
+        v = v == INT64_MAX ? INT32_MAX : INT32_MIN;
+    if (t == DT_U64 && v == -1)
+        v = (int64_t)UINT32_MAX;
     if (is_uint(t)) {
         if (v < 0 || v > (int64_t)UINT32_MAX) {
             if (t != DT_U32)
-                wfail(P, ir_fmt("the %s constant %lld does not fit in 32 bits (WGSL has no 64-bit integers)",
+                wfail(P, ir_fmt("the %s constant %lld does not fit in 32 bits (WGSL has no 64-bit integers: "
+                                "the webgpu target narrows them to 32 bits)",
                                 ir_dtype_name(t), (long long)v));
             v = (int64_t)(uint32_t)v;
         }
@@ -319,7 +338,8 @@ static void print_int(WPrinter *P, int64_t v, DType t)
         return;
     }
     if (v < INT32_MIN || v > INT32_MAX) {
-        wfail(P, ir_fmt("the %s constant %lld does not fit in 32 bits (WGSL has no 64-bit integers)",
+        wfail(P, ir_fmt("the %s constant %lld does not fit in 32 bits (WGSL has no 64-bit integers: "
+                                "the webgpu target narrows them to 32 bits)",
                         ir_dtype_name(t), (long long)v));
         v = (int32_t)v;
     }
@@ -650,7 +670,10 @@ static void expr(WPrinter *P, const Expr *e, unsigned allowed)
 
 static void put_index(WPrinter *P, int slot)
 {
-    sb_printf(P->em.out, "i32(%s.%c)", slot < 3 ? "wid" : "lid", "xyz"[slot % 3]);
+    if (slot == 0 && P->fold)
+        sb_puts(P->em.out, "i32(kg_block)");
+    else
+        sb_printf(P->em.out, "i32(%s.%c)", slot < 3 ? "wid" : "lid", "xyz"[slot % 3]);
 }
 
 /* A loop bound to a GPU index: the index itself, guarded where the launch has more. */
@@ -917,8 +940,18 @@ static void print_entry(WPrinter *P, const LowerLaunchPlan *plan, int li, const 
                  "@builtin(local_invocation_id) lid: vec3<u32>) {\n",
               (long long)l->block[0], (long long)l->block[1], (long long)l->block[2], l->name);
     P->em.depth = 1;
+    if (P->fold) {
+        /* (the guard is uniform in the workgroup: barriers inside stay legal) */
+        sb_printf(o, "    let kg_block = wid.x + wid.y * %lldu; // blockIdx.x: %lld workgroups as %lld x %lld\n"
+                     "    if (kg_block < %lldu) {\n",
+                  (long long)P->fold, (long long)P->launch[0], (long long)l->grid[0], (long long)l->grid[1],
+                  (long long)P->launch[0]);
+        P->em.depth = 2;
+    }
     em_stmt(&P->em, plan->items[li].body);
     em_scope_pop(&P->decls, 0, 1);
+    if (P->fold)
+        sb_puts(o, "    }\n");
     sb_puts(o, "}\n");
 }
 
@@ -927,9 +960,7 @@ int em_wgsl_kernel(WgslModule *M, const Kernel *k, const char *fname, EmLaunch *
     *launches = NULL;
     DType bad = DT_F32;
     if (em_stmt_any(k->body, bad_dtype_stmt, bad_dtype_expr, &bad))
-        return ir_fail("kernel %s: the webgpu target does not support %s values yet (WGSL has no 64-bit "
-                       "floats; float8 and the packed 4- and 2-bit types are not done)", k->name,
-                       ir_dtype_name(bad));
+        return em_wgsl_dtype_fail(ir_fmt("kernel %s", k->name), bad);
     LowerLaunchPlan plan;
     LowerLaunchLimits lim = {.lang = "webgpu", .max_threads = M->t->max_threads, .max_shared = M->t->max_shared,
                              .no_f64 = 1};
@@ -941,7 +972,7 @@ int em_wgsl_kernel(WgslModule *M, const Kernel *k, const char *fname, EmLaunch *
     EmLaunch *L = calloc((size_t)(n ? n : 1), sizeof *L);
     if (!L)
         ir_die("out of memory");
-    WPrinter P = {{&M->body, 0, &w_hooks}, M, k, {0}, {0}, {0}};
+    WPrinter P = {{&M->body, 0, &w_hooks}, M, k, {0}, {0}, {0}, 0};
     int rc = 0;
     for (int li = 0; li < n && rc == 0; li++) {
         EmLaunch *l = &L[li];
@@ -949,13 +980,22 @@ int em_wgsl_kernel(WgslModule *M, const Kernel *k, const char *fname, EmLaunch *
         l->name = em_unique_name(base, name_taken, &P);
         free(base);
         em_scope_push(&M->globals, l, em_strdup(l->name), 0);
+        P.fold = 0;
         for (int j = 0; j < 3; j++) {
             l->grid[j] = plan.items[li].ext[j];
             l->block[j] = plan.items[li].ext[3 + j];
+        }
+        if (l->grid[0] > WGSL_MAX_GROUPS && l->grid[1] == 1) {
+            /* x beyond the limit: rows of x blocks in y */
+            int64_t rows = (l->grid[0] + WGSL_MAX_GROUPS - 1) / WGSL_MAX_GROUPS;
+            P.fold = (l->grid[0] + rows - 1) / rows;
+            l->grid[0] = P.fold;
+            l->grid[1] = rows;
+        }
+        for (int j = 0; j < 3; j++)
             if (l->grid[j] > WGSL_MAX_GROUPS)
                 rc = ir_fail("kernel %s: a grid of %lld workgroups in %c, above WebGPU's %d per dimension",
                              k->name, (long long)l->grid[j], "xyz"[j], WGSL_MAX_GROUPS);
-        }
         l->shared_bytes = plan.items[li].shared_bytes;
         memcpy(P.launch, plan.items[li].ext, sizeof P.launch);
         if (rc == 0)

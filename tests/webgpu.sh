@@ -94,6 +94,17 @@ for c in "${cases[@]}"; do
   fi
 done
 
+# a grid above 65535 workgroups in x (folded into two rows)
+d=$work/big_grid
+if $KGEN tests/webgpu/big_grid.kg --target js -o $d/js > $d.log 2>&1 &&
+   $KGEN tests/webgpu/big_grid.kg --target webgpu -o $d/webgpu >> $d.log 2>&1 &&
+   grep -q 'grid: \[32769, 2, 1\]' $d/webgpu/big_grid.mjs &&
+   timeout 300 node tests/webgpu/kernel_check.mjs $d/js $d/webgpu big_grid > $d.run 2>&1; then
+  ok; echo "    $(tail -1 $d.run) (65537 workgroups as 32769 x 2)"
+else
+  bad "big_grid" $d.run
+fi
+
 # ---------------------------------------------------------------- models
 
 # model DIR TAG: kgen DIR/model.onnx (with DIR/args) for webgpu --main, run every data set
