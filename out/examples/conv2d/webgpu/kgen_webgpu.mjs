@@ -1,0 +1,278 @@
+// kgen_webgpu.mjs - the WebGPU host of kgen's webgpu target: runs the tables of a generated
+// NAME.mjs (its buffers, launches and run-time controls, as kgen_gpu.h describes them for
+// the C hosts) on a GPUDevice, in browsers and in node.
+//
+//   createProgram(program, weights, {device}) -> {run(inputs), lastMs, release()}
+//
+// The device: options.device, else navigator.gpu in a browser, else (node) the Dawn module
+// whose index.js $KGEN_NODE_WEBGPU names, else the npm package `webgpu`. Two storage buffers
+// are bound to every entry point: mem (the arena, the inputs and the outputs) and wts (the
+// weights, uploaded once); every element is one 32-bit word there, so the inputs are widened
+// (bool, 8- and 16-bit types), narrowed (i64, u64: an error if a value does not fit in 32
+// bits) or copied as they are, and the outputs converted back. One command encoder per run;
+// a model with run-time Ifs and loops submits up to each condition and reads it back first.
+// Device time comes from timestamp queries where the adapter has them (a run without reads
+// back), else from the wall time between submit and done.
+import { newTensor } from "./kgen_runtime.mjs";
+
+const isNode = typeof process === "object" && !!(process.versions && process.versions.node);
+
+async function nodeGPU() {
+    const path = process.env.KGEN_NODE_WEBGPU;
+    let mod;
+    if (path) {
+        const { pathToFileURL } = await import("node:url");
+        mod = await import(pathToFileURL(path).href);
+    } else {
+        mod = await import("webgpu");
+    }
+    Object.assign(globalThis, mod.globals);
+    return mod.create([]);
+}
+
+// the GPU object and adapters are kept alive here: Dawn's node module crashes when the
+// GPU object behind a live device is garbage collected
+const alive = [];
+
+// the limits a program needs above WebGPU's defaults, if the adapter has them
+function limitsFor(adapter, bytes) {
+    const want = {};
+    for (const key of ["maxStorageBufferBindingSize", "maxBufferSize"]) {
+        if (bytes > adapter.limits[key])
+            throw new Error(`the program needs a buffer of ${bytes} bytes, above the adapter's ${key} (${adapter.limits[key]})`);
+        if (bytes > (key === "maxBufferSize" ? 268435456 : 134217728))
+            want[key] = adapter.limits[key];
+    }
+    return want;
+}
+
+export async function getDevice(bytes = 0) {
+    const gpu = typeof navigator === "object" && navigator.gpu ? navigator.gpu : isNode ? await nodeGPU() : null;
+    if (!gpu)
+        throw new Error("no WebGPU here (navigator.gpu is missing)");
+    const adapter = await gpu.requestAdapter();
+    alive.push(gpu, adapter);
+    if (!adapter)
+        throw new Error("no WebGPU adapter (a browser may need --enable-unsafe-webgpu; node needs a Vulkan driver)");
+    const features = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
+    return adapter.requestDevice({ requiredFeatures: features, requiredLimits: limitsFor(adapter, bytes) });
+}
+
+// ---------------------------------------------------------------- conversions
+
+// a tensor's elements as the words the GPU holds
+function toWords(b, data) {
+    const n = b.length;
+    switch (b.dtype) {
+    case "f32":
+    case "i32":
+    case "u32":
+        return new Uint32Array(data.buffer.slice(data.byteOffset, data.byteOffset + n * 4));
+    case "i8":
+    case "i16":
+        return new Uint32Array(Int32Array.from(data).buffer);
+    case "i64":
+    case "u64": {
+        const w = new Uint32Array(n), lo = b.dtype === "i64" ? -2147483648n : 0n, hi = b.dtype === "i64" ? 2147483647n : 4294967295n;
+        for (let i = 0; i < n; i++) {
+            if (data[i] < lo || data[i] > hi)
+                throw new Error(`${b.name}: element ${i} is ${data[i]}, which does not fit in 32 bits (the webgpu target narrows ${b.dtype} to 32 bits)`);
+            w[i] = Number(BigInt.asUintN(32, data[i]));
+        }
+        return w;
+    }
+    default:   // bool, u8, u16, f16 and bf16 bits
+        return Uint32Array.from(data);
+    }
+}
+
+// words read back as the tensor the caller gets
+function fromWords(b, words) {
+    const n = b.length, out = newTensor({ dtype: b.dtype, shape: [n] });
+    switch (b.dtype) {
+    case "f32":
+        out.set(new Float32Array(words.buffer, words.byteOffset, n));
+        break;
+    case "i32":
+    case "i8":
+    case "i16":
+        out.set(new Int32Array(words.buffer, words.byteOffset, n));
+        break;
+    case "i64":
+        for (let i = 0; i < n; i++)
+            out[i] = BigInt(words[i] | 0);
+        break;
+    case "u64":
+        for (let i = 0; i < n; i++)
+            out[i] = BigInt(words[i]);
+        break;
+    case "bool":
+        for (let i = 0; i < n; i++)
+            out[i] = words[i] !== 0 ? 1 : 0;
+        break;
+    default:   // u8, u16, u32, f16, bf16
+        for (let i = 0; i < n; i++)
+            out[i] = words[i];
+        break;
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- the program
+
+export async function createProgram(program, weights, options = {}) {
+    const bytes = Math.max(program.arenaWords, program.weightsWords) * 4;
+    const device = options.device || (await getDevice(bytes));
+    const U = GPUBufferUsage;
+    device.pushErrorScope("validation");
+    const module = device.createShaderModule({ code: program.wgsl, label: program.name });
+    const info = module.getCompilationInfo ? await module.getCompilationInfo() : { messages: [] };
+    const errors = info.messages.filter((m) => m.type === "error");
+    if (errors.length)
+        throw new Error(`${program.name}: WGSL: ` + errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join("; "));
+    const mem = device.createBuffer({ size: Math.max(program.arenaWords, 1) * 4, usage: U.STORAGE | U.COPY_DST | U.COPY_SRC, label: "mem" });
+    const wts = device.createBuffer({ size: Math.max(program.weightsWords, 1) * 4, usage: U.STORAGE | U.COPY_DST, label: "wts" });
+    if (weights.byteLength)
+        device.queue.writeBuffer(wts, 0, weights);
+    const storage = (binding, type) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
+    const bgl = device.createBindGroupLayout({ entries: [storage(0, "storage"), storage(1, "read-only-storage")] });
+    const layout = device.createPipelineLayout({ bindGroupLayouts: [bgl] });
+    const bindGroup = device.createBindGroup({ layout: bgl, entries: [{ binding: 0, resource: { buffer: mem } }, { binding: 1, resource: { buffer: wts } }] });
+    const pipelines = new Map();
+    for (const l of program.launches)
+        if (!pipelines.has(l.entry))
+            pipelines.set(l.entry, device.createComputePipeline({ layout, compute: { module, entryPoint: l.entry } }));
+    const err = await device.popErrorScope();
+    if (err)
+        throw new Error(`${program.name}: ${err.message}`);
+    const inputs = program.buffers.filter((b) => b.kind === "input").sort((a, b) => a.index - b.index);
+    const outputs = program.buffers.filter((b) => b.kind === "output").sort((a, b) => a.index - b.index);
+    const outWords = outputs.reduce((n, b) => n + Math.max(b.length, 1), 0);
+    const readback = device.createBuffer({ size: Math.max(outWords, 1) * 4, usage: U.MAP_READ | U.COPY_DST });
+    const probe = device.createBuffer({ size: 256, usage: U.MAP_READ | U.COPY_DST });
+    const timed = device.features.has("timestamp-query") && program.controls.length === 0;
+    const queries = timed ? device.createQuerySet({ type: "timestamp", count: 2 }) : null;
+    const stamps = timed ? device.createBuffer({ size: 16, usage: U.QUERY_RESOLVE | U.COPY_SRC }) : null;
+    const stampsRead = timed ? device.createBuffer({ size: 16, usage: U.MAP_READ | U.COPY_DST }) : null;
+
+    const self = { lastMs: 0, device };
+    let encoder = null, pass = null;
+    const begin = () => {
+        if (!encoder) {
+            encoder = device.createCommandEncoder();
+            pass = encoder.beginComputePass(timed ? { timestampWrites: { querySet: queries, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
+            pass.setBindGroup(0, bindGroup);
+        }
+    };
+    const flush = () => {
+        if (encoder) {
+            pass.end();
+            device.queue.submit([encoder.finish()]);
+            encoder = pass = null;
+        }
+    };
+    // element 0 of buffer b (a word), after every launch before it finished
+    const word = async (bi) => {
+        const b = program.buffers[bi];
+        flush();
+        const enc = device.createCommandEncoder();
+        enc.copyBufferToBuffer(b.binding ? wts : mem, b.word * 4, probe, 0, 4);
+        device.queue.submit([enc.finish()]);
+        await probe.mapAsync(GPUMapMode.READ);
+        const v = new Int32Array(probe.getMappedRange(0, 4))[0];
+        probe.unmap();
+        return v;
+    };
+    // kgen_gpu_next: the launch after cursor.ran (past branches not taken, back round loops)
+    const controls = program.controls, nl = program.launches.length;
+    const next = async (c) => {
+        let i = c.ran + 1;
+        if (c.ran < 0)
+            c.again = -1;
+        controls.forEach((q, k) => {
+            if (q.loop && c.ran >= 0 && c.ran === q.last) {
+                c.iters[k]++;
+                i = q.first;
+                c.again = k;
+            }
+        });
+        for (;;) {
+            if (i >= nl)
+                return nl;
+            let skip = false;
+            for (let pass = 0; pass < 2 && !skip; pass++)
+                for (let k = 0; k < controls.length && !skip; k++) {
+                    const q = controls[k];
+                    if (q.first !== i || q.loop !== (pass ? 0 : 1))
+                        continue;
+                    const t = (await word(q.cond)) !== 0;
+                    if (q.loop) {
+                        const bound = q.trip >= 0 ? await word(q.trip) : q.tripCount;
+                        if (k !== c.again)
+                            c.iters[k] = 0;
+                        skip = !t || (bound >= 0 && c.iters[k] >= bound);
+                    } else {
+                        skip = t !== (q.value !== 0);
+                    }
+                    if (skip)
+                        i = q.last + 1;
+                }
+            c.again = -1;
+            if (!skip)
+                return i;
+        }
+    };
+
+    self.run = async (xs) => {
+        inputs.forEach((b, i) => device.queue.writeBuffer(mem, b.word * 4, toWords(b, xs[i])));
+        const t0 = performance.now();
+        const cursor = { ran: -1, again: -1, iters: controls.map(() => 0) };
+        for (let i = controls.length ? await next(cursor) : 0; i < nl; ) {
+            const l = program.launches[i];
+            begin();
+            pass.setPipeline(pipelines.get(l.entry));
+            pass.dispatchWorkgroups(l.grid[0], l.grid[1], l.grid[2]);
+            cursor.ran = i;
+            i = controls.length ? await next(cursor) : i + 1;
+        }
+        begin();   // (an empty pass when nothing is left: the encoder carries the copies)
+        pass.end();
+        let at = 0;
+        for (const b of outputs) {
+            encoder.copyBufferToBuffer(mem, b.word * 4, readback, at * 4, Math.max(b.length, 1) * 4);
+            at += Math.max(b.length, 1);
+        }
+        if (timed) {
+            encoder.resolveQuerySet(queries, 0, 2, stamps, 0);
+            encoder.copyBufferToBuffer(stamps, 0, stampsRead, 0, 16);
+        }
+        device.queue.submit([encoder.finish()]);
+        encoder = pass = null;
+        await readback.mapAsync(GPUMapMode.READ);
+        const words = new Uint32Array(readback.getMappedRange().slice(0));
+        readback.unmap();
+        self.lastMs = performance.now() - t0;
+        if (timed) {
+            await stampsRead.mapAsync(GPUMapMode.READ);
+            const t = new BigUint64Array(stampsRead.getMappedRange().slice(0));
+            stampsRead.unmap();
+            if (t[1] > t[0])
+                self.lastMs = Number(t[1] - t[0]) / 1e6;
+        }
+        at = 0;
+        return outputs.map((b) => {
+            const y = fromWords(b, words.subarray(at, at + b.length));
+            at += Math.max(b.length, 1);
+            return y;
+        });
+    };
+    self.release = () => {
+        for (const b of [mem, wts, readback, probe, stamps, stampsRead])
+            if (b)
+                b.destroy();
+        if (queries)
+            queries.destroy();
+    };
+    return self;
+}
+
