@@ -9,9 +9,10 @@
  *
  *   mem (binding 0)  the arena: its 4-byte slices at their planned offsets (byte offset / 4),
  *                    then, 256-byte aligned, the other slices (bool, the 8- and 16-bit types,
- *                    i64 narrowed) each element at the word of its first planned byte (so
- *                    slices that never share bytes never share words), then each input and
- *                    output, 256-byte aligned, one word per element
+ *                    i64 narrowed, the packed ones) each element at the word of its first
+ *                    planned bit in units of `unit` bits (8; 4 or 2 when a packed type of
+ *                    that width is there), so slices that never share bits never share
+ *                    words; then each input and output, 256-byte aligned, a word an element
  *   wts (binding 1)  the weights, one word per element, each 64-byte aligned, converted by
  *                    kgen (an i64 weight that does not fit in 32 bits is an error)
  *
@@ -37,35 +38,51 @@ typedef struct {
     int64_t arena_words;       /* the size of mem */
     int64_t weights_words;     /* of wts */
     int64_t extra_word;        /* where the slices that are not 4 bytes per element start */
+    int per_byte;              /* words per planned byte there: 8 / the smallest unit in bits */
     const Kernel *single;      /* a single kernel's workspace buffers (its locals), or NULL */
     int laid_out;
 } WebGpu;
 
 static int64_t align_words(int64_t w, int64_t a) { return (w + a - 1) / a * a; }
 
-/* Does any arena slice (a model's, or a kernel's workspace buffers in locals) have an
- * element size other than 4? The words they need past extra_word. */
-static int64_t extra_words(const WebGpu *W, const Kernel *single)
+/* A buffer in the region of the slices that are not 4 bytes an element? */
+static int is_extra(const Buffer *b)
 {
-    int64_t need = 0;
+    return ir_dtype_bytes(b->dtype) != 4 || ir_dtype_is_packed(b->dtype) || b->ws_offset % 4;
+}
+
+/* The arena slices (a model's, or a single kernel's workspace buffers, its locals) that go
+ * to the extra region: the planned bytes they reach (*end) and the words per byte they
+ * need (*per: 1, or 2 and 4 for the 4- and 2-bit packed types). */
+static void extra_span(const WebGpu *W, const Kernel *single, int64_t *end, int *per)
+{
     const GProg *g = &W->g;
-    for (int i = 0; i < g->nbufs; i++) {
-        const Buffer *b = g->bufs[i].b;
-        if (g->bufs[i].kind == GPU_ARENA && b && ir_dtype_bytes(b->dtype) != 4 && b->size > 0) {
-            int64_t end = b->ws_offset + b->size * ir_dtype_bytes(b->dtype);
-            if (end > need)
-                need = end;
+    *end = 0;
+    *per = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? (single ? single->locals.n : 0) : g->nbufs;
+        for (int i = 0; i < n; i++) {
+            const Buffer *b = pass ? single->locals.items[i] : g->bufs[i].b;
+            if (!b || b->size <= 0 || !is_extra(b) || (pass ? b->scope != SCOPE_WORKSPACE : g->bufs[i].kind != GPU_ARENA))
+                continue;
+            int64_t e = b->ws_offset + ir_dtype_size(b->dtype, b->size);
+            if (e > *end)
+                *end = e;
+            if (ir_dtype_is_packed(b->dtype) && 8 / ir_dtype_bits(b->dtype) > *per)
+                *per = 8 / ir_dtype_bits(b->dtype);
         }
     }
-    for (int i = 0; single && i < single->locals.n; i++) {
-        const Buffer *b = single->locals.items[i];
-        if (b->scope == SCOPE_WORKSPACE && ir_dtype_bytes(b->dtype) != 4 && b->size > 0) {
-            int64_t end = b->ws_offset + b->size * ir_dtype_bytes(b->dtype);
-            if (end > need)
-                need = end;
-        }
-    }
-    return need;
+}
+
+/* Where an arena or workspace buffer lives: a 4-byte type at its own word, the rest in the
+ * extra region. */
+static WgslPlace arena_place(const WebGpu *W, const Buffer *b)
+{
+    if (!is_extra(b))
+        return (WgslPlace){0, b->ws_offset / 4, 1};
+    int64_t stride = ir_dtype_is_packed(b->dtype) ? W->per_byte * ir_dtype_bits(b->dtype) / 8
+                                                  : W->per_byte * ir_dtype_bytes(b->dtype);
+    return (WgslPlace){0, W->extra_word + W->per_byte * b->ws_offset, stride};
 }
 
 /* Place every buffer of the table (see the file comment). */
@@ -77,7 +94,9 @@ static int layout(WebGpu *W, const Kernel *single)
         ir_die("out of memory");
     int64_t words = align_words((g->arena_bytes + 3) / 4, 64);
     W->extra_word = words;
-    words = align_words(words + extra_words(W, single), 64);
+    int64_t end;
+    extra_span(W, single, &end, &W->per_byte);
+    words = align_words(words + W->per_byte * end, 64);
     int64_t wwords = 0;
     for (int i = 0; i < g->nbufs; i++) {
         const GBuf *e = &g->bufs[i];
@@ -96,12 +115,7 @@ static int layout(WebGpu *W, const Kernel *single)
             wwords = align_words(wwords + (b->size > 0 ? b->size : 1), 16);
             break;
         default:
-            if (!b)
-                *p = (WgslPlace){0, 0, 1};      /* a kernel's workspace: its buffers say where */
-            else if (ir_dtype_bytes(b->dtype) == 4 && b->ws_offset % 4 == 0)
-                *p = (WgslPlace){0, b->ws_offset / 4, 1};
-            else
-                *p = (WgslPlace){0, W->extra_word + b->ws_offset, ir_dtype_bytes(b->dtype)};
+            *p = b ? arena_place(W, b) : (WgslPlace){0, 0, 1};   /* NULL: a kernel's workspace */
             break;
         }
     }
@@ -120,10 +134,7 @@ static int place(void *ctx, const Buffer *b, WgslPlace *out)
         return 0;
     }
     if (b->scope == SCOPE_WORKSPACE) {     /* a workspace buffer of a single kernel */
-        if (ir_dtype_bytes(b->dtype) == 4 && b->ws_offset % 4 == 0)
-            *out = (WgslPlace){0, b->ws_offset / 4, 1};
-        else
-            *out = (WgslPlace){0, W->extra_word + b->ws_offset, ir_dtype_bytes(b->dtype)};
+        *out = arena_place(W, b);
         return 0;
     }
     return ir_fail("buffer %s is not a model buffer", b->name);
@@ -155,8 +166,10 @@ static int weight_words(StrBuf *w, const WebGpu *W)
             put_word(w, 0);
         for (int64_t j = 0; j < b->size; j++) {
             uint32_t v = 0;
-            const unsigned char *p = d ? d + j * nb : NULL;
-            if (!p) {
+            const unsigned char *p = d && !ir_dtype_is_packed(b->dtype) ? d + j * nb : NULL;
+            if (d && ir_dtype_is_packed(b->dtype)) {
+                v = (uint32_t)(int32_t)ir_packed_get(b->dtype, d, j);   /* i4, i2 sign-extended */
+            } else if (!p) {
                 v = 0;
             } else if (nb == 8) {
                 int64_t x;

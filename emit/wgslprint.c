@@ -114,18 +114,14 @@ static char *wgsl_ident(const char *raw)
     return s;
 }
 
-int em_wgsl_dtype_ok(DType t)
-{
-    return t != DT_F64 && !ir_dtype_is_float8(t) && !ir_dtype_is_packed(t) && t != DT_F8E8M0;
-}
+int em_wgsl_dtype_ok(DType t) { return t != DT_F64; }
 
 int em_wgsl_dtype_fail(const char *what, DType t)
 {
     if (t == DT_F64)
         return ir_fail("%s: webgpu has no 64-bit floats (WGSL has no f64; the target refuses f64 tensors: cast "
                        "to f32 in the model)", what);
-    return ir_fail("%s: the webgpu target does not support %s tensors yet (float8 and the packed 4- and 2-bit "
-                   "types are not done)", what, ir_dtype_name(t));
+    return ir_fail("%s: the webgpu target does not support %s tensors", what, ir_dtype_name(t));
 }
 
 /* The type a dtype computes in. */
@@ -136,7 +132,11 @@ static const char *vtype(DType t)
     case DT_I8:
     case DT_I16:
     case DT_I32:
-    case DT_I64: return "i32";
+    case DT_I64:
+    case DT_I4:
+    case DT_U4:
+    case DT_I2:
+    case DT_U2: return "i32";     /* (the packed integers compute as C's int, as in C) */
     case DT_U8:
     case DT_U16:
     case DT_U32:
@@ -146,6 +146,22 @@ static const char *vtype(DType t)
 }
 
 static int is_uint(DType t) { return !strcmp(vtype(t), "u32"); }
+
+/* kg_wrap_T for the types narrower than their value type (C's conversion to them), or NULL */
+static const char *wrap_fn(DType t)
+{
+    switch (t) {
+    case DT_I8: return "kg_wrap_i8";
+    case DT_I16: return "kg_wrap_i16";
+    case DT_U8: return "kg_wrap_u8";
+    case DT_U16: return "kg_wrap_u16";
+    case DT_I4: return "kg_wrap_i4";
+    case DT_U4: return "kg_wrap_u4";
+    case DT_I2: return "kg_wrap_i2";
+    case DT_U2: return "kg_wrap_u2";
+    default: return NULL;
+    }
+}
 static int is_fl(DType t) { return !strcmp(vtype(t), "f32"); }
 
 static int wfail(WPrinter *P, const char *msg)
@@ -520,11 +536,10 @@ static void print_cast(WPrinter *P, const Expr *e)
         sb_puts(o, is_fl(from) ? " != 0.0f)" : is_uint(from) ? " != 0u)" : " != 0)");
         return;
     }
-    const char *wrap = to == DT_I8 ? "kg_wrap_i8" : to == DT_I16 ? "kg_wrap_i16" : to == DT_U8 ? "kg_wrap_u8"
-                     : to == DT_U16 ? "kg_wrap_u16" : NULL;
+    const char *wrap = wrap_fn(to);
     if (wrap)
         sb_printf(o, "%s(", wrap);
-    if (to == DT_F16 || to == DT_BF16)
+    if (ir_dtype_is_storage(to))
         sb_printf(o, "kg_%s_to_f32(kg_f32_to_%s(", ir_dtype_name(to), ir_dtype_name(to));
     if (strcmp(vtype(from), vtype(to)) || from == DT_BOOL) {
         sb_printf(o, "%s(", vtype(to));
@@ -533,7 +548,7 @@ static void print_cast(WPrinter *P, const Expr *e)
     } else {
         expr(P, a, M_ANY);
     }
-    if (to == DT_F16 || to == DT_BF16)
+    if (ir_dtype_is_storage(to))
         sb_puts(o, "))");
     if (wrap)
         sb_puts(o, ")");
@@ -549,7 +564,7 @@ static void print_bitcast(WPrinter *P, const Expr *e)
     /* the bits of a, as a u32 */
     StrBuf bits = {0}, *save = o;
     P->em.out = &bits;
-    if (from == DT_F16 || from == DT_BF16) {
+    if (ir_dtype_is_storage(from)) {
         sb_printf(&bits, "kg_f32_to_%s(", ir_dtype_name(from));
         expr(P, a, M_ANY);
         sb_puts(&bits, ")");
@@ -561,7 +576,7 @@ static void print_bitcast(WPrinter *P, const Expr *e)
         sb_puts(&bits, ")");
     }
     P->em.out = save;
-    if (to == DT_F16 || to == DT_BF16) {
+    if (ir_dtype_is_storage(to)) {
         sb_printf(o, "kg_%s_to_f32(", ir_dtype_name(to));
         closes = 1;
     } else if (to == DT_I16 || to == DT_I8) {
@@ -763,14 +778,13 @@ static void w_let(EmPrinter *E, const Stmt *s)
  * (into local arrays, which hold values; an accessor converts for memory) */
 static void stored_value(WPrinter *P, DType t, const Expr *v)
 {
-    const char *wrap = t == DT_I8 ? "kg_wrap_i8" : t == DT_I16 ? "kg_wrap_i16" : t == DT_U8 ? "kg_wrap_u8"
-                     : t == DT_U16 ? "kg_wrap_u16" : NULL;
+    const char *wrap = wrap_fn(t);
     const Expr *tv = transparent(v);
     if (tv->kind == E_CAST && tv->dtype == t)
         wrap = NULL;     /* the cast wrapped it */
     if (wrap)
         sb_printf(P->em.out, "%s(", wrap);
-    if ((t == DT_F16 || t == DT_BF16) && !(tv->kind == E_CAST && tv->dtype == t))
+    if (ir_dtype_is_storage(t) && !(tv->kind == E_CAST && tv->dtype == t))
         sb_printf(P->em.out, "kg_%s_to_f32(kg_f32_to_%s(", ir_dtype_name(t), ir_dtype_name(t));
     else
         t = DT_F32;
@@ -1071,7 +1085,7 @@ static void put_accessors(StrBuf *o, const WBuf *w)
         put_word(&word, &w->at);
         if (t == DT_BOOL)
             sb_printf(o, "%s != 0u", word.data);
-        else if (t == DT_F16 || t == DT_BF16)
+        else if (ir_dtype_is_storage(t))
             sb_printf(o, "kg_%s_to_f32(%s)", ir_dtype_name(t), word.data);
         else if (is_uint(t))
             sb_puts(o, word.data);
@@ -1085,10 +1099,10 @@ static void put_accessors(StrBuf *o, const WBuf *w)
         put_word(o, &w->at);
         if (t == DT_BOOL)
             sb_puts(o, " = select(0u, 1u, v); }\n");
-        else if (t == DT_F16 || t == DT_BF16)
+        else if (ir_dtype_is_storage(t))
             sb_printf(o, " = kg_f32_to_%s(v); }\n", ir_dtype_name(t));
-        else if (t == DT_I8 || t == DT_I16)
-            sb_printf(o, " = bitcast<u32>(kg_wrap_%s(v)); }\n", ir_dtype_name(t));
+        else if (wrap_fn(t) && !is_uint(t))
+            sb_printf(o, " = bitcast<u32>(%s(v)); }\n", wrap_fn(t));
         else if (t == DT_U8 || t == DT_U16)
             sb_printf(o, " = kg_wrap_%s(v); }\n", ir_dtype_name(t));
         else if (is_uint(t))

@@ -60,9 +60,20 @@ export async function getDevice(bytes = 0) {
 
 // ---------------------------------------------------------------- conversions
 
+// the packed types: bits per element, and whether their codes are signed
+const packed = { i4: [4, true], u4: [4, false], i2: [2, true], u2: [2, false], f4e2m1: [4, false] };
+
 // a tensor's elements as the words the GPU holds
 function toWords(b, data) {
     const n = b.length;
+    if (packed[b.dtype]) {
+        const [bits, signed] = packed[b.dtype], per = 8 / bits, mask = (1 << bits) - 1, w = new Int32Array(n);
+        for (let i = 0; i < n; i++) {
+            const c = (data[(i / per) | 0] >> ((i % per) * bits)) & mask;
+            w[i] = signed && c >> (bits - 1) ? c - (1 << bits) : c;
+        }
+        return new Uint32Array(w.buffer);
+    }
     switch (b.dtype) {
     case "f32":
     case "i32":
@@ -89,6 +100,12 @@ function toWords(b, data) {
 // words read back as the tensor the caller gets
 function fromWords(b, words) {
     const n = b.length, out = newTensor({ dtype: b.dtype, shape: [n] });
+    if (packed[b.dtype]) {
+        const [bits] = packed[b.dtype], per = 8 / bits, mask = (1 << bits) - 1;
+        for (let i = 0; i < n; i++)
+            out[(i / per) | 0] |= (words[i] & mask) << ((i % per) * bits);
+        return out;
+    }
     switch (b.dtype) {
     case "f32":
         out.set(new Float32Array(words.buffer, words.byteOffset, n));

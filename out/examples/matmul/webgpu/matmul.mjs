@@ -158,6 +158,126 @@ fn kg_wrap_i16(v: i32) -> i32 { return (v << 16u) >> 16u; }
 fn kg_wrap_u8(v: u32) -> u32 { return v & 0xffu; }
 fn kg_wrap_u16(v: u32) -> u32 { return v & 0xffffu; }
 
+// the float8 types: kind 0 has inf (e5m2), 1 has one NaN code per sign (e4m3fn), 2 has one
+// NaN, 0x80, and no negative zero (the fnuz types); m mantissa bits, the exponent's bias
+fn kg_f8_to_f32(v: u32, m: u32, bias: u32, kind: u32) -> f32 {
+    let sign = (v & 0x80u) << 24u;
+    let e = (v & 0x7fu) >> m;
+    var man = v & ((1u << m) - 1u);
+    if (kind == 2u && v == 0x80u) {
+        return kg_nan();
+    }
+    if (kind == 1u && (v & 0x7fu) == 0x7fu) {
+        return bitcast<f32>(sign | 0x7fc00000u);
+    }
+    if (kind == 0u && e == (0x7fu >> m)) {
+        return bitcast<f32>(sign | 0x7f800000u | (man << (23u - m)));
+    }
+    if (e != 0u) {
+        return bitcast<f32>(sign | ((e + 127u - bias) << 23u) | (man << (23u - m)));
+    }
+    if (man == 0u) {
+        return bitcast<f32>(sign);
+    }
+    var x = 128u - bias;                          // a subnormal: normalize the mantissa
+    for (var k = 0u; k < 4u && (man & (1u << m)) == 0u; k++) {
+        man = man << 1u;
+        x = x - 1u;
+    }
+    return bitcast<f32>(sign | (x << 23u) | ((man & ((1u << m) - 1u)) << (23u - m)));
+}
+// rounding to nearest even; overflow gives NaN, inf for kind 0 (ONNX's saturate=0)
+fn kg_f32_to_f8(f: f32, m: u32, bias: u32, kind: u32, maxcode: u32) -> u32 {
+    let x = bitcast<u32>(f);
+    let sign = (x >> 24u) & 0x80u;
+    let ex = (x >> 23u) & 0xffu;
+    var man = x & 0x7fffffu;
+    let nan = select(sign | select(0x7eu, 0x7fu, kind == 1u), 0x80u, kind == 2u);
+    let over = select(nan, sign | 0x7cu, kind == 0u);
+    let zero = select(sign, 0u, kind == 2u);
+    let e = i32(ex) - 127 + i32(bias);
+    var h: u32;
+    var rem: u32;
+    var halfway: u32;
+    if (ex == 0xffu) {
+        return select(over, nan, man != 0u);
+    }
+    if (e <= 0) {
+        if (e < -24) {
+            return zero;
+        }
+        let shift = u32(24 - e) - m;
+        if (shift > 25u) {
+            return zero;
+        }
+        man = man | 0x800000u;
+        h = man >> shift;
+        rem = man & ((1u << shift) - 1u);
+        halfway = 1u << (shift - 1u);
+    } else {
+        h = (u32(e) << m) | (man >> (23u - m));
+        rem = man & ((1u << (23u - m)) - 1u);
+        halfway = 1u << (22u - m);
+    }
+    if (rem > halfway || (rem == halfway && (h & 1u) == 1u)) {
+        h = h + 1u;
+    }
+    if (h > maxcode) {
+        return over;
+    }
+    return select(zero, sign | h, h != 0u);
+}
+fn kg_f8e4m3fn_to_f32(v: u32) -> f32 { return kg_f8_to_f32(v, 3u, 7u, 1u); }
+fn kg_f8e4m3fnuz_to_f32(v: u32) -> f32 { return kg_f8_to_f32(v, 3u, 8u, 2u); }
+fn kg_f8e5m2_to_f32(v: u32) -> f32 { return kg_f8_to_f32(v, 2u, 15u, 0u); }
+fn kg_f8e5m2fnuz_to_f32(v: u32) -> f32 { return kg_f8_to_f32(v, 2u, 16u, 2u); }
+fn kg_f32_to_f8e4m3fn(f: f32) -> u32 { return kg_f32_to_f8(f, 3u, 7u, 1u, 0x7eu); }
+fn kg_f32_to_f8e4m3fnuz(f: f32) -> u32 { return kg_f32_to_f8(f, 3u, 8u, 2u, 0x7fu); }
+fn kg_f32_to_f8e5m2(f: f32) -> u32 { return kg_f32_to_f8(f, 2u, 15u, 0u, 0x7bu); }
+fn kg_f32_to_f8e5m2fnuz(f: f32) -> u32 { return kg_f32_to_f8(f, 2u, 16u, 2u, 0x7fu); }
+
+// f4e2m1: sign, 2 exponent bits (bias 1), 1 mantissa bit; to it rounding to nearest even,
+// saturating at 6, NaN as code 8 (ONNX's reference); f8e8m0: 2^(e - 127), 255 is NaN,
+// rounded up to a power of two and saturating (Cast's defaults)
+fn kg_f4e2m1_to_f32(c: u32) -> f32 {
+    let m = c & 7u;
+    return bitcast<f32>(((c & 8u) << 28u) | select((m + 252u) << 22u, m * 0x3f000000u, m < 2u));
+}
+fn kg_f32_to_f4e2m1(f: f32) -> u32 {
+    if (kg_isnan(f)) {
+        return 8u;
+    }
+    let a = abs(f);
+    var m = 7u;
+    if (a <= 0.25f) { m = 0u; } else if (a < 0.75f) { m = 1u; } else if (a <= 1.25f) { m = 2u; }
+    else if (a < 1.75f) { m = 3u; } else if (a <= 2.5f) { m = 4u; } else if (a < 3.5f) { m = 5u; }
+    else if (a <= 5.0f) { m = 6u; }
+    return m | ((bitcast<u32>(f) >> 28u) & 8u);
+}
+fn kg_f8e8m0_to_f32(e: u32) -> f32 {
+    return bitcast<f32>(select(select(0x400000u, e << 23u, e != 0u), 0x7fc00000u, e == 255u));
+}
+fn kg_f32_to_f8e8m0(f: f32) -> u32 {
+    let x = bitcast<u32>(f);
+    var e = (x >> 23u) & 0xffu;
+    let m = x & 0x7fffffu;
+    if (e == 255u) {
+        return select(254u, 255u, m != 0u);
+    }
+    if (e == 0u) {
+        return select(0u, 1u, m > 0x400000u);
+    }
+    e = e + select(0u, 1u, m != 0u);
+    return min(e, 254u);
+}
+
+// the packed integer types: C's wrap of a value into their range (the code's low bits,
+// sign-extended for i4 and i2)
+fn kg_wrap_u4(v: i32) -> i32 { return v & 15; }
+fn kg_wrap_u2(v: i32) -> i32 { return v & 3; }
+fn kg_wrap_i4(v: i32) -> i32 { return ((v & 15) ^ 8) - 8; }
+fn kg_wrap_i2(v: i32) -> i32 { return ((v & 3) ^ 2) - 2; }
+
 // ---------------------------------------------------------------- buffers
 
 // Bp: f32[1048576]
