@@ -7,9 +7,10 @@
  * @workgroup_size; a loop bound to blockIdx / threadIdx is the workgroup_id /
  * local_invocation_id builtin (guarded where the launch has more), SCOPE_SHARED arrays are
  * var<workgroup> at module scope, barriers workgroupBarrier(). Values compute in f32, i32,
- * u32 and bool: the narrow integers in i32 / u32 (a cast or store to one wraps as C's
- * does, kg_wrap_*), i64 and u64 narrowed to 32 bits (a constant that does not fit is an
- * error), f16 and bf16 in f32. WGSL needs more parentheses than C (no mixing of bitwise,
+ * u32 and bool: the narrow and packed integers in i32 / u32 (a cast or store to one wraps
+ * as C's does, kg_wrap_*), i64 and u64 narrowed to 32 bits (a constant that does not fit is
+ * an error), the storage floats (f16, bf16, float8, f4e2m1, f8e8m0) in f32, rounded by
+ * their kg_f32_to_T / kg_T_to_f32 on a cast or store. WGSL needs more parentheses than C (no mixing of bitwise,
  * shift and logical operators), a bool condition, a u32 shift count and a select() for ?:
  * (both sides are evaluated: loads are in range or harmlessly clamped by WebGPU's robust
  * buffer access). The statement walk, scopes and identifiers are printer.c's.

@@ -84,11 +84,16 @@ function toWords(b, data) {
         return new Uint32Array(Int32Array.from(data).buffer);
     case "i64":
     case "u64": {
-        const w = new Uint32Array(n), lo = b.dtype === "i64" ? -2147483648n : 0n, hi = b.dtype === "i64" ? 2147483647n : 4294967295n;
+        // (the 64-bit extremes, a Loop's "no bound" say, become the 32-bit ones, as kgen
+        // narrows constants)
+        const i64 = b.dtype === "i64", lo = i64 ? -2147483648n : 0n, hi = i64 ? 2147483647n : 4294967295n;
+        const top = i64 ? 9223372036854775807n : 18446744073709551615n, bottom = i64 ? -9223372036854775808n : 0n;
+        const w = new Uint32Array(n);
         for (let i = 0; i < n; i++) {
-            if (data[i] < lo || data[i] > hi)
+            const v = data[i] === top ? hi : data[i] === bottom ? lo : data[i];
+            if (v < lo || v > hi)
                 throw new Error(`${b.name}: element ${i} is ${data[i]}, which does not fit in 32 bits (the webgpu target narrows ${b.dtype} to 32 bits)`);
-            w[i] = Number(BigInt.asUintN(32, data[i]));
+            w[i] = Number(BigInt.asUintN(32, v));
         }
         return w;
     }
@@ -224,10 +229,12 @@ export async function createProgram(program, weights, options = {}) {
                         continue;
                     const t = (await word(q.cond)) !== 0;
                     if (q.loop) {
-                        const bound = q.trip >= 0 ? await word(q.trip) : q.tripCount;
-                        if (k !== c.again)
+                        // (the trip count is the Loop's input M: read once as the loop starts)
+                        if (k !== c.again) {
                             c.iters[k] = 0;
-                        skip = !t || (bound >= 0 && c.iters[k] >= bound);
+                            c.bound[k] = q.trip >= 0 ? await word(q.trip) : q.tripCount;
+                        }
+                        skip = !t || (c.bound[k] >= 0 && c.iters[k] >= c.bound[k]);
                     } else {
                         skip = t !== (q.value !== 0);
                     }
@@ -243,7 +250,7 @@ export async function createProgram(program, weights, options = {}) {
     self.run = async (xs) => {
         inputs.forEach((b, i) => device.queue.writeBuffer(mem, b.word * 4, toWords(b, xs[i])));
         const t0 = performance.now();
-        const cursor = { ran: -1, again: -1, iters: controls.map(() => 0) };
+        const cursor = { ran: -1, again: -1, iters: controls.map(() => 0), bound: controls.map(() => -1) };
         for (let i = controls.length ? await next(cursor) : 0; i < nl; ) {
             const l = program.launches[i];
             begin();
