@@ -9,7 +9,8 @@
 #              through the generated runner NAME_main.mjs, each output against the
 #              reference (npycmp, rtol 1e-3, atol 1e-4: models.sh's rule);
 #   runner     --info and --bench (device_ms is printed; SwiftShader's times say nothing
-#              about GPUs), an input of the wrong shape refused, two kgen runs identical.
+#              about GPUs), an input of the wrong shape refused, two kgen runs identical,
+#              i64 inputs narrowed to 32 bits and one that does not fit refused.
 # Dawn: the package's index.js at $KGEN_NODE_WEBGPU, else node_modules/webgpu (npm ci);
 # the Vulkan driver: $VK_ICD_FILENAMES, else chromium's SwiftShader. A missing node, Dawn or
 # driver is a SKIP (a FAIL with KGEN_REQUIRE_ALL=1). Ends with
@@ -155,4 +156,14 @@ if [ -f $r/small_cnn_main.mjs ]; then
      diff -r -x out $r $work/again > $work/again.diff 2>&1; then ok
   else bad "two kgen runs differ" $work/again.diff; fi
 fi
+# i64 inputs: narrowed to 32 bits at the boundary (the extremes to the 32-bit ones), one
+# that does not fit refused with its element
+d=$work/i64
+if $KGEN tests/data/onnx-node-tests/test_max_int64/model.onnx --target webgpu --main -o $d --name mx > $d.log 2>&1 &&
+   node tests/webgpu/i64_inputs.mjs $d && node $d/mx_main.mjs $d/small.npy $d/other.npy > $d.run 2>&1 &&
+   grep -q "= 3 7 2147483647$" $d.run; then ok
+else bad "i64 inputs narrowed" $d.run; fi
+if node $d/mx_main.mjs $d/big.npy $d/other.npy > $d.big 2>&1; then bad "an i64 input beyond 32 bits was accepted" $d.big
+elif grep -q "element 1 is 1099511627776, which does not fit in 32 bits" $d.big; then ok
+else bad "an i64 input beyond 32 bits: the message" $d.big; fi
 finish
