@@ -153,7 +153,7 @@ export async function createProgram(program, weights, options = {}) {
     if (errors.length)
         throw new Error(`${program.name}: WGSL: ` + errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join("; "));
     const mem = device.createBuffer({ size: Math.max(program.arenaWords, 1) * 4, usage: U.STORAGE | U.COPY_DST | U.COPY_SRC, label: "mem" });
-    const wts = device.createBuffer({ size: Math.max(program.weightsWords, 1) * 4, usage: U.STORAGE | U.COPY_DST, label: "wts" });
+    const wts = device.createBuffer({ size: Math.max(program.weightsWords, 1) * 4, usage: U.STORAGE | U.COPY_DST | U.COPY_SRC, label: "wts" });
     if (weights.byteLength)
         device.queue.writeBuffer(wts, 0, weights);
     const storage = (binding, type) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
@@ -186,20 +186,15 @@ export async function createProgram(program, weights, options = {}) {
             pass.setBindGroup(0, bindGroup);
         }
     };
-    const flush = () => {
-        if (encoder) {
-            pass.end();
-            device.queue.submit([encoder.finish()]);
-            encoder = pass = null;
-        }
-    };
-    // element 0 of buffer b (a word), after every launch before it finished
+    // element 0 of buffer b (a word), after every launch before it finished (the copy goes
+    // in the run's pending encoder, one submission)
     const word = async (bi) => {
         const b = program.buffers[bi];
-        flush();
-        const enc = device.createCommandEncoder();
-        enc.copyBufferToBuffer(b.binding ? wts : mem, b.word * 4, probe, 0, 4);
-        device.queue.submit([enc.finish()]);
+        begin();
+        pass.end();
+        encoder.copyBufferToBuffer(b.binding ? wts : mem, b.word * 4, probe, 0, 4);
+        device.queue.submit([encoder.finish()]);
+        encoder = pass = null;
         await probe.mapAsync(GPUMapMode.READ);
         const v = new Int32Array(probe.getMappedRange(0, 4))[0];
         probe.unmap();

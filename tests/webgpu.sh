@@ -10,7 +10,9 @@
 #              reference (npycmp, rtol 1e-3, atol 1e-4: models.sh's rule);
 #   runner     --info and --bench (device_ms is printed; SwiftShader's times say nothing
 #              about GPUs), an input of the wrong shape refused, two kgen runs identical,
-#              i64 inputs narrowed to 32 bits and one that does not fit refused.
+#              i64 inputs narrowed to 32 bits and one that does not fit refused;
+#   page       small_cnn's module in headless Chromium (navigator.gpu, SwiftShader with
+#              --enable-unsafe-webgpu; tests/webgpu/page.mjs, playwright-core from npm ci).
 # Dawn: the package's index.js at $KGEN_NODE_WEBGPU, else node_modules/webgpu (npm ci);
 # the Vulkan driver: $VK_ICD_FILENAMES, else chromium's SwiftShader. A missing node, Dawn or
 # driver is a SKIP (a FAIL with KGEN_REQUIRE_ALL=1). Ends with
@@ -156,6 +158,20 @@ if [ -f $r/small_cnn_main.mjs ]; then
      diff -r -x out $r $work/again > $work/again.diff 2>&1; then ok
   else bad "two kgen runs differ" $work/again.diff; fi
 fi
+# the module in a browser: headless Chromium's navigator.gpu (playwright-core from npm ci)
+if [ -f $r/small_cnn.mjs ]; then
+  if [ ! -f node_modules/playwright-core/package.json ]; then
+    missing "page: playwright-core not in node_modules (npm ci)"
+  elif [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+    missing "page: chromium not found (apt-get install chromium)"
+  elif timeout 180 node tests/webgpu/page.mjs $r small_cnn tests/models/small_cnn/input_0.npy \
+       tests/models/small_cnn/output_0.npy > $work/page.log 2>&1; then
+    ok; echo "    $(tail -1 $work/page.log)"
+  else
+    bad "the module in Chromium" $work/page.log
+  fi
+fi
+
 # i64 inputs: narrowed to 32 bits at the boundary (the extremes to the 32-bit ones), one
 # that does not fit refused with its element
 d=$work/i64
