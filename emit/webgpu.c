@@ -227,11 +227,13 @@ static void put_program(StrBuf *s, const WebGpu *W)
         em_js_put_string(s, e->name);
         sb_puts(s, "},\n");
     }
-    sb_puts(s, "];\n\n/* the launches in order: an entry point of the module and its workgroups */\nconst launches = [\n");
+    sb_puts(s, "];\n\n/* the launches in order: an entry point of the module, its workgroups, their size and "
+               "workgroup memory */\nconst launches = [\n");
     for (int i = 0; i < g->nlaunches; i++) {
         const EmLaunch *l = &g->launches[i].l;
-        sb_printf(s, "    {entry: \"%s\", grid: [%lld, %lld, %lld]},\n", l->name, (long long)l->grid[0],
-                  (long long)l->grid[1], (long long)l->grid[2]);
+        sb_printf(s, "    {entry: \"%s\", grid: [%lld, %lld, %lld], block: [%lld, %lld, %lld], shared: %lld},\n", l->name,
+                  (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+                  (long long)l->block[1], (long long)l->block[2], (long long)l->shared_bytes);
     }
     sb_puts(s, "];\n\n/* run-time Ifs and loops (kgen_gpu.h's controls): launches to skip or repeat */\nconst controls = [\n");
     for (int i = 0; i < g->ncontrols; i++) {

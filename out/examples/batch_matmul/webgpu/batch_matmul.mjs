@@ -333,9 +333,9 @@ const buffers = [
     {kind: "arena", index: 0, binding: 0, word: 0, stride: 1, length: 0, dtype: "u8", name: "workspace"},
 ];
 
-/* the launches in order: an entry point of the module and its workgroups */
+/* the launches in order: an entry point of the module, its workgroups, their size and workgroup memory */
 const launches = [
-    {entry: "batch_matmul_kernel", grid: [128, 1, 1]},
+    {entry: "batch_matmul_kernel", grid: [128, 1, 1], block: [16, 16, 1], shared: 2048},
 ];
 
 /* run-time Ifs and loops (kgen_gpu.h's controls): launches to skip or repeat */

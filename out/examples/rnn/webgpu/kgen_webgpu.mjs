@@ -34,19 +34,30 @@ async function nodeGPU() {
 // GPU object behind a live device is garbage collected
 const alive = [];
 
-// the limits a program needs above WebGPU's defaults, if the adapter has them
-function limitsFor(adapter, bytes) {
-    const want = {};
-    for (const key of ["maxStorageBufferBindingSize", "maxBufferSize"]) {
-        if (bytes > adapter.limits[key])
-            throw new Error(`the program needs a buffer of ${bytes} bytes, above the adapter's ${key} (${adapter.limits[key]})`);
-        if (bytes > (key === "maxBufferSize" ? 268435456 : 134217728))
-            want[key] = adapter.limits[key];
+// the limits a program needs above WebGPU's defaults (a target given a larger
+// -max-threads or -max-shared, a large arena), if the adapter has them
+function limitsFor(adapter, program) {
+    const bytes = Math.max(program.arenaWords, program.weightsWords) * 4, want = {};
+    const most = (f) => program.launches.reduce((m, l) => Math.max(m, f(l)), 0);
+    const needs = {
+        maxStorageBufferBindingSize: [bytes, 134217728], maxBufferSize: [bytes, 268435456],
+        maxComputeInvocationsPerWorkgroup: [most((l) => l.block[0] * l.block[1] * l.block[2]), 256],
+        maxComputeWorkgroupSizeX: [most((l) => l.block[0]), 256], maxComputeWorkgroupSizeY: [most((l) => l.block[1]), 256],
+        maxComputeWorkgroupSizeZ: [most((l) => l.block[2]), 64],
+        maxComputeWorkgroupStorageSize: [most((l) => l.shared), 16384],
+    };
+    for (const [key, [need, base]] of Object.entries(needs)) {
+        if (need > adapter.limits[key])
+            throw new Error(`${program.name} needs ${key} ${need}, above the adapter's ${adapter.limits[key]}`);
+        if (need > base)
+            want[key] = need;
     }
     return want;
 }
 
-export async function getDevice(bytes = 0) {
+// A device for program (its limits; none given: WebGPU's defaults) and timestamp queries
+// where the adapter has them.
+export async function getDevice(program = null) {
     const gpu = typeof navigator === "object" && navigator.gpu ? navigator.gpu : isNode ? await nodeGPU() : null;
     if (!gpu)
         throw new Error("no WebGPU here (navigator.gpu is missing)");
@@ -55,7 +66,7 @@ export async function getDevice(bytes = 0) {
     if (!adapter)
         throw new Error("no WebGPU adapter (a browser may need --enable-unsafe-webgpu; node needs a Vulkan driver)");
     const features = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
-    return adapter.requestDevice({ requiredFeatures: features, requiredLimits: limitsFor(adapter, bytes) });
+    return adapter.requestDevice({ requiredFeatures: features, requiredLimits: program ? limitsFor(adapter, program) : {} });
 }
 
 // ---------------------------------------------------------------- conversions
@@ -143,8 +154,7 @@ function fromWords(b, words) {
 // ---------------------------------------------------------------- the program
 
 export async function createProgram(program, weights, options = {}) {
-    const bytes = Math.max(program.arenaWords, program.weightsWords) * 4;
-    const device = options.device || (await getDevice(bytes));
+    const device = options.device || (await getDevice(program));
     const U = GPUBufferUsage;
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ code: program.wgsl, label: program.name });

@@ -371,12 +371,12 @@ const buffers = [
     {kind: "arena", index: 0, binding: 0, word: 0, stride: 1, length: 0, dtype: "u8", name: "workspace"},
 ];
 
-/* the launches in order: an entry point of the module and its workgroups */
+/* the launches in order: an entry point of the module, its workgroups, their size and workgroup memory */
 const launches = [
-    {entry: "rnn_kernel_0", grid: [4, 1, 1]},
-    {entry: "rnn_kernel_1", grid: [1, 1, 1]},
-    {entry: "rnn_kernel_2", grid: [1, 1, 1]},
-    {entry: "rnn_kernel_3", grid: [4, 1, 1]},
+    {entry: "rnn_kernel_0", grid: [4, 1, 1], block: [256, 1, 1], shared: 0},
+    {entry: "rnn_kernel_1", grid: [1, 1, 1], block: [1, 1, 1], shared: 0},
+    {entry: "rnn_kernel_2", grid: [1, 1, 1], block: [1, 1, 1], shared: 0},
+    {entry: "rnn_kernel_3", grid: [4, 1, 1], block: [256, 1, 1], shared: 0},
 ];
 
 /* run-time Ifs and loops (kgen_gpu.h's controls): launches to skip or repeat */
