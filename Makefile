@@ -12,7 +12,7 @@ SRC_DIRS := ir ir/ops lower onnx schedule emit gen
 LIB_SRC := $(filter-out gen/main.c,$(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
 HEADERS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
-TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs templates/*.m templates/*.mk))
+TEMPLATES := $(sort $(wildcard templates/*.h templates/*.mjs templates/*.m templates/*.mk templates/*.wgsl))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 

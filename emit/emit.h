@@ -169,6 +169,14 @@ int em_gpu_model_files(OutSet *o, const EmModel *m);
 int em_js_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t);
 int em_js_model_files(OutSet *o, const EmModel *m, const Target *t);
 
+/* ---------------------------------------------------------------- webgpu.c */
+
+/* The WebGPU target: NAME.wgsl (the compute shaders, wgslprint.c) and NAME.mjs, an ES module
+ * with the JS target's API over templates/kgen_webgpu.mjs (init(), async run(inputs)); with
+ * --main the node runner. */
+int em_webgpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t);
+int em_webgpu_model_files(OutSet *o, const EmModel *m);
+
 /* ---------------------------------------------------------------- target.c */
 
 /* Dispatch on the target: the kernel or model files for it. */

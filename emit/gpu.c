@@ -25,39 +25,17 @@
  *  with --main the runner (NAME_main.c, kgen_io.h, kgen_main.h) and a Makefile.
  */
 #include "cfamily.h"
+#include "gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* One entry of the buffer table. */
-typedef struct {
-    const Buffer *b;           /* NULL: the workspace of a single kernel */
-    int kind;                  /* KGEN_GPU_* */
-    int index;
-    int64_t offset, bytes;
-    const char *name;
-} GBuf;
-
-/* A run-time If's branch or loop over launches [first, last] (kgen_gpu.h). */
-#define GPU_MAX_CONTROLS 64   /* KGEN_GPU_MAX_CONTROLS */
-typedef struct {
-    int loop;                  /* KGEN_GPU_WHILE, else KGEN_GPU_IF */
-    int first, last, cond, cond_bytes, value, trip;
-    int64_t trip_count;
-} GControl;
-
-/* One launch: which kernel it belongs to and the printer's launch data. */
-typedef struct {
-    const Kernel *k;
-    EmLaunch l;
-} GLaunch;
 
 /* What the three APIs' files differ in, as data. Templates fill {{KEY}} placeholders
  * (em_template_fill): the runner Makefile's NAME, MACRO (NAME in capitals), SOURCE and SM
  * (CUDA's compute capability); the Metal host's NAME, MACRO, FILE (the files' base name),
  * WEIGHTS and TABLES (the weight array and the buffer and launch tables), SIGNATURE, IO
  * (the ins and outs arrays) and ARENA (the last parameter's name). */
-typedef struct {
+struct GpuApi {
     TargetKind kind;
     const char *device_head;   /* template the device source starts with; NULL: it includes
                                   kgen_runtime.h (CUDA compiles it as C++ with the host) */
@@ -73,28 +51,7 @@ typedef struct {
     int cplusplus;             /* the host file is C++: extern "C" entry points, and the launch
                                   table holds the kernels' addresses */
     int reads_back;            /* the host reads conditions back: run-time If and loops */
-} GpuApi;
-
-typedef struct {
-    const char *name;          /* C prefix of the symbols */
-    const char *file;          /* base name of the files */
-    const char *source;
-    const Target *t;
-    const Dialect *d;
-    const GpuApi *api;
-    GBuf *bufs;
-    int nbufs, capbufs;
-    GLaunch *launches;
-    int nlaunches, caplaunches;
-    int64_t arena_bytes;
-    int ninputs, noutputs, nweights;
-    StrBuf device;             /* the device source */
-    GControl controls[GPU_MAX_CONTROLS];   /* run-time If and loops (kgen_gpu_control) */
-    int ncontrols;
-} GProg;
-
-enum { GPU_INPUT, GPU_OUTPUT, GPU_WEIGHT, GPU_ARENA };
-
+};
 
 static const GpuApi gpu_apis[] = {
     {TARGET_CUDA, NULL, "%s.cu", "%s.cu", "kgen_cuda_host.h", "#include \"{{FILE}}.h\"\n#include \"kgen_cuda_host.h\"\n",
@@ -126,7 +83,7 @@ static void add_buf(GProg *g, const Buffer *b, int kind, int index, int64_t offs
     g->bufs[g->nbufs++] = (GBuf){b, kind, index, offset, bytes, name};
 }
 
-static int buf_index(const GProg *g, const Buffer *b)
+int em_gpu_buf_index(const GProg *g, const Buffer *b)
 {
     for (int i = 0; i < g->nbufs; i++)
         if (g->bufs[i].b == b)
@@ -136,7 +93,7 @@ static int buf_index(const GProg *g, const Buffer *b)
 
 static int64_t buf_bytes(const Buffer *b) { return ir_dtype_size(b->dtype, b->size); }
 
-static void gprog_free(GProg *g)
+void em_gpu_prog_free(GProg *g)
 {
     for (int i = 0; i < g->nlaunches; i++)
         free(g->launches[i].l.name);
@@ -197,7 +154,7 @@ static int device_kernels(GProg *g, const Kernel *const *ks, int nk)
     for (int i = 0; i < nk; i++) {
         EmLaunch *ls = NULL;
         sb_puts(&g->device, "\n");
-        int n = em_print_gpu_kernel(&g->device, ks[i], g->d, g->t, &ls);
+        int n = g->print ? g->print(g, ks[i], &ls) : em_print_gpu_kernel(&g->device, ks[i], g->d, g->t, &ls);
         if (n < 0)
             return -1;
         for (int j = 0; j < n; j++) {
@@ -216,14 +173,14 @@ static int launch_args(const GProg *g, const Kernel *k, int *out)
 {
     int n = 0;
     for (int i = 0; i < k->params.n; i++) {
-        int bi = buf_index(g, k->params.items[i]);
+        int bi = em_gpu_buf_index(g, k->params.items[i]);
         if (bi < 0)
             return ir_fail("kernel %s: parameter %s is not a model buffer", k->name,
                            ((const Buffer *)k->params.items[i])->name);
         out[n++] = bi;
     }
     if (!k->internal)
-        out[n++] = buf_index(g, NULL);
+        out[n++] = em_gpu_buf_index(g, NULL);
     return n;
 }
 
@@ -320,8 +277,8 @@ static int model_controls(GProg *g, const Model *mod)
             return ir_fail("%s: more than %d run-time loops for the %s host", ml->name, GPU_MAX_CONTROLS, g->t->name);
         if (!launch_range(g, mod, ml->begin + 1, ml->end, &first, &last))
             return ir_fail("%s: the loop's kernels have no launches", ml->name);
-        *c = (GControl){1, first, last, buf_index(g, ml->cond), (int)ir_dtype_bytes(ml->cond->dtype), 1,
-                        ml->trip ? buf_index(g, ml->trip) : -1, ml->trip ? -1 : ml->trip_count};
+        *c = (GControl){1, first, last, em_gpu_buf_index(g, ml->cond), (int)ir_dtype_bytes(ml->cond->dtype), 1,
+                        ml->trip ? em_gpu_buf_index(g, ml->trip) : -1, ml->trip ? -1 : ml->trip_count};
         if (c->cond < 0 || (ml->trip && c->trip < 0))
             return ir_fail("%s: its condition or trip count is not a model buffer", ml->name);
     }
@@ -339,7 +296,7 @@ static int model_controls(GProg *g, const Model *mod)
                     break;
                 e++;
             }
-            int first, last, cond = buf_index(g, kk->guard_buf[d]);
+            int first, last, cond = em_gpu_buf_index(g, kk->guard_buf[d]);
             GControl *c;
             if (cond >= 0 && launch_range(g, mod, k, e, &first, &last) && (c = add_control(g)))
                 *c = (GControl){0, first, last, cond, (int)ir_dtype_bytes(kk->guard_buf[d]->dtype), kk->guard_value[d],
@@ -568,6 +525,51 @@ static int gprog_init(GProg *g, const char *name, const char *source, const Targ
     return 0;
 }
 
+/* (declared in gpu.h) */
+int em_gpu_tables_model(GProg *g, const EmModel *m, int controls)
+{
+    const Model *mod = m->model;
+    for (int i = 0; i < m->ninputs; i++)
+        add_buf(g, m->inputs[i].buf, GPU_INPUT, i, 0, buf_bytes(m->inputs[i].buf), m->inputs[i].buf->name);
+    for (int i = 0; i < m->noutputs; i++)
+        add_buf(g, m->outputs[i].buf, GPU_OUTPUT, i, 0, buf_bytes(m->outputs[i].buf), m->outputs[i].buf->name);
+    for (int i = 0; i < mod->constants.n; i++) {
+        const Buffer *b = mod->constants.items[i];
+        add_buf(g, b, GPU_WEIGHT, i, 0, buf_bytes(b), b->name);
+    }
+    for (int i = 0; i < mod->arena.n; i++) {
+        const Buffer *b = mod->arena.items[i];
+        add_buf(g, b, GPU_ARENA, 0, b->ws_offset, buf_bytes(b), b->name);
+    }
+    g->ninputs = m->ninputs;
+    g->noutputs = m->noutputs;
+    g->nweights = mod->constants.n;
+    g->arena_bytes = mod->arena_bytes;
+    if (device_kernels(g, (const Kernel *const *)mod->kernels.items, mod->kernels.n))
+        return -1;
+    /* (the Metal host runs every launch: it reads no condition back) */
+    return controls ? model_controls(g, mod) : 0;
+}
+
+/* (declared in gpu.h) */
+int em_gpu_tables_kernel(GProg *g, const Kernel *k, const Kernel *dk)
+{
+    for (int i = 0; i < k->params.n; i++) {
+        const Buffer *b = k->params.items[i];
+        int idx = 0;
+        for (int j = 0; j < i; j++)
+            idx += ((const Buffer *)k->params.items[j])->is_input == b->is_input;
+        add_buf(g, b, b->is_input ? GPU_INPUT : GPU_OUTPUT, idx, 0, buf_bytes(b), b->name);
+        if (b->is_input)
+            g->ninputs++;
+        else
+            g->noutputs++;
+    }
+    add_buf(g, NULL, GPU_ARENA, 0, 0, k->workspace_bytes, "workspace");
+    g->arena_bytes = k->workspace_bytes;
+    return device_kernels(g, (const Kernel *const *)&dk, 1);
+}
+
 int em_gpu_model_files(OutSet *o, const EmModel *m)
 {
     const Model *mod = m->model;
@@ -582,26 +584,7 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     if (gprog_init(&g, m->name, m->source, m->target))
         return -1;
     int rc = -1;
-    for (int i = 0; i < m->ninputs; i++)
-        add_buf(&g, m->inputs[i].buf, GPU_INPUT, i, 0, buf_bytes(m->inputs[i].buf), m->inputs[i].buf->name);
-    for (int i = 0; i < m->noutputs; i++)
-        add_buf(&g, m->outputs[i].buf, GPU_OUTPUT, i, 0, buf_bytes(m->outputs[i].buf), m->outputs[i].buf->name);
-    for (int i = 0; i < mod->constants.n; i++) {
-        const Buffer *b = mod->constants.items[i];
-        add_buf(&g, b, GPU_WEIGHT, i, 0, buf_bytes(b), b->name);
-    }
-    for (int i = 0; i < mod->arena.n; i++) {
-        const Buffer *b = mod->arena.items[i];
-        add_buf(&g, b, GPU_ARENA, 0, b->ws_offset, buf_bytes(b), b->name);
-    }
-    g.ninputs = m->ninputs;
-    g.noutputs = m->noutputs;
-    g.nweights = mod->constants.n;
-    g.arena_bytes = mod->arena_bytes;
-    if (device_head(&g) || device_kernels(&g, (const Kernel *const *)mod->kernels.items, mod->kernels.n))
-        goto done;
-    /* (the Metal host runs every launch: it reads no condition back) */
-    if (g.api->reads_back && model_controls(&g, mod))
+    if (device_head(&g) || em_gpu_tables_model(&g, m, g.api->reads_back))
         goto done;
     const Buffer **params = ir_alloc(sizeof *params * (size_t)(m->ninputs + m->noutputs + 1));
     for (int i = 0; i < m->ninputs; i++)
@@ -620,7 +603,7 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
         rc = makefile(o, &g, m);
     }
 done:
-    gprog_free(&g);
+    em_gpu_prog_free(&g);
     return rc;
 }
 
@@ -638,22 +621,9 @@ int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char
     /* the host entry keeps the C target's name; the device functions get a suffix */
     Kernel dk = *k;
     dk.name = ir_fmt("%s_kernel", fn);
-    for (int i = 0; i < k->params.n; i++) {
-        const Buffer *b = k->params.items[i];
-        int idx = 0;
-        for (int j = 0; j < i; j++)
-            idx += ((const Buffer *)k->params.items[j])->is_input == b->is_input;
-        add_buf(&g, b, b->is_input ? GPU_INPUT : GPU_OUTPUT, idx, 0, buf_bytes(b), b->name);
-        if (b->is_input)
-            g.ninputs++;
-        else
-            g.noutputs++;
-    }
-    add_buf(&g, NULL, GPU_ARENA, 0, 0, k->workspace_bytes, "workspace");
-    g.arena_bytes = k->workspace_bytes;
     g.name = fn;
     g.file = name;
-    if (device_head(&g) || device_kernels(&g, (const Kernel *const *)&(const Kernel *){&dk}, 1))
+    if (device_head(&g) || em_gpu_tables_kernel(&g, k, &dk))
         goto done;
     /* inputs and outputs in parameter order for the tables: map host names */
     const char **names = entry_names(&g, (const Buffer *const *)k->params.items, k->params.n, "workspace");
@@ -679,6 +649,6 @@ int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char
     }
 done:
     free(fn);
-    gprog_free(&g);
+    em_gpu_prog_free(&g);
     return rc;
 }

@@ -10,12 +10,12 @@ static const struct {
     TargetKind kind;
 } kinds[] = {
     {"c", TARGET_C}, {"cuda", TARGET_CUDA}, {"opencl", TARGET_OPENCL},
-    {"metal", TARGET_METAL}, {"js", TARGET_JS}, {"wasm", TARGET_WASM},
+    {"metal", TARGET_METAL}, {"js", TARGET_JS}, {"wasm", TARGET_WASM}, {"webgpu", TARGET_WEBGPU},
 };
 
 int target_is_gpu(const Target *t)
 {
-    return t->kind == TARGET_CUDA || t->kind == TARGET_OPENCL || t->kind == TARGET_METAL;
+    return t->kind == TARGET_CUDA || t->kind == TARGET_OPENCL || t->kind == TARGET_METAL || t->kind == TARGET_WEBGPU;
 }
 
 int target_block_threads(const Target *t)
@@ -229,13 +229,15 @@ int target_parse(const char *spec, Target *t)
                 if (!strcmp(word, kinds[k].name))
                     break;
             if (k == sizeof kinds / sizeof *kinds)
-                return ir_fail("unknown target '%s' (use c, cuda, opencl, metal, js or wasm)", word);
+                return ir_fail("unknown target '%s' (use c, cuda, opencl, metal, js, wasm or webgpu)", word);
             t->kind = kinds[k].kind;
             t->name = kinds[k].name;
             /* defaults: what every GPU of the last years gives */
             t->sm = 90;
             t->max_threads = t->kind == TARGET_CUDA ? 1024 : 256;
-            t->max_shared = t->kind == TARGET_CUDA ? 48 * 1024 : t->kind == TARGET_METAL ? 32 * 1024 : 32 * 1024;
+            /* WebGPU: its default limits, maxComputeInvocationsPerWorkgroup 256 and
+             * maxComputeWorkgroupStorageSize 16 KiB */
+            t->max_shared = t->kind == TARGET_CUDA ? 48 * 1024 : t->kind == TARGET_WEBGPU ? 16 * 1024 : 32 * 1024;
             t->simd = t->kind == TARGET_WASM;   /* every current browser and node has SIMD128 */
             continue;
         }
@@ -243,7 +245,7 @@ int target_parse(const char *spec, Target *t)
             return -1;
     }
     if (first)
-        return ir_fail("empty target (use c, cuda, opencl, metal, js or wasm)");
+        return ir_fail("empty target (use c, cuda, opencl, metal, js, wasm or webgpu)");
     return 0;
 }
 
@@ -260,6 +262,7 @@ int em_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *so
     case TARGET_METAL: return em_gpu_kernel_files(o, k, name, source, t);
     case TARGET_JS:
     case TARGET_WASM: return em_js_kernel_files(o, k, name, source, t);
+    case TARGET_WEBGPU: return em_webgpu_kernel_files(o, k, name, source, t);
     default: return ir_fail("target %s is not supported yet", t->name);
     }
 }
@@ -280,6 +283,7 @@ int em_model_files(OutSet *o, const EmModel *m, const Target *t)
     case TARGET_METAL: return em_gpu_model_files(o, &other);
     case TARGET_JS:
     case TARGET_WASM: return em_js_model_files(o, &other, t);
+    case TARGET_WEBGPU: return em_webgpu_model_files(o, &other);
     default: return ir_fail("target %s is not supported yet for models", t->name);
     }
 }

@@ -23,12 +23,13 @@ typedef enum {
     TARGET_OPENCL,
     TARGET_METAL,
     TARGET_JS,
-    TARGET_WASM
+    TARGET_WASM,
+    TARGET_WEBGPU
 } TargetKind;
 
 typedef struct {
     TargetKind kind;
-    const char *name;          /* "c", "cuda", "opencl", "metal", "js", "wasm" */
+    const char *name;          /* "c", "cuda", "opencl", "metal", "js", "wasm", "webgpu" */
     /* GPU targets */
     int sm;                    /* cuda: compute capability x10 (-arch=sm_90: 90) */
     int max_threads;           /* threads per block (work-group, threadgroup) */

@@ -72,19 +72,19 @@ export async function main(model, argv) {
     let outputs;
     try {
         await model.init();
-        outputs = model.run(inputs);
+        outputs = {{AWAIT}}model.run(inputs);
         if (bench) {
             const ms = [];
             for (let r = 0; r < bench; r++) {
                 const t0 = performance.now();
-                model.run(inputs);
+                {{AWAIT}}model.run(inputs);
                 ms.push(performance.now() - t0);
             }
             ms.sort((a, b) => a - b);
             const median = ms.length % 2 ? ms[ms.length >> 1] : (ms[ms.length / 2 - 1] + ms[ms.length / 2]) / 2;
             const mean = ms.reduce((a, b) => a + b, 0) / ms.length;
             console.log(`median_ms=${median.toFixed(6)} min_ms=${ms[0].toFixed(6)} mean_ms=${mean.toFixed(6)} runs=${bench}`);
-            return 0;
+{{DEVICE_MS}}            return 0;
         }
     } catch (e) {
         console.error(`${name}: ${e.message}`);

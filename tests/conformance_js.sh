@@ -12,7 +12,8 @@
 # "conformance_js: N passed, N failed, N skipped"; results.tsv in $BUILD/conf_js.
 # Environment: KGEN, BUILD, KGEN_ONNX_TESTS, KGEN_ONNX_TESTS_MORE (empty: the first folder
 # only), KGEN_REQUIRE_ALL=1, KGEN_CONF_ONLY=REGEX,
-# KGEN_CONF_JS_BATCH (100), KGEN_CONF_JS_TARGET (js).
+# KGEN_CONF_JS_BATCH (100), KGEN_CONF_JS_TARGET (js; webgpu: tests/conformance_webgpu.sh),
+# KGEN_CONF_JS_PART (the part's name, conformance_js).
 set -u
 export LC_ALL=C
 KGEN=${KGEN:-./kgen}
@@ -20,7 +21,8 @@ BUILD=${BUILD:-build}
 ONLY=${KGEN_CONF_ONLY:-}
 BATCH=${KGEN_CONF_JS_BATCH:-100}
 JOBS=2
-part=conformance_js
+part=${KGEN_CONF_JS_PART:-conformance_js}
+jst=${KGEN_CONF_JS_TARGET:-js}
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip_or_fail() {
@@ -35,7 +37,7 @@ missing=$(conf_missing)
 [ -z "$missing" ] || skip_or_fail "$missing not found"
 command -v node >/dev/null 2>&1 || skip_or_fail "node not found"
 
-work=$(mkdir -p "$BUILD" && cd "$BUILD" && pwd)/conf_js
+work=$(mkdir -p "$BUILD" && cd "$BUILD" && pwd)/conf_$jst
 rm -rf "$work"
 mkdir -p "$work"
 # the test folders as one: $work/tests/MANIFEST.tsv and $work/tests/NAME
@@ -60,7 +62,6 @@ awk -F'\t' -v only="$ONLY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" '
 
 # step 1: tests/conf_gen.sh (see conformance.sh): test NAME (C name C) in $work/C, or in
 # $KGEN_CONF_GEN/C/js when tests/run.sh made it there
-jst=${KGEN_CONF_JS_TARGET:-js}
 if [ -n "${KGEN_CONF_GEN:-}" ] && [ "$jst" = js ] && [[ " ${KGEN_CONF_GEN_TARGETS:-} " == *" js "* ]] &&
    [ "${KGEN_CONF_GEN_KGEN:-}" = "$(cd "$(dirname "$KGEN")" && pwd)/$(basename "$KGEN")" ]; then
   gen=$KGEN_CONF_GEN msub=/js gen_targets=($KGEN_CONF_GEN_TARGETS)
@@ -122,5 +123,5 @@ awk -F'\t' -v gapfile="$gaps" '
   $3 == "FAIL" && gap[$1] == 2 { ns++; print "KNOWN FAIL " $1 ": " $4; next }
   $3 == "FAIL" { nf++; print "FAIL " $1 ": " $4 }
   END { printf "(pass rate %.1f%% of the tests that ran)\n", 100 * np / ((np + nf) ? np + nf : 1)
-        printf "conformance_js: %d passed, %d failed, %d skipped\n", np, nf, ns }
-' "$work/results.tsv"
+        printf "%s: %d passed, %d failed, %d skipped\n", part, np, nf, ns }
+' part="$part" "$work/results.tsv"

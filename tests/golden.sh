@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # golden.sh - the generated C of every example is committed under out/examples/NAME/, and
-# its CUDA, OpenCL and Metal under out/examples/NAME/{cuda,opencl,metal}/; regenerating
+# its CUDA, OpenCL, Metal and WebGPU under out/examples/NAME/{cuda,opencl,metal,webgpu}/; regenerating
 # them must not change a byte; the same for the SHA-256 of each real model's generated C,
 # committed in tests/models/generated.sha256. `make golden` (--update) rewrites them on
 # purpose. Also checks that two runs give the same bytes (determinism).
@@ -17,8 +17,8 @@ for kg in examples/*.kg; do
   rm -rf $got $got.again
   if ! $KGEN $kg --target c -o $got >$BUILD/golden.$name.log 2>&1 ||
      ! $KGEN $kg --target c -o $got.again >>$BUILD/golden.$name.log 2>&1 ||
-     ! $KGEN $kg --target cuda,opencl,metal -o $got >>$BUILD/golden.$name.log 2>&1 ||
-     ! $KGEN $kg --target cuda,opencl,metal -o $got.again >>$BUILD/golden.$name.log 2>&1; then
+     ! $KGEN $kg --target cuda,opencl,metal,webgpu -o $got >>$BUILD/golden.$name.log 2>&1 ||
+     ! $KGEN $kg --target cuda,opencl,metal,webgpu -o $got.again >>$BUILD/golden.$name.log 2>&1; then
     echo "FAIL golden $name: kgen failed"; sed 's/^/    /' $BUILD/golden.$name.log | head; fail=$((fail + 1)); continue
   fi
   if ! diff -r $got $got.again >/dev/null; then

@@ -7,7 +7,7 @@
 # order of the list below when the part is done, with a line
 # "time PART: W s wall, C s CPU (U user + S sys)" after it; $BUILD/test.log gets the
 # parts' whole output, in the same order. The four conformance runs (C, OpenCL, JS, WASM)
-# share their first step: tests/conf_gen.sh makes every ONNX node test's code for the c,
+# share their first step (the fifth, WebGPU's, makes its own): tests/conf_gen.sh makes every ONNX node test's code for the c,
 # opencl, js and wasm targets once, one kgen process per test, in $BUILD/conf-gen.
 set -u
 KGEN=${KGEN:-./kgen}
@@ -57,12 +57,12 @@ timed unit $BUILD/unit.time
 
 # the parts, in the order they are printed
 parts=()
-for p in golden exec tune errors passes onnx controlflow layout models published weights baremetal tensorize fuzz_replay gpu conformance js \
-         conformance_js conformance_wasm browser conformance-opencl fuzz_graphs; do
+for p in golden exec tune errors passes onnx controlflow layout models published weights baremetal tensorize fuzz_replay gpu webgpu \
+         conformance js conformance_js conformance_wasm conformance_webgpu browser conformance-opencl fuzz_graphs; do
   [ -f tests/${p%-opencl}.sh ] && parts+=($p)
 done
 # the order they start in: the longest first (CPU seconds on 2 cores), then the rest
-first=" conformance-opencl conformance_wasm gpu conformance conformance_js js fuzz_graphs "
+first=" conformance-opencl conformance_wasm gpu conformance conformance_js conformance_webgpu js fuzz_graphs webgpu "
 start=()
 for p in $first; do [[ " ${parts[*]} " == *" $p "* ]] && start+=($p); done
 for p in "${parts[@]}"; do [[ $first == *" $p "* ]] || start+=($p); done

@@ -75,6 +75,7 @@ function readWasm(p) {
     return wasmBytes.get(p);
 }
 
+let device = null;
 for (const line of fs.readFileSync(list, "utf8").split("\n")) {
     if (!line.trim())
         continue;
@@ -82,9 +83,20 @@ for (const line of fs.readFileSync(list, "utf8").split("\n")) {
     let why = null;
     try {
         const m = await import(pathToFileURL(mod));
-        await m.init(wasm ? readWasm(wasm) : undefined);
+        if (m.deviceMs) {
+            // a webgpu module: one device for the whole batch, the model's buffers freed after
+            if (!device) {
+                const host = await import(new URL("./kgen_webgpu.mjs", pathToFileURL(mod)));
+                device = await host.getDevice();
+            }
+            await m.init({ device });
+        } else {
+            await m.init(wasm ? readWasm(wasm) : undefined);
+        }
         const inputs = m.inputInfo.map((v) => readPb(fs.readFileSync(`${data}/input_${v.graphIndex}.pb`)).data);
-        const outs = m.run(inputs);
+        const outs = await m.run(inputs);   // (a promise from the webgpu target)
+        if (m.release)
+            m.release();
         const values = !drawsRandom(name, data);
         for (let k = 0; k < outs.length && !why; k++) {
             const v = m.outputInfo[k];
