@@ -23,5 +23,5 @@ if [ -z "${VK_ICD_FILENAMES:-}" ]; then
   export VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
   export LD_LIBRARY_PATH=/usr/lib/chromium${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-KGEN_CONF_JS_TARGET=webgpu KGEN_CONF_JS_PART=$part KGEN_CONF_SKIP=${KGEN_CONF_SKIP:-'^(STRING|DOUBLE)$'} \
+KGEN_CONF_GAPS_MORE=$here/conformance_gaps_webgpu.txt KGEN_CONF_JS_TARGET=webgpu KGEN_CONF_JS_PART=$part KGEN_CONF_SKIP=${KGEN_CONF_SKIP:-'^(STRING|DOUBLE)$'} \
   exec bash "$here/conformance_js.sh"
