@@ -470,6 +470,30 @@ static int stream_rows(Stage *P, IterVar **order, int n, IterVar *pc, Tensor *w)
     return sch_prefetch(P, w, order[0], rows, rows ? pc : NULL);
 }
 
+enum { L2_BYTES = 512 << 10 };
+
+/* The bytes of the distinct tensors P reads along its vector axis (*vec: the vector
+ * operand, a matmul's or conv's weights) and not along it (*bcast: the broadcast
+ * operands); the reads themselves into reads. */
+static void operand_bytes(const Stage *P, PtrVec *reads, int64_t *vec, int64_t *bcast)
+{
+    PtrVec seen = {0};
+    collect_reads(P->t->body, reads);
+    const Var *v = P->t->axes[P->t->ndim - 1]->var;
+    *vec = *bcast = 0;
+    for (int i = 0; i < reads->n; i++) {
+        const Expr *acc = reads->items[i];
+        Tensor *t = acc->u.access.t;
+        int dup = 0;
+        for (int k = 0; k < seen.n && !dup; k++)
+            dup = seen.items[k] == t;
+        if (dup)
+            continue;
+        ir_vec_push(&seen, t, 1 << 20, "tensors");
+        *(access_uses(acc, v) ? vec : bcast) += ir_tensor_numel(t) * ir_dtype_bytes(t->dtype);
+    }
+}
+
 /* Column tiles outside the row tiles. A register tile (rows x columns) reads its vector
  * operand (what the body reads along the columns: a matmul's weights) once per row tile,
  * and its broadcast operands (the other reads: the matmul's left side) once per column
@@ -481,28 +505,13 @@ static int stream_rows(Stage *P, IterVar **order, int n, IterVar *pc, Tensor *w)
  * from memory are estimated as the operand's size times the tiles that re-read it when
  * it is over L2_BYTES, its size once otherwise; the column tiles go outside when that
  * reads fewer (a conv's columns are one tile of channels: never). */
-enum { L2_BYTES = 512 << 10 };
-
 static int cols_outer(const Stage *P, int64_t row_tiles, int64_t col_tiles)
 {
     if (row_tiles < 2 || col_tiles < 2)
         return 0;
-    PtrVec reads = {0}, seen = {0};
-    collect_reads(P->t->body, &reads);
-    const Var *v = P->t->axes[P->t->ndim - 1]->var;
-    int64_t vec = 0, bcast = 0;
-    for (int i = 0; i < reads.n; i++) {
-        const Expr *acc = reads.items[i];
-        Tensor *t = acc->u.access.t;
-        int dup = 0;
-        for (int k = 0; k < seen.n && !dup; k++)
-            dup = seen.items[k] == t;
-        if (dup)
-            continue;
-        ir_vec_push(&seen, t, 1 << 20, "tensors");
-        int64_t bytes = ir_tensor_numel(t) * ir_dtype_bytes(t->dtype);
-        *(access_uses(acc, v) ? &vec : &bcast) += bytes;
-    }
+    PtrVec reads = {0};
+    int64_t vec, bcast;
+    operand_bytes(P, &reads, &vec, &bcast);
     int64_t rows_outer = vec > L2_BYTES ? vec * row_tiles : vec;
     int64_t cols_out = bcast > L2_BYTES ? bcast * col_tiles : bcast;
     return cols_out < rows_outer;
@@ -518,21 +527,10 @@ static int cols_outer(const Stage *P, int64_t row_tiles, int64_t col_tiles)
  * as in cols_outer. */
 static int blocks_inner(const Stage *P, const Stage *E, const IterVar *blk, const IterVar *at)
 {
-    PtrVec reads = {0}, seen = {0};
-    collect_reads(P->t->body, &reads);
+    PtrVec reads = {0};
+    int64_t vec, bcast;
+    operand_bytes(P, &reads, &vec, &bcast);
     const Var *v = P->t->axes[P->t->ndim - 1]->var;
-    int64_t vec = 0, bcast = 0;
-    for (int i = 0; i < reads.n; i++) {
-        const Expr *acc = reads.items[i];
-        Tensor *t = acc->u.access.t;
-        int dup = 0;
-        for (int k = 0; k < seen.n && !dup; k++)
-            dup = seen.items[k] == t;
-        if (dup)
-            continue;
-        ir_vec_push(&seen, t, 1 << 20, "tensors");
-        *(access_uses(acc, v) ? &vec : &bcast) += ir_tensor_numel(t) * ir_dtype_bytes(t->dtype);
-    }
     int64_t tiles = 1;
     int pos = -1;
     for (int k = 0; k < E->leaf.n; k++) {
