@@ -233,10 +233,8 @@ int em_c_ukernels_file(OutSet *o, const char *source)
 
 int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source)
 {
-    if (!name)
-        name = k->name;
-    if (!name || !name[0] || name[0] == '.' || strpbrk(name, "/\\\"\n"))
-        return ir_fail("cannot use '%s' as an output file name", name ? name : "");
+    if (!(name = em_file_base(k, name)))
+        return -1;
     const char *runtime = em_template("kgen_runtime.h");
     if (!runtime)
         return ir_fail("the kgen_runtime.h template is missing from this build");

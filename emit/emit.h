@@ -91,6 +91,9 @@ typedef struct {
 } OutSet;
 
 StrBuf *em_outset_add(OutSet *o, const char *name);
+/* The base name of a kernel's files: name, else the kernel's own; NULL with ir_fail() when
+ * it cannot name a file (empty, a leading '.', a path separator, a quote or a newline). */
+const char *em_file_base(const Kernel *k, const char *name);
 /* Write every file into dir (created if missing) through temporary names and renames;
  * on failure nothing new is left behind. Returns 0 or -1 with ir_fail(). */
 int em_outset_write(OutSet *o, const char *dir);

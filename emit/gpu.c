@@ -609,10 +609,8 @@ done:
 
 int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t)
 {
-    if (!name)
-        name = k->name;
-    if (!name || !name[0] || name[0] == '.' || strpbrk(name, "/\\\"\n"))
-        return ir_fail("cannot use '%s' as an output file name", name ? name : "");
+    if (!(name = em_file_base(k, name)))
+        return -1;
     GProg g;
     if (gprog_init(&g, name, source, t))
         return -1;

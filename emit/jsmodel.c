@@ -72,6 +72,15 @@ void em_js_put_info(StrBuf *o, const char *what, const EmValue *v, int n)
     sb_puts(o, "];\n");
 }
 
+void em_js_put_model_info(StrBuf *o, const EmModel *m)
+{
+    sb_puts(o, "export const name = ");
+    em_js_put_string(o, m->name);
+    sb_puts(o, ";\n");
+    em_js_put_info(o, "inputInfo", m->inputs, m->ninputs);
+    em_js_put_info(o, "outputInfo", m->outputs, m->noutputs);
+}
+
 void em_js_runtime_file(OutSet *o)
 {
     const char *rt = em_template("kgen_runtime.mjs");
@@ -233,11 +242,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
         sb_puts(s, "\n");
     }
     sb_puts(s, " */\nimport * as k from \"./kgen_runtime.mjs\";\n\nconst fround = Math.fround;\n\n");
-    sb_puts(s, "export const name = ");
-    em_js_put_string(s, m->name);
-    sb_puts(s, ";\n");
-    em_js_put_info(s, "inputInfo", m->inputs, m->ninputs);
-    em_js_put_info(s, "outputInfo", m->outputs, m->noutputs);
+    em_js_put_model_info(s, m);
     sb_printf(s, "/* every intermediate lives in one arena, placed by liveness (lower bound %lld bytes) */\n",
               (long long)mod->arena_lower_bound);
     sb_printf(s, "export const ARENA_BYTES = %lld;\n", (long long)mod->arena_bytes);
@@ -423,11 +428,8 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                  " *   await init([wasm[, weights]]);  URLs, paths or bytes; default: beside this file\n"
                  " *   run([x, ...]) -> [y, ...]       typed arrays, compact row-major\n */\n",
               t->simd ? " (SIMD128)" : "", m->name);
-    sb_puts(s, "import * as k from \"./kgen_runtime.mjs\";\n\nexport const name = ");
-    em_js_put_string(s, m->name);
-    sb_puts(s, ";\n");
-    em_js_put_info(s, "inputInfo", m->inputs, m->ninputs);
-    em_js_put_info(s, "outputInfo", m->outputs, m->noutputs);
+    sb_puts(s, "import * as k from \"./kgen_runtime.mjs\";\n\n");
+    em_js_put_model_info(s, m);
     sb_printf(s, "export const ARENA_BYTES = %lld;\nexport const WEIGHTS_BYTES = %lld;\n\n", (long long)mod->arena_bytes,
               (long long)wbytes);
     sb_printf(s, "let X = null, arena = 0, ins = [], outs = [];\n\n"

@@ -19,6 +19,17 @@
 #define OUT_MAX_FILES ((int)(sizeof ((OutSet *)0)->files / sizeof ((OutSet *)0)->files[0]))
 
 /* Adding a name twice starts that file again (the last writer wins). */
+const char *em_file_base(const Kernel *k, const char *name)
+{
+    if (!name)
+        name = k->name;
+    if (!name || !name[0] || name[0] == '.' || strpbrk(name, "/\\\"\n")) {
+        ir_fail("cannot use '%s' as an output file name", name ? name : "");
+        return NULL;
+    }
+    return name;
+}
+
 StrBuf *em_outset_add(OutSet *o, const char *name)
 {
     for (int i = 0; i < o->n; i++) {

@@ -350,11 +350,7 @@ int em_webgpu_model_files(OutSet *o, const EmModel *m)
                  " * (kgen_webgpu.mjs converts at the boundary; i64 is narrowed to i32, checked)\n */\n",
               m->name, m->model->kernels.n, W.g.nlaunches, (long long)m->model->arena_bytes);
     sb_puts(s, "import * as k from \"./kgen_runtime.mjs\";\nimport { createProgram } from \"./kgen_webgpu.mjs\";\n\n");
-    sb_puts(s, "export const name = ");
-    em_js_put_string(s, m->name);
-    sb_puts(s, ";\n");
-    em_js_put_info(s, "inputInfo", m->inputs, m->ninputs);
-    em_js_put_info(s, "outputInfo", m->outputs, m->noutputs);
+    em_js_put_model_info(s, m);
     sb_printf(s, "/* the GPU's arena buffer (intermediates, inputs, outputs) and weights buffer */\n"
                  "export const ARENA_BYTES = %lld;\nexport const WEIGHTS_BYTES = %lld;\n",
               (long long)W.arena_words * 4, (long long)W.weights_words * 4);
@@ -383,10 +379,8 @@ done:
 
 int em_webgpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *source, const Target *t)
 {
-    if (!name)
-        name = k->name;
-    if (!name || !name[0] || name[0] == '.' || strpbrk(name, "/\\\"\n"))
-        return ir_fail("cannot use '%s' as an output file name", name ? name : "");
+    if (!(name = em_file_base(k, name)))
+        return -1;
     WebGpu W;
     webgpu_init(&W, name, source, t);
     char *fn = em_js_ident(k->name);

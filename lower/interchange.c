@@ -65,7 +65,7 @@ static void flatten(Stmt *s, PtrVec *allocs, PtrVec *items)
     }
 }
 
-/* items[from...] as a body inside the allocations */
+/* items[0..n) as a body inside the allocations */
 static Stmt *rebuild(PtrVec *allocs, Stmt **items, int n)
 {
     Stmt *body = ir_seq(items, n);
@@ -79,7 +79,6 @@ static Stmt *rebuild(PtrVec *allocs, Stmt **items, int n)
 typedef struct {
     const Var *j;
     const PtrVec *allocs;
-    int bad;
 } LoadCheck;
 
 /* Every load of e: a scalar of the body, or a buffer read at j's coefficient 0 or 1. */
@@ -101,7 +100,7 @@ static int bad_load(const Expr *e, const void *ctx)
 
 static int loads_fine(Expr *e, const Var *j, const PtrVec *allocs)
 {
-    LoadCheck c = {j, allocs, 0};
+    LoadCheck c = {j, allocs};
     return ir_expr_find(e, bad_load, &c) == NULL;
 }
 
