@@ -22,8 +22,13 @@ char *em_c_macro_name(const char *s);                   /* "net.1" -> "NET_1"; m
 const char *em_c_dlpack_code(DType t);                  /* "KGEN_DTYPE_FLOAT" ... */
 void em_c_put_shape(StrBuf *o, const Buffer *b);        /* "f32[4, 8]" */
 void em_c_put_i64(StrBuf *o, int64_t v);
-/* NAME_tensors(args, nargs, WS): checks k's params (in order) and calls fn. */
-void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws);
+/* A run-time extent (index arithmetic over dim variables, never negative) as C over
+ * variables named as the dims. */
+void em_c_put_dim_expr(StrBuf *o, const Expr *e);
+/* NAME_tensors(args, nargs, WS): checks k's params (in order) and calls fn. With run-time
+ * dims (IrDim*; NULL or empty: none), it reads them from the tensors that have them and
+ * passes them to fn after WS. */
+void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws, const PtrVec *dims);
 
 /* model.c pieces the GPU targets share */
 void em_c_model_header(StrBuf *h, const EmModel *m);        /* NAME.h */

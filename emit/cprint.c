@@ -116,6 +116,7 @@ typedef struct {
     int64_t launch[6];     /* extents of blockIdx.x/y/z, threadIdx.x/y/z in the launch printed */
     const char *proto_name;    /* the name print_proto gives the function instead of fname:
                                   a GPU launch's, a parallel loop body's; NULL: fname */
+    int dims_mark;             /* decls[0, dims_mark) are the run-time dims, kernel parameters */
     const char *lead_param;    /* a parameter before the buffers (a parallel loop body's
                                   iteration, "int32_t i"), or NULL */
     const char *fn_attr;       /* printed between "static" and "void" (KGEN_PARALLEL_BODY) */
@@ -186,6 +187,10 @@ static void printer_init(Printer *P, StrBuf *out, const Kernel *k, const Dialect
     P->fname = em_c_func_name(k);
     for (int i = 0; i < k->params.n; i++)
         add_buffer(P, k->params.items[i]);
+    /* the run-time dims: parameters after the buffers, visible everywhere */
+    for (int i = 0; i < k->dims.n; i++)
+        em_scope_push(&P->decls, k->dims.items[i], unique_name(P, ((Var *)k->dims.items[i])->name), 1);
+    P->dims_mark = P->decls.n;
     if (body) {
         collect_buffers(P, k->body);
         for (int i = 0; i < k->locals.n; i++)
@@ -253,6 +258,11 @@ static void void_unused_params(Printer *P, const Stmt *s)
             sb_printf(P->em.out, "(void)%s;\n", buf_name(P, b));
         }
     }
+    for (int i = 0; i < P->k->dims.n; i++)
+        if (!ir_stmt_uses_var(s, P->k->dims.items[i])) {
+            em_line(&P->em);
+            sb_printf(P->em.out, "(void)%s;\n", var_name(P, P->k->dims.items[i]));
+        }
 }
 
 static int is_workspace_alloc(const Stmt *s, void *ctx)
@@ -1099,7 +1109,7 @@ static void print_proto(Printer *P)
     const Kernel *k = P->k;
     const Dialect *d = P->d;
     const char *rk = d->restrict_kw;
-    char **items = xmalloc(sizeof *items * (size_t)(k->params.n + 3));
+    char **items = xmalloc(sizeof *items * (size_t)(k->params.n + k->dims.n + 3));
     int n = 0;
     size_t total = 0;
 
@@ -1133,6 +1143,10 @@ static void print_proto(Printer *P)
         total += p.len + 2;
     }
 
+    for (int i = 0; i < k->dims.n; i++) {
+        items[n] = em_strdup(ir_fmt("%s %s", value_type(DT_INDEX), var_name(P, k->dims.items[i])));
+        total += strlen(items[n++]) + 2;
+    }
     if (d->index_params) {
         items[n] = em_strdup(d->index_params);
         total += strlen(items[n++]) + 2;
@@ -1234,7 +1248,7 @@ static const Stmt *parallel_body(const Kernel *k, const Dialect *d)
     const Stmt *s = k->body;
     if (!is_host(d) || !d->has_openmp || !k->internal || !s || s->kind != S_FOR ||
         s->u.loop.kind != FOR_PARALLEL || s->u.loop.min->kind != E_INT || s->u.loop.min->u.ival != 0 ||
-        s->u.loop.extent->kind != E_INT)
+        ir_expr_reads_memory(s->u.loop.extent))
         return NULL;
     return s;
 }
@@ -1270,18 +1284,23 @@ static void print_parallel_call(Printer *P, const Stmt *loop)
     sb_puts(text, "KGEN_PARALLEL_FOR\n");
     em_line(&P->em);
     sb_printf(text, "for (%s %s = 0; %s < ", value_type(loop->u.loop.var->dtype), v->name, v->name);
-    print_int(P, loop->u.loop.extent->u.ival, loop->u.loop.var->dtype);
+    if (loop->u.loop.extent->kind == E_INT)
+        print_int(P, loop->u.loop.extent->u.ival, loop->u.loop.var->dtype);
+    else
+        expr(P, loop->u.loop.extent, P_REL + 1);
     sb_printf(text, "; ++%s) {\n", v->name);
     P->em.depth++;
     em_line(&P->em);
     sb_printf(text, "%s_body(%s", P->fname, v->name);
     for (int i = 0; i < k->params.n; i++)
         sb_printf(text, ", %s", buf_name(P, k->params.items[i]));
+    for (int i = 0; i < k->dims.n; i++)
+        sb_printf(text, ", %s", var_name(P, k->dims.items[i]));
     sb_puts(text, ");\n");
     P->em.depth--;
     em_line(&P->em);
     sb_puts(text, "}\n");
-    pop_decls(P, 0);
+    pop_decls(P, P->dims_mark);
 }
 
 void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)

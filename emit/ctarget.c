@@ -58,11 +58,56 @@ const char *em_c_dlpack_code(DType t)
 }
 
 /* "f32[4, 8]" */
+void em_c_put_dim_expr(StrBuf *o, const Expr *e)
+{
+    switch (e->kind) {
+    case E_INT: em_c_put_i64(o, e->u.ival); return;
+    case E_VAR: sb_puts(o, e->u.var->name); return;
+    case E_UN:
+        sb_puts(o, e->u.un.op == UN_NOT ? "!(" : "-(");
+        em_c_put_dim_expr(o, e->u.un.a);
+        sb_puts(o, ")");
+        return;
+    case E_BIN: {
+        BinOp op = e->u.bin.op;
+        if (op == OP_MIN || op == OP_MAX) {
+            sb_puts(o, "(");
+            em_c_put_dim_expr(o, e->u.bin.a);
+            sb_puts(o, op == OP_MIN ? " < " : " > ");
+            em_c_put_dim_expr(o, e->u.bin.b);
+            sb_puts(o, " ? ");
+            em_c_put_dim_expr(o, e->u.bin.a);
+            sb_puts(o, " : ");
+            em_c_put_dim_expr(o, e->u.bin.b);
+            sb_puts(o, ")");
+            return;
+        }
+        /* the operands of a division are never negative here (extents and their sums) */
+        const char *t = op == OP_FLOORDIV ? "/" : op == OP_FLOORMOD ? "%" : ir_binop_text(op);
+        if (ir_binop_kind(op) == 'B')
+            ir_die("a bitwise operator in a run-time extent");
+        sb_puts(o, "(");
+        em_c_put_dim_expr(o, e->u.bin.a);
+        sb_printf(o, " %s ", t);
+        em_c_put_dim_expr(o, e->u.bin.b);
+        sb_puts(o, ")");
+        return;
+    }
+    case E_CAST: em_c_put_dim_expr(o, e->u.cast.a); return;
+    default: ir_die("a run-time extent that is not index arithmetic");
+    }
+}
+
 void em_c_put_shape(StrBuf *o, const Buffer *b)
 {
     sb_printf(o, "%s[", ir_dtype_name(b->dtype));
-    for (int d = 0; d < b->ndim; d++)
-        sb_printf(o, "%s%lld", d ? ", " : "", (long long)b->shape[d]);
+    for (int d = 0; d < b->ndim; d++) {
+        sb_puts(o, d ? ", " : "");
+        if (b->dyn[d])
+            em_c_put_dim_expr(o, b->dyn[d]);
+        else
+            sb_printf(o, "%lld", (long long)b->shape[d]);
+    }
     sb_puts(o, "]");
 }
 
@@ -154,10 +199,70 @@ static int layout_of(const Kernel *k, int i)
     return i;
 }
 
-void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws)
+void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws, const PtrVec *dims)
 {
-    int n = k->params.n;
+    int n = k->params.n, nd = dims ? dims->n : 0;
     sb_printf(o, "\nint %s_tensors(kgen_tensor *const *args, int nargs, void *%s)\n{\n", fn, ws);
+    if (nd) {
+        /* the run-time dims, read from the tensors that have them */
+        sb_puts(o, "    int64_t ");
+        for (int j = 0; j < nd; j++)
+            sb_printf(o, "%s%s", j ? ", " : "", ((const IrDim *)dims->items[j])->name);
+        sb_puts(o, ";\n    int status;\n\n");
+        sb_printf(o, "    if (nargs != %d)\n        return KGEN_ERR_NARGS;\n", n);
+        sb_puts(o, "    if (!args)\n        return KGEN_ERR_NULL;\n");
+        for (int j = 0; j < nd; j++) {
+            const IrDim *dm = dims->items[j];
+            const Buffer *b = k->params.items[dm->input];
+            sb_printf(o, "    if (!args[%d] || (args[%d]->ndim == %d && !args[%d]->shape))\n        return KGEN_ERR_NULL;\n",
+                      dm->input, dm->input, b->ndim, dm->input);
+            sb_printf(o, "    if (args[%d]->ndim != %d)\n        return KGEN_ERR_NDIM;\n", dm->input, b->ndim);
+            sb_printf(o, "    %s = args[%d]->shape[%d];\n", dm->name, dm->input, dm->dim);
+            sb_printf(o, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", dm->name,
+                      (long long)dm->lo, dm->name, (long long)dm->hi);
+        }
+        for (int i = 0; i < n; i++) {
+            const Buffer *b = k->params.items[i];
+            if (b->ndim == 0)
+                continue;
+            sb_printf(o, "    {\n        const int64_t shape%d[%d] = {", i, b->ndim);
+            for (int d = 0; d < b->ndim; d++) {
+                sb_puts(o, d ? ", " : "");
+                if (b->dyn[d])
+                    em_c_put_dim_expr(o, b->dyn[d]);
+                else
+                    em_c_put_i64(o, b->shape[d]);
+            }
+            sb_printf(o, "};\n        const int64_t strides%d[%d] = {", i, b->ndim);
+            for (int d = 0; d < b->ndim; d++) {
+                sb_puts(o, d ? ", " : "");
+                em_c_put_dim_expr(o, ir_simplify(ir_buffer_stride(b, d), NULL));
+            }
+            sb_printf(o, "};\n        /* %d: ", i);
+            em_comment_text(o, b->name);
+            sb_puts(o, " ");
+            em_c_put_shape(o, b);
+            sb_printf(o, " */\n        status = kgen_check_tensor(args[%d], KGEN_DEVICE_CPU, %s, %d, %d, shape%d, "
+                         "strides%d);\n", i, em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim, i, i);
+            sb_puts(o, "        if (status != KGEN_OK)\n            return status;\n    }\n");
+        }
+        if (k->workspace_bytes > 0)
+            sb_printf(o, "    if (!%s)\n        return KGEN_ERR_NULL;\n", ws);
+        sb_printf(o, "    return %s(", fn);
+        int indent = (int)strlen(fn) + 12;
+        for (int i = 0; i < n; i++) {
+            const Buffer *b = k->params.items[i];
+            if (i)
+                sb_printf(o, ",\n%*s", indent, "");
+            sb_printf(o, "(%s%s *)((char *)args[%d]->data + args[%d]->byte_offset)",
+                      b->is_input ? "const " : "", ir_dtype_ctype(b->dtype), i, i);
+        }
+        sb_printf(o, ",\n%*s%s", indent, "", ws);
+        for (int j = 0; j < nd; j++)
+            sb_printf(o, ", %s", ((const IrDim *)dims->items[j])->name);
+        sb_puts(o, ");\n}\n");
+        return;
+    }
     for (int i = 0; i < n; i++) {
         const Buffer *b = k->params.items[i];
         if (b->ndim == 0 || layout_of(k, i) != i)
@@ -262,7 +367,7 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
     sb_puts(c, "\n");
     em_print_kernel(c, k, &em_dialect_c);
     sb_puts(c, "\n");
-    em_c_tensors_entry(c, k, fn, "workspace");
+    em_c_tensors_entry(c, k, fn, "workspace", NULL);
 
     /* several kernels written to one directory share one runtime */
     if (!has_file(o, "kgen_runtime.h")) {

@@ -640,7 +640,7 @@ int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char
             if (g.api->cplusplus)
                 sb_puts(c, "\nextern \"C\" {\n");
             sb_puts(c, "\n");
-            em_c_tensors_entry(c, k, fn, "workspace");
+            em_c_tensors_entry(c, k, fn, "workspace", NULL);
             if (g.api->cplusplus)
                 sb_puts(c, "\n} /* extern \"C\" */\n");
         }

@@ -205,7 +205,7 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
         sb_printf(o, "\", {%s, %d, 1}, %d, {", em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim);
         for (int d = 0; d < b->ndim; d++) {
             sb_puts(o, d ? ", " : "");
-            em_c_put_i64(o, b->shape[d]);
+            em_c_put_i64(o, b->dyn[d] ? -1 : b->shape[d]);
         }
         if (!b->ndim)
             sb_puts(o, "0");
@@ -224,7 +224,30 @@ void em_c_model_signature(StrBuf *o, const EmModel *m)
         sb_printf(o, "const %s *restrict %s, ", ir_dtype_ctype(m->inputs[i].buf->dtype), m->inputs[i].buf->name);
     for (int i = 0; i < m->noutputs; i++)
         sb_printf(o, "%s *restrict %s, ", ir_dtype_ctype(m->outputs[i].buf->dtype), m->outputs[i].buf->name);
-    sb_puts(o, "void *restrict arena)");
+    sb_puts(o, "void *restrict arena");
+    const PtrVec *dims = &m->model->prog->dims;
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(o, ", int64_t %s", ((const IrDim *)dims->items[i])->name);
+    sb_puts(o, ")");
+}
+
+/* The model function's first statements with run-time dims: each in its range, then the
+ * checks derived from the graph (extents that must agree), else KGEN_ERR_SHAPE. */
+static void dim_checks(StrBuf *c, const Model *mod)
+{
+    const Program *p = mod->prog;
+    for (int i = 0; i < p->dims.n; i++) {
+        const IrDim *d = p->dims.items[i];
+        sb_printf(c, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", d->name, (long long)d->lo,
+                  d->name, (long long)d->hi);
+    }
+    for (int i = 0; i < p->checks.n; i++) {
+        sb_puts(c, "    /* ");
+        em_comment_text(c, p->check_msgs.items[i]);
+        sb_puts(c, " */\n    if (!");
+        em_c_put_dim_expr(c, p->checks.items[i]);
+        sb_puts(c, ")\n        return KGEN_ERR_SHAPE;\n");
+    }
 }
 
 void em_c_model_header(StrBuf *h, const EmModel *m)
@@ -272,9 +295,29 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
         em_comment_text(h, m->outputs[i].name);
         sb_puts(h, ")\n");
     }
-    sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n" : " * Returns KGEN_OK. */\n");
+    const PtrVec *dims = &mod->prog->dims;
+    if (dims->n) {
+        sb_puts(h, " * Dims decided at run time, the last arguments, each in its range:\n");
+        for (int i = 0; i < dims->n; i++) {
+            const IrDim *d = dims->items[i];
+            sb_printf(h, " *   %s in [%lld, %lld]\n", d->name, (long long)d->lo, (long long)d->hi);
+        }
+        sb_printf(h, " * The arena is planned for the largest extents (%s_ARENA_BYTES holds every run);\n"
+                     " * buffers are compact row-major for the actual extents. A dim out of its range, or\n"
+                     " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+    }
+    sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n"
+                   : dims->n ? " * Returns KGEN_OK or KGEN_ERR_SHAPE. */\n" : " * Returns KGEN_OK. */\n");
     em_c_model_signature(h, m);
     sb_puts(h, ";\n\n");
+    if (dims->n) {
+        sb_printf(h, "/* The run-time dims, in argument order; NAME_tensors() reads each from the shape of\n"
+                     " * an input. %s_output_shape: output `output`'s shape for the dims given (in that\n"
+                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n", m->name);
+        sb_printf(h, "#define %s_NUM_DIMS %d\n", up, dims->n);
+        sb_printf(h, "extern const kgen_dim_info %s_dim_info[%d];\n", m->name, dims->n);
+        sb_printf(h, "int %s_output_shape(int output, const int64_t *dims, int64_t *shape);\n\n", m->name);
+    }
     if (gpu) {
         sb_printf(h, "/* Device time of the last run in milliseconds (%s), and the release of every\n"
                      " * device resource (the next run starts afresh). */\n",
@@ -457,6 +500,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    (void)arena;\n");
     if (in_file && mod->constants.n)
         sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
+    dim_checks(c, mod);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
         for (int k = 0; k < mod->kernels.n && !used; k++) {
@@ -508,6 +552,8 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             else
                 sb_puts(c, b->name);
         }
+        for (int q = 0; q < kk->dims.n; q++)
+            sb_printf(c, ", (int32_t)%s", ((const Var *)kk->dims.items[q])->name);
         sb_printf(c, ");\n%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
         free(fn);
         for (int j = 0; j < mod->nloops; j++)
@@ -532,9 +578,40 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
         ir_vec_push(&k.params, (void *)m->inputs[i].buf, 1 << 20, "parameters");
     for (int i = 0; i < m->noutputs; i++)
         ir_vec_push(&k.params, (void *)m->outputs[i].buf, 1 << 20, "parameters");
-    em_c_tensors_entry(c, &k, m->name, "arena");
+    em_c_tensors_entry(c, &k, m->name, "arena", &mod->prog->dims);
     info_table(c, m, "input", m->inputs, m->ninputs);
     info_table(c, m, "output", m->outputs, m->noutputs);
+    const PtrVec *dims = &mod->prog->dims;
+    if (!dims->n)
+        return;
+    sb_printf(c, "\nconst kgen_dim_info %s_dim_info[%d] = {\n", m->name, dims->n);
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        sb_printf(c, "    {\"%s\", %lld, %lld, %d, %d},\n", d->name, (long long)d->lo, (long long)d->hi, d->input, d->dim);
+    }
+    sb_puts(c, "};\n");
+    sb_printf(c, "\nint %s_output_shape(int output, const int64_t *dims, int64_t *shape)\n{\n", m->name);
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        sb_printf(c, "    const int64_t %s = dims[%d];\n", d->name, i);
+    }
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(c, "    (void)%s;\n", ((const IrDim *)dims->items[i])->name);
+    sb_puts(c, "    switch (output) {\n");
+    for (int i = 0; i < m->noutputs; i++) {
+        const Buffer *b = m->outputs[i].buf;
+        sb_printf(c, "    case %d:\n", i);
+        for (int d = 0; d < b->ndim; d++) {
+            sb_printf(c, "        shape[%d] = ", d);
+            if (b->dyn[d])
+                em_c_put_dim_expr(c, b->dyn[d]);
+            else
+                em_c_put_i64(c, b->shape[d]);
+            sb_puts(c, ";\n");
+        }
+        sb_puts(c, "        return KGEN_OK;\n");
+    }
+    sb_puts(c, "    default:\n        return KGEN_ERR_NARGS;\n    }\n}\n");
 }
 
 void em_c_runner_files(OutSet *o, const EmModel *m)
@@ -582,6 +659,11 @@ void em_c_runner_files(OutSet *o, const EmModel *m)
     sb_printf(r, "#define KGEN_MAIN_NUM_INPUTS %s_NUM_INPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_NUM_OUTPUTS %s_NUM_OUTPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_ARENA_BYTES %s_ARENA_BYTES\n", up);
+    if (m->model->prog->dims.n) {
+        sb_printf(r, "#define KGEN_MAIN_DIMS %s_dim_info\n", m->name);
+        sb_printf(r, "#define KGEN_MAIN_NUM_DIMS %s_NUM_DIMS\n", up);
+        sb_printf(r, "#define KGEN_MAIN_OUTPUT_SHAPE %s_output_shape\n", m->name);
+    }
     if (gpu)
         sb_printf(r, "#define KGEN_MAIN_DEVICE_MS %s_device_ms\n", m->name);
     sb_puts(r, "#include \"kgen_main.h\"\n");

@@ -86,7 +86,32 @@ static int parse_dim(const char *prog, const char *opt, const char *arg, const c
     return 0;
 }
 
-/* --input-shape NAME=D0,D1,... ("NAME=" for a scalar) */
+/* A dim or a range LO..HI of dims (LO < HI): *lo = *hi for a single one. */
+static int parse_dim_range(const char *prog, const char *opt, const char *arg, const char *s, size_t n, int64_t *lo,
+                           int64_t *hi)
+{
+    const char *dots = NULL;
+    for (size_t i = 0; i + 1 < n && !dots; i++)
+        if (s[i] == '.' && s[i + 1] == '.')
+            dots = s + i;
+    if (!dots) {
+        if (parse_dim(prog, opt, arg, s, n, hi))
+            return -1;
+        *lo = *hi;
+        return 0;
+    }
+    size_t a = (size_t)(dots - s);
+    if (parse_dim(prog, opt, arg, s, a, lo) || parse_dim(prog, opt, arg, dots + 2, n - a - 2, hi))
+        return -1;
+    if (*lo >= *hi) {
+        fprintf(stderr, "%s: error: %s %s: the range '%.*s' is empty or one value (give LO..HI with LO < HI, or N)\n",
+                prog, opt, arg, (int)n, s);
+        return -1;
+    }
+    return 0;
+}
+
+/* --input-shape NAME=D0,D1,... ("NAME=" for a scalar; a dim may be a range LO..HI) */
 static int parse_input_shape(const char *prog, const char *arg, OnnxInputShape *out)
 {
     const char *v;
@@ -103,8 +128,9 @@ static int parse_input_shape(const char *prog, const char *arg, OnnxInputShape *
             fprintf(stderr, "%s: error: --input-shape %s: more than %d dimensions\n", prog, arg, KG_MAX_DIMS);
             return -1;
         }
-        if (parse_dim(prog, "--input-shape", arg, p, n, &out->dims[out->ndim++]))
+        if (parse_dim_range(prog, "--input-shape", arg, p, n, &out->lo[out->ndim], &out->dims[out->ndim]))
             return -1;
+        out->ndim++;
         if (!p[n])
             break;
         p += n + 1;
@@ -112,17 +138,17 @@ static int parse_input_shape(const char *prog, const char *arg, OnnxInputShape *
     return 0;
 }
 
-/* --dim SYMBOL=N */
+/* --dim SYMBOL=N or SYMBOL=LO..HI */
 static int parse_dim_value(const char *prog, const char *arg, OnnxDimValue *out)
 {
     const char *v;
     char *name = split_last_eq(arg, &v);
     if (!name) {
-        fprintf(stderr, "%s: error: --dim %s: expected SYMBOL=N\n", prog, arg);
+        fprintf(stderr, "%s: error: --dim %s: expected SYMBOL=N or SYMBOL=LO..HI\n", prog, arg);
         return -1;
     }
     out->symbol = name;
-    return parse_dim(prog, "--dim", arg, v, strlen(v), &out->value);
+    return parse_dim_range(prog, "--dim", arg, v, strlen(v), &out->lo, &out->value);
 }
 
 int gen_shape_option(GenOptions *opt, int argc, char **argv, int *i, const char *prog)

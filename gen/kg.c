@@ -602,7 +602,7 @@ static int prefix_fails(Program *prog, int i)
     if (last < 0)
         return 0;
     Tensor *t = prog->tensors.items[last];
-    Program part = {prog->name, {prog->tensors.items, i + 1, i + 1}};
+    Program part = {.name = prog->name, .tensors = {prog->tensors.items, i + 1, i + 1}};
     int was = t->is_output;
     t->is_output = 1;
     int bad = ir_program_verify(&part) != 0;

@@ -244,6 +244,8 @@ struct Var {
     const char *name;
     DType dtype;
     int id;
+    int is_dim;        /* a run-time dim's variable (IrDim): a kernel parameter, not a loop */
+    int64_t lo, hi;    /* is_dim: its range, which the simplifier knows */
 };
 
 Var *ir_var_new(const char *name, DType dtype);
@@ -365,7 +367,9 @@ typedef struct {
  * recomputed by the lowering from the root extents in force (compute_at narrows them). */
 struct IterVar {
     Var *var;
-    int64_t extent;
+    int64_t extent;           /* a run-time dim's axis: its bound (the most iterations) */
+    Expr *dyn;                /* a run-time dim's axis: its extent, an expression of IrDim
+                                 variables (<= extent); NULL: extent itself */
     IterKind kind;
     Annotation ann;
     const char *bind_tag;
@@ -440,7 +444,28 @@ struct Tensor {
     const IrGuard *guard;         /* NULL: needed whatever the input */
     const IrLoop *loop;           /* computed in every iteration of this run-time loop */
     const IrLoop *loop_state;     /* a placeholder: one of this loop's states */
+    /* Dims decided at run time (--input-shape x=1,3,32..224,W): dyn[d] is dim d's extent,
+     * an index expression of IrDim variables, and shape[d] its bound, the most it can be
+     * (buffers are sized and strided for the bound); NULL: shape[d] itself. */
+    Expr *dyn[KG_MAX_DIMS];
 };
+
+/* A dimension decided at run time: a variable of the generated entry points (an
+ * int64_t extent argument, or read from a tensor's shape), in [lo, hi]. The program's
+ * other run-time extents are expressions of these. */
+typedef struct {
+    const char *name;      /* a C identifier: the --dim symbol, or INPUT_dimD */
+    Var *var;              /* DT_INDEX; its value in the kernels */
+    int64_t lo, hi;
+    int input, dim;        /* where an entry point reads it: graph input `input`, dim `dim` */
+} IrDim;
+
+/* Dim d of t as an index expression: its run-time extent, or the constant shape. */
+Expr *ir_tensor_dim(const Tensor *t, int d);
+/* Has t a dim decided at run time? */
+int ir_tensor_is_dynamic(const Tensor *t);
+/* Is v one of the run-time dims' variables (of any program)? */
+int ir_var_is_dim(const Var *v);
 
 Tensor *ir_placeholder(const char *name, DType dtype, int ndim, const int64_t *shape);
 /* A constant: the data is copied into the arena. */
@@ -460,7 +485,23 @@ int ir_tensor_same_shape(const Tensor *a, const Tensor *b);   /* rank and extent
 typedef struct {
     const char *name;
     PtrVec tensors;              /* Tensor* */
+    PtrVec dims;                 /* IrDim*: the dims decided at run time, in argument order */
+    /* conditions on the run-time dims every entry point checks before it runs (derived
+     * constraints: two branches of an Add whose extents must agree), each with a message */
+    PtrVec checks;               /* Expr* (bool) */
+    PtrVec check_msgs;           /* const char* */
 } Program;
+
+/* A run-time dim named name in [lo, hi], appended to p->dims (its variable is fresh). */
+IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, int input, int dim);
+/* A condition the entry points check (cond a bool expression of dim variables). */
+void ir_program_add_check(Program *p, Expr *cond, const char *msg);
+/* dyn.c: the run-time extents of compute t's axes from the run-time dims it reads each as
+ * a whole, position for position (its IterVar.dyn and Tensor.dyn; extents that must agree
+ * become checks of p). strict: any other read of a run-time dim, or a fixed dim other than
+ * 1 read by an axis of run-time extent, fails with ir_fail() (an operator that does not
+ * handle run-time dims); lenient: the operator set the rest itself. 0, or -1. */
+int ir_dyn_infer(Program *p, Tensor *t, int strict);
 
 Program *ir_program_new(const char *name);
 int ir_program_add(Program *p, Tensor *t);        /* fails on a duplicate name */
@@ -497,7 +538,13 @@ struct Buffer {
     int64_t ws_offset;     /* SCOPE_WORKSPACE: byte offset in the workspace */
     int is_input;          /* SCOPE_PARAM: read only */
     const Tensor *constant;/* SCOPE_PARAM: the constant tensor it holds (weights), or NULL */
+    /* SCOPE_PARAM of a run-time dim (a graph input or output): dyn[d] is dim d's run-time
+     * extent and the buffer is compact for the run-time extents (the strides above are the
+     * bound's and unused); NULL everywhere for the others, which keep the bound's strides */
+    Expr *dyn[KG_MAX_DIMS];
 };
+/* Stride of dim d of b as an index expression (a run-time one for a buffer with dyn). */
+Expr *ir_buffer_stride(const Buffer *b, int d);
 
 Buffer *ir_buffer_new(const char *name, DType dtype, int ndim, const int64_t *shape, Scope scope);
 
@@ -568,6 +615,8 @@ Stmt *ir_prefetch(Buffer *b, Expr *index);
 Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
 /* Does s store into buffer b? */
 int ir_stmt_stores(const Stmt *s, const Buffer *b);
+/* Does s read variable v anywhere (bounds, conditions, indices, values)? */
+int ir_stmt_uses_var(const Stmt *s, const Var *v);
 
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);
 
@@ -604,6 +653,8 @@ typedef struct {
     int nguards;
     const Buffer *guard_buf[IR_MAX_GUARDS];
     int guard_value[IR_MAX_GUARDS];
+    PtrVec dims;                /* Var*: the run-time dims the body reads, scalar parameters
+                                   after the buffers (in the program's dim order) */
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);

@@ -82,10 +82,24 @@ static Info *info_of(Layout *L, const Tensor *t)
 
 /* Append t to the new list. Not ir_program_add: that renumbers t, and the ids of the old
  * tensors index L->info until the end of the pass. */
+/* Blocked tb [N, C/B, H, W, B] replacing NCHW t: t's run-time dims N, H and W. */
+static Tensor *blocked_dyn(Tensor *tb, const Tensor *t)
+{
+    if (!tb)
+        return NULL;
+    static const int map[4] = {0, -1, 2, 3};
+    for (int d = 0; d < 4; d++)
+        if (map[d] >= 0 && t->dyn[d])
+            tb->dyn[map[d]] = tb->axes[map[d]]->dyn = t->dyn[d];
+    return tb;
+}
+
 static Tensor *add(Layout *L, Tensor *t)
 {
     if (!t)
         ir_die("layout: cannot build a tensor: %s", ir_errmsg());
+    if (L->np->dims.n && ir_dyn_infer(L->np, t, 0))
+        ir_die("layout: %s", ir_errmsg());   /* (lenient: cannot fail) */
     if (ir_program_find(L->np, t->name))
         ir_die("layout: tensor '%s' defined twice", t->name);
     if (L->src && !ir_tensor_is_leaf(t)) {
@@ -688,7 +702,7 @@ static Tensor *block_conv(Layout *L, Tensor *t, const Conv *m, int mode)
     }
     Expr *body = ir_reduce(RED_SUM, ir_bin(OP_MUL, xr, wr), red, nred);
     const char *name = kept(L, t) ? fresh(L, ir_fmt("%s_nchwc", t->name)) : t->name;
-    Tensor *yb = add(L, ir_compute(name, 5, ax, body));
+    Tensor *yb = add(L, blocked_dyn(ir_compute(name, 5, ax, body), t));
     yb->comment = t->comment;
     yb->pos = t->pos;
     mark_zeroed(L, yb);   /* zero weights and zero padded inputs give zeros */
@@ -766,7 +780,7 @@ static Tensor *block_elem(Layout *L, Tensor *t)
     Expr *body = rw(&k, t->body);
     if (C % B && !keeps_zero(L, body))
         body = ir_select(ir_bin(OP_LT, c, ir_idx(C)), body, zero(body->dtype));
-    Tensor *tb = add(L, ir_compute(t->name, 5, ax, body));
+    Tensor *tb = add(L, blocked_dyn(ir_compute(t->name, 5, ax, body), t));
     tb->comment = t->comment;
     tb->pos = t->pos;
     mark_zeroed(L, tb);
@@ -851,7 +865,7 @@ static Tensor *block_concat(Layout *L, Tensor *t, const Cat *m)
     }
     if (C % B && !is_zeroed(L, info_of(L, m->x[m->n - 1])->nt))
         body = ir_select(ir_bin(OP_LT, madd(v(ax[1]), B, v(ax[4])), ir_idx(C)), body, zero(body->dtype));
-    Tensor *tb = add(L, ir_compute(t->name, 5, ax, body));
+    Tensor *tb = add(L, blocked_dyn(ir_compute(t->name, 5, ax, body), t));
     tb->comment = t->comment;
     tb->pos = t->pos;
     mark_zeroed(L, tb);
@@ -908,6 +922,9 @@ int ir_layout_nchwc(Program *p, int block)
     Layout L = {0};
     L.old = p;
     L.np = ir_program_new(p->name);
+    L.np->dims = p->dims;
+    L.np->checks = p->checks;
+    L.np->check_msgs = p->check_msgs;
     L.B = block;
     L.info = ir_alloc(sizeof *L.info * (size_t)(p->tensors.n + 1));
     L.kept = ir_alloc((size_t)p->tensors.n + 1);
@@ -951,6 +968,8 @@ int ir_layout_nchwc(Program *p, int block)
     if (!nconv)
         return 0;
     p->tensors = L.np->tensors;
+    p->checks = L.np->checks;
+    p->check_msgs = L.np->check_msgs;
     ir_program_renumber(p);
     if (ir_program_verify(p))
         return ir_fail("layout: the blocked program is inconsistent: %s", ir_errmsg());

@@ -77,6 +77,11 @@ int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi)
                     *hi = m->items[i].hi;
                     return 1;
                 }
+        if (e->u.var->is_dim) {
+            *lo = e->u.var->lo;
+            *hi = e->u.var->hi;
+            return 1;
+        }
         return 0;
     case E_UN:
         if (e->u.un.op == UN_NOT) {

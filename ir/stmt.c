@@ -20,6 +20,19 @@ Buffer *ir_buffer_new(const char *name, DType dtype, int ndim, const int64_t *sh
     return b;
 }
 
+Expr *ir_buffer_stride(const Buffer *b, int d)
+{
+    int dyn = 0;
+    for (int i = 0; i < b->ndim; i++)
+        dyn |= b->dyn[i] != NULL;
+    if (!dyn)
+        return ir_idx(b->strides[d]);
+    Expr *s = ir_idx(1);
+    for (int i = b->ndim - 1; i > d; i--)
+        s = ir_mul(s, b->dyn[i] ? b->dyn[i] : ir_idx(b->shape[i]));
+    return s;
+}
+
 static Stmt *mk(StmtKind kind)
 {
     Stmt *s = ir_alloc(sizeof *s);
@@ -290,6 +303,31 @@ int ir_stmt_stores(const Stmt *s, const Buffer *b)
     case S_SEQ:
         for (int i = 0; i < s->u.seq.n; i++)
             if (ir_stmt_stores(s->u.seq.items[i], b))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+int ir_stmt_uses_var(const Stmt *s, const Var *v)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR:
+        return ir_expr_uses_var(s->u.loop.min, v) || ir_expr_uses_var(s->u.loop.extent, v) ||
+               ir_stmt_uses_var(s->u.loop.body, v);
+    case S_LET: return ir_expr_uses_var(s->u.let.value, v) || ir_stmt_uses_var(s->u.let.body, v);
+    case S_IF:
+        return ir_expr_uses_var(s->u.cond.cond, v) || ir_stmt_uses_var(s->u.cond.then, v) ||
+               ir_stmt_uses_var(s->u.cond.els, v);
+    case S_STORE:
+        return ir_expr_uses_var(s->u.store.index, v) || (s->u.store.value && ir_expr_uses_var(s->u.store.value, v));
+    case S_PREFETCH: return ir_expr_uses_var(s->u.store.index, v);
+    case S_ALLOC: return ir_stmt_uses_var(s->u.alloc.body, v);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (ir_stmt_uses_var(s->u.seq.items[i], v))
                 return 1;
         return 0;
     default: return 0;

@@ -69,6 +69,7 @@ static int set_axes(Tensor *t, int ndim, IterVar **axes, int64_t min_extent)
                            axes[i]->var->name, (long long)axes[i]->extent, (long long)min_extent);
         t->axes[i] = axes[i];
         t->shape[i] = axes[i]->extent;
+        t->dyn[i] = axes[i]->dyn;
     }
     return 0;
 }
@@ -244,6 +245,43 @@ int64_t ir_tensor_numel(const Tensor *t)
 }
 
 /* ---------------------------------------------------------------- programs */
+
+Expr *ir_tensor_dim(const Tensor *t, int d) { return t->dyn[d] ? t->dyn[d] : ir_idx(t->shape[d]); }
+
+int ir_tensor_is_dynamic(const Tensor *t)
+{
+    for (int d = 0; d < t->ndim; d++)
+        if (t->dyn[d])
+            return 1;
+    return 0;
+}
+
+int ir_var_is_dim(const Var *v) { return v->is_dim; }
+
+IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, int input, int dim)
+{
+    IrDim *d = ir_alloc(sizeof *d);
+    d->name = ir_strdup(name);
+    d->var = ir_var_new(name, DT_INDEX);
+    d->var->is_dim = 1;
+    d->var->lo = lo;
+    d->var->hi = hi;
+    d->lo = lo;
+    d->hi = hi;
+    d->input = input;
+    d->dim = dim;
+    ir_vec_push(&p->dims, d, 64, "run-time dims");
+    return d;
+}
+
+void ir_program_add_check(Program *p, Expr *cond, const char *msg)
+{
+    for (int i = 0; i < p->checks.n; i++)
+        if (ir_expr_equal(p->checks.items[i], cond))
+            return;
+    ir_vec_push(&p->checks, cond, 1 << 16, "run-time checks");
+    ir_vec_push(&p->check_msgs, (void *)ir_strdup(msg), 1 << 16, "run-time checks");
+}
 
 Program *ir_program_new(const char *name)
 {

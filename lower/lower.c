@@ -106,7 +106,7 @@ static Expr *flat_index(Buffer *b, Expr **idx, Expr **rmin)
             i = ir_cast(DT_INDEX, i);
         if (rmin && rmin[d])
             i = ir_bin(OP_SUB, i, rmin[d]);
-        sum = ir_bin(OP_ADD, sum, ir_bin(OP_MUL, i, ir_idx(b->strides[d])));
+        sum = ir_bin(OP_ADD, sum, ir_bin(OP_MUL, i, ir_buffer_stride(b, d)));
     }
     return ir_simplify(sum, NULL);
 }
@@ -197,6 +197,7 @@ static Expr *lower_expr(Lower *L, Expr *e, Pending *p)
 typedef struct {
     IterVar *iv;
     int64_t ext;
+    Expr *dext;      /* a run-time dim's axis: its run-time extent (ext is the bound), or NULL */
     Expr *value;     /* in terms of leaf loop variables */
 } IvInfo;
 
@@ -214,7 +215,7 @@ static IvInfo *ivm(IvMap *m, IterVar *iv, int create)
         return NULL;
     if (m->n == MAX_IV)
         ir_die("too many axes");
-    m->items[m->n] = (IvInfo){iv, 0, NULL};
+    m->items[m->n] = (IvInfo){iv, 0, NULL, NULL};
     return &m->items[m->n++];
 }
 
@@ -228,6 +229,27 @@ static ForKind for_kind(const IterVar *iv)
     case ANN_TENSORIZE: return FOR_TENSORIZED;
     default: return FOR_SERIAL;
     }
+}
+
+/* Can iv's loop run to a run-time extent? Not a vector, unrolled, tensorized or bound
+ * one: those keep the bound's constant extent and a guard. */
+static int runtime_loop(const IterVar *iv)
+{
+    return iv->ann == ANN_NONE || iv->ann == ANN_PARALLEL;
+}
+
+static int st_is_leaf(const Stage *st, const IterVar *iv)
+{
+    for (int i = 0; i < st->leaf.n; i++)
+        if (st->leaf.items[i] == iv)
+            return 1;
+    return 0;
+}
+
+/* A leaf loop's extent: the run-time one where it may have it */
+static Expr *loop_extent(const IvInfo *ii)
+{
+    return ii->dext && runtime_loop(ii->iv) ? ii->dext : ir_idx(ii->ext);
 }
 
 int lower_leaf_of_var(const Stage *st, const Expr *e)
@@ -580,16 +602,25 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
     int nspatial = t->ndim;
     for (int i = 0; i < st->root.n; i++) {
         IterVar *iv = st->root.items[i];
-        ivm(&ivs, iv, 1)->ext = i < nspatial ? rext[i] : iv->extent;
+        IvInfo *ii = ivm(&ivs, iv, 1);
+        ii->ext = i < nspatial ? rext[i] : iv->extent;
+        /* a run-time extent: a root stage's spatial axes over the whole tensor, reduce axes */
+        ii->dext = i < nspatial ? (rmin[i] || rext[i] != t->shape[i] ? NULL : t->dyn[i]) : iv->dyn;
     }
-    /* extents forward through the relations */
+    /* extents forward through the relations (run-time ones to the outer axes of splits:
+     * their loops run to ceil(extent / factor); the guards below hold the rest) */
     for (int r = 0; r < st->nrels; r++) {
         Relation *rel = &st->rels[r];
         if (rel->kind == REL_SPLIT) {
-            int64_t pe = ivm(&ivs, rel->parent, 0)->ext;
+            IvInfo *pi = ivm(&ivs, rel->parent, 0);
+            int64_t pe = pi->ext;
             int64_t in = rel->factor < pe ? rel->factor : pe;
+            Expr *pd = pi->dext;
             ivm(&ivs, rel->inner, 1)->ext = in;
             ivm(&ivs, rel->outer, 1)->ext = (pe + rel->factor - 1) / rel->factor;
+            ivm(&ivs, rel->outer, 0)->dext =
+                pd ? ir_simplify(ir_bin(OP_FLOORDIV, ir_add(pd, ir_idx(rel->factor - 1)), ir_idx(rel->factor)), NULL)
+                   : NULL;
         } else {
             ivm(&ivs, rel->fused, 1)->ext = ivm(&ivs, rel->outer, 0)->ext * ivm(&ivs, rel->inner, 0)->ext;
         }
@@ -625,7 +656,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
             Expr *o = ivm(&ivs, rel->outer, 0)->value, *in = ivm(&ivs, rel->inner, 0)->value;
             pi->value = ir_bin(OP_ADD, ir_bin(OP_MUL, o, ir_idx(rel->factor)), in);
             int64_t oe = ivm(&ivs, rel->outer, 0)->ext;
-            if (oe > 1 && oe * rel->factor != pi->ext)
+            if (oe > 1 && oe * rel->factor != pi->ext && !pi->dext)   /* (run-time: guarded below) */
                 ir_vec_push(rel->parent->kind == IV_REDUCE ? &rguards : &guards,
                             ir_bin(OP_LT, pi->value, ir_idx(pi->ext)), 1 << 20, "guards");
         } else {
@@ -647,9 +678,15 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         if (i < nspatial && rmin[i]) {
             v = ir_bin(OP_ADD, rmin[i], v);
             /* a region may reach past the tensor (tails, halos): guard it */
-            ir_vec_push(&guards, ir_bin(OP_AND, ir_bin(OP_GE, v, ir_idx(0)), ir_bin(OP_LT, v, ir_idx(t->shape[i]))),
+            ir_vec_push(&guards, ir_bin(OP_AND, ir_bin(OP_GE, v, ir_idx(0)), ir_bin(OP_LT, v, ir_tensor_dim(t, i))),
                         1 << 20, "guards");
+        } else if (i < nspatial && !rmin[i] && t->dyn[i] && rext[i] != t->shape[i]) {
+            ir_vec_push(&guards, ir_bin(OP_LT, v, t->dyn[i]), 1 << 20, "guards");
         }
+        /* a run-time extent the leaf loops do not end at exactly: guard it */
+        IvInfo *ri = ivm(&ivs, iv, 0);
+        if (ri->dext && !(runtime_loop(iv) && st_is_leaf(st, iv)))
+            ir_vec_push(iv->kind == IV_REDUCE ? &rguards : &guards, ir_bin(OP_LT, v, ri->dext), 1 << 20, "guards");
         vars[nv] = iv->var;
         vals[nv++] = v;
     }
@@ -803,14 +840,14 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                               jv->ann == ANN_VECTORIZE || jv->ann == ANN_TENSORIZE ? FOR_VECTORIZED : FOR_SERIAL,
                               init);
             }
-            Stmt *loop = ir_for(iv->var, ir_idx(0), ir_idx(ivm(&ivs, iv, 0)->ext), for_kind(iv), cur);
+            Stmt *loop = ir_for(iv->var, ir_idx(0), loop_extent(ivm(&ivs, iv, 0)), for_kind(iv), cur);
             if (iv->bind_tag)
                 loop->u.loop.bind_tag = iv->bind_tag;
             loop->u.loop.tensorize = iv->tensorize;
             cur = ir_seq2(init, loop);
             continue;
         }
-        Stmt *loop = ir_for(iv->var, ir_idx(0), ir_idx(ivm(&ivs, iv, 0)->ext), for_kind(iv), cur);
+        Stmt *loop = ir_for(iv->var, ir_idx(0), loop_extent(ivm(&ivs, iv, 0)), for_kind(iv), cur);
         if (iv->bind_tag)
             loop->u.loop.bind_tag = iv->bind_tag;
         loop->u.loop.tensorize = iv->tensorize;
@@ -868,6 +905,7 @@ int lower_setup(Lower *L, Schedule *s, PtrVec *roots)
                           : pass == 1 ? t->kind != T_CONSTANT || t->is_output : !t->is_output)
                 continue;   /* (an empty output may be a leaf: nothing computes it) */
             Buffer *b = ir_buffer_new(t->name, t->dtype, t->ndim, t->shape, SCOPE_PARAM);
+            memcpy(b->dyn, t->dyn, sizeof b->dyn);   /* compact for the run-time extents */
             b->is_input = pass < 2;
             b->constant = pass == 1 ? t : NULL;
             L->info[lower_stage_idx(L, t)].buf = b;
@@ -1001,5 +1039,22 @@ Kernel *ir_lower(Schedule *s, const char *name)
     if (lower_finish(&b, L.k->name))
         return NULL;
     L.k->body = b;
+    lower_kernel_dims(L.k, s->prog);
     return L.k;
+}
+
+void lower_kernel_dims(Kernel *k, const Program *p)
+{
+    k->dims.n = 0;
+    for (int i = 0; i < p->dims.n; i++) {
+        Var *v = ((IrDim *)p->dims.items[i])->var;
+        int used = ir_stmt_uses_var(k->body, v);
+        for (int j = 0; j < k->params.n && !used; j++) {
+            const Buffer *b = k->params.items[j];
+            for (int d = 0; d < b->ndim && !used; d++)
+                used = b->dyn[d] && ir_expr_uses_var(b->dyn[d], v);
+        }
+        if (used)
+            ir_vec_push(&k->dims, v, 64, "run-time dims");
+    }
 }

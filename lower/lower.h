@@ -6,6 +6,7 @@
  *   check.c    checks of the schedule before lowering and of the loops after
  *   passes.c   the loop passes every kernel goes through, a table run in order
  *   unroll.c   unrolled loops replicated
+ *   tails.c    loops chunked over a run-time extent: whole chunks unguarded, then the rest
  *   peel.c     tails and heads of chunked vector loops peeled
  *   unswitch.c loop-invariant selects taken out of vector loops
  *   model.c    a model's kernels, one per root stage, and the model passes, a table run in order
@@ -52,9 +53,14 @@ typedef struct {
     int64_t arena_align;         /* every slice offset is a multiple of this */
     ModelLoop *loops;            /* in kernel order, none nested */
     int nloops;
+    const Program *prog;         /* its dims decided at run time (prog->dims) and their checks */
 } Model;
 
 Model *ir_lower_model(Schedule *s, const char *name);
+
+/* k->dims: the run-time dims of p that k's body (or a run-time extent of its parameters)
+ * reads, in p's order. */
+void lower_kernel_dims(Kernel *k, const Program *p);
 
 /* The loop passes every kernel goes through after its nest is built, in order, and the
  * model passes of ir_lower_model, in order (n set to the count). */

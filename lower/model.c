@@ -152,6 +152,7 @@ static int partition(LowerModel *b)
         k->body = nest;
         lower_stmt_buffers(nest, &k->params);
         lower_sort_params(m, k);
+        lower_kernel_dims(k, s->prog);
         /* the header comment: what this kernel computes and fuses */
         ir_vec_push(&k->notes, ir_fmt("computes %s%s%s", st->t->name, st->t->comment ? ": " : "",
                                       st->t->comment ? st->t->comment : ""), 1 << 20, "notes");
@@ -258,6 +259,7 @@ Model *ir_lower_model(Schedule *s, const char *name)
     Model *m = b.m = ir_alloc(sizeof *m);
     m->arena_align = s->arena_align > 0 ? s->arena_align : LOWER_ALIGN_BYTES;
     m->name = ir_strdup(name);
+    m->prog = s->prog;
     for (int i = 0; i < b.L.k->params.n; i++) {
         Buffer *p = b.L.k->params.items[i];
         ir_vec_push(p->constant ? &m->constants : &m->params, p, 1 << 20, "buffers");

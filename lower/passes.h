@@ -54,6 +54,7 @@ int lower_check_loops(Stmt **s);
 int lower_finish(Stmt **b, const char *kernel);
 
 Stmt *lower_unroll(Stmt *s);       /* unroll.c */
+Stmt *lower_runtime_tails(Stmt *s);   /* tails.c */
 Stmt *lower_peel_tails(Stmt *s);   /* peel.c */
 Stmt *lower_peel_heads(Stmt *s);
 Stmt *lower_unswitch(Stmt *s);     /* unswitch.c */

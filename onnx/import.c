@@ -274,7 +274,9 @@ static int check_shape_options(const OnnxGraph *g, const OnnxImportOpts *o)
     }
     for (int k = 0; k < o->ndims; k++) {
         const char *sym = o->dims[k].symbol;
-        const char *opt = ir_fmt("--dim %s=%lld", sym, (long long)o->dims[k].value);
+        const char *opt = o->dims[k].lo < o->dims[k].value
+                              ? ir_fmt("--dim %s=%lld..%lld", sym, (long long)o->dims[k].lo, (long long)o->dims[k].value)
+                              : ir_fmt("--dim %s=%lld", sym, (long long)o->dims[k].value);
         for (int j = 0; j < k; j++)
             if (!strcmp(o->dims[j].symbol, sym))
                 return ir_fail("%s: dimension '%s' is given twice", opt, sym);
@@ -376,7 +378,8 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const OnnxImportOpts *
     }
     if (ndim > KG_MAX_DIMS)
         return ir_fail("graph input '%s' has rank %d (limit %d)", vi->name, ndim, KG_MAX_DIMS);
-    int64_t shape[KG_MAX_DIMS];
+    int64_t shape[KG_MAX_DIMS], lo[KG_MAX_DIMS];
+    const char *dimname[KG_MAX_DIMS] = {0};
     int unresolved = 0;
     for (int d = 0; d < ndim; d++) {
         const char *sym = vi->has_shape ? vi->dim_params[d] : NULL;
@@ -386,11 +389,19 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const OnnxImportOpts *
                            (long long)v);
         if (sym)
             v = -1;
-        if (sa)
+        lo[d] = -1;
+        if (sa) {
             v = sa->dims[d];
+            lo[d] = sa->lo[d];
+        }
         for (int k = 0; k < o->ndims && v < 0 && sym; k++)
-            if (!strcmp(o->dims[k].symbol, sym))
+            if (!strcmp(o->dims[k].symbol, sym)) {
                 v = o->dims[k].value;
+                lo[d] = o->dims[k].lo;
+                dimname[d] = o->dims[k].lo < v ? sym : NULL;
+            }
+        if (lo[d] >= 0 && lo[d] < v && !dimname[d])
+            dimname[d] = ir_fmt("%s_dim%d", onnx_c_name(vi->name), d);
         if (v < 0 && file && file->ndim == ndim)
             v = file->dims[d];
         if (v < 0 && bind && bind->literal)
@@ -433,10 +444,25 @@ static int make_input(Import *I, const OnnxValueInfo *vi, const OnnxImportOpts *
                 return ir_fail("%s: the file has shape %s, input '%s' %s", bind->option,
                                shape_str(bind->ndim, bind->dims), vi->name, shape_str(ndim, shape));
         }
+        for (int d = 0; d < ndim; d++)
+            if (dimname[d])
+                return ir_fail("%s: input '%s' has a dimension decided at run time (dim %d), which a bound value "
+                               "cannot have", bind->option, vi->name, d);
         x = ir_constant(cname, t, ndim, shape, bytes);
         *frozen = 1;
     } else {
         x = ir_placeholder(cname, t, ndim, shape);
+        for (int d = 0; x && d < ndim; d++) {
+            if (!dimname[d])
+                continue;
+            IrDim *dim = NULL;
+            for (int k = 0; k < I->prog->dims.n && !dim; k++)
+                if (!strcmp(((IrDim *)I->prog->dims.items[k])->name, onnx_c_name(dimname[d])))
+                    dim = I->prog->dims.items[k];
+            if (!dim)
+                dim = ir_program_add_dim(I->prog, onnx_c_name(dimname[d]), lo[d], shape[d], I->out->ninputs, d);
+            x->dyn[d] = ir_varref(dim->var);
+        }
         if (x && data && data->dtype == vi->dtype && data->ndim == ndim &&
             !memcmp(data->dims, shape, sizeof(int64_t) * (size_t)ndim))
             x->data = data->data;
@@ -1246,6 +1272,21 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     OpAttr *attrs = node_attrs(n);
     c.attrs = attrs;
     c.nattrs = n->nattrs;
+    int dyn = control || other ? 0 : op_dyn_kind(n->op_type);
+    if (dyn && (op_attr_int(&c, "training_mode", 0) || (!strcmp(n->op_type, "Dropout") && n->ninputs > 2)))
+        dyn = 0;   /* training: counts and random masks over the whole shape */
+    for (int i = 0; i < n->ninputs; i++)
+        if (c.in[i] && ir_tensor_is_dynamic(c.in[i]) && !dyn) {
+            int d = 0;
+            while (!c.in[i]->dyn[d])
+                d++;
+            free(attrs);
+            ir_fail("input %d ('%s') has a dim decided at run time (dim %d: %s), and kgen runs %s only on fixed "
+                    "dims yet (fix the dim with --input-shape or --dim N)",
+                    i, n->inputs[i], d,
+                    c.in[i]->dyn[d]->kind == E_VAR ? c.in[i]->dyn[d]->u.var->name : "derived", n->op_type);
+            return node_fail(n, ni);
+        }
     int first = I->prog->tensors.n;
     int rc = !control                       ? def->build(&c)
              : !strcmp(n->op_type, "If")   ? import_if(I, n, &c)
@@ -1254,6 +1295,9 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     free(attrs);
     if (rc)
         return node_fail(n, ni);
+    for (int i = first; i < I->prog->tensors.n && I->prog->dims.n; i++)
+        if (ir_dyn_infer(I->prog, I->prog->tensors.items[i], dyn == 1))
+            return node_fail(n, ni);
     for (int i = first; i < I->prog->tensors.n; i++) {
         Tensor *t = I->prog->tensors.items[i];
         if (check_elems(I, ir_fmt("'%s'", t->name), t->ndim, t->shape))

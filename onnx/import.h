@@ -21,17 +21,21 @@ typedef struct {
     const char *option;        /* the option as written, for messages ("--bind sr=16000") */
 } OnnxBinding;
 
-/* --input-shape NAME=D0,D1,...: every dim of graph input NAME */
+/* --input-shape NAME=D0,D1,...: every dim of graph input NAME; a dim given as a range
+ * LO..HI is decided at run time (lo[d] = LO, dims[d] = HI; lo[d] == dims[d] otherwise) */
 typedef struct {
     const char *name;
     int ndim;
     int64_t dims[KG_MAX_DIMS];
+    int64_t lo[KG_MAX_DIMS];
 } OnnxInputShape;
 
-/* --dim SYMBOL=N: every dim named SYMBOL (dim_param) in every graph input */
+/* --dim SYMBOL=N: every dim named SYMBOL (dim_param) in every graph input; SYMBOL=LO..HI:
+ * decided at run time in that range (lo < value), one run-time dim wherever it appears */
 typedef struct {
     const char *symbol;
     int64_t value;
+    int64_t lo;
 } OnnxDimValue;
 
 /* How the graph inputs get their shapes and values (all optional). */

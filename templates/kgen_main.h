@@ -117,6 +117,12 @@ static void kgen_main_info_(void)
         v = kgen_main_output_(i);
         printf("output %d '%s': %s\n", i, v->name, kgen_io_format_type(ty, sizeof ty, v->dtype, v->ndim, v->shape));
     }
+#ifdef KGEN_MAIN_DIMS
+    /* (-1 above: a dim decided at run time) */
+    for (i = 0; i < KGEN_MAIN_NUM_DIMS; i++)
+        printf("dim %s: %lld..%lld (input %d dim %d)\n", KGEN_MAIN_DIMS[i].name, (long long)KGEN_MAIN_DIMS[i].lo,
+               (long long)KGEN_MAIN_DIMS[i].hi, (int)KGEN_MAIN_DIMS[i].input, (int)KGEN_MAIN_DIMS[i].dim);
+#endif
 }
 
 /* mkdir -p */
@@ -265,7 +271,10 @@ int main(int argc, char **argv)
     const char *outdir = NULL;
     char err[512], want[256], got[256], file[4200];
     void *arena;
-    int64_t arena_shape[1];
+    int64_t arena_shape[1], oshape[KGEN_MAX_DIMS];
+#ifdef KGEN_MAIN_DIMS
+    int64_t dims[KGEN_MAIN_NUM_DIMS];
+#endif
     double *times = NULL, *ktimes = NULL, sum = 0, t0;
 #ifdef KGEN_MAIN_DEVICE_MS
     double dev_sum = 0;
@@ -350,7 +359,7 @@ int main(int argc, char **argv)
         }
         same = kgen_io_dtype_equal(v->dtype, ins[i].dtype) && v->ndim == ins[i].ndim;
         for (k = 0; same && k < v->ndim; k++)
-            same = v->shape[k] == ins[i].shape[k];
+            same = v->shape[k] == ins[i].shape[k] || v->shape[k] < 0;   /* -1: decided at run time */
         if (!same) {
             fprintf(stderr, "%s: input %d '%s' (%s): expected %s, got %s\n", KGEN_MAIN_NAME, i, v->name,
                     paths[i], kgen_io_format_type(want, sizeof want, v->dtype, v->ndim, v->shape),
@@ -359,9 +368,26 @@ int main(int argc, char **argv)
         }
         views[i] = kgen_io_view(&ins[i]);
     }
+#ifdef KGEN_MAIN_DIMS
+    /* the run-time dims from the inputs' shapes; each output's shape from them */
+    for (i = 0; i < KGEN_MAIN_NUM_DIMS; i++) {
+        const kgen_dim_info *di = &KGEN_MAIN_DIMS[i];
+        dims[i] = ins[di->input].shape[di->dim];
+        if (dims[i] < di->lo || dims[i] > di->hi) {
+            fprintf(stderr, "%s: input %d '%s': dim %d (%s) is %lld, outside the range [%lld, %lld] it was built for\n",
+                    KGEN_MAIN_NAME, (int)di->input, kgen_main_input_(di->input)->name, (int)di->dim, di->name,
+                    (long long)dims[i], (long long)di->lo, (long long)di->hi);
+            goto done;
+        }
+    }
+#endif
     for (i = 0; i < KGEN_MAIN_NOUT_; i++) {
         v = kgen_main_output_(i);
-        if (kgen_io_alloc(&outs[i], v->dtype, v->ndim, v->shape, err, sizeof err) != KGEN_IO_OK) {
+        memcpy(oshape, v->shape, sizeof oshape);
+#ifdef KGEN_MAIN_DIMS
+        KGEN_MAIN_OUTPUT_SHAPE(i, dims, oshape);
+#endif
+        if (kgen_io_alloc(&outs[i], v->dtype, v->ndim, oshape, err, sizeof err) != KGEN_IO_OK) {
             fprintf(stderr, "%s: output %d '%s': %s\n", KGEN_MAIN_NAME, i, v->name, err);
             goto done;
         }

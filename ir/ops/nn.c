@@ -71,7 +71,18 @@ typedef struct {
     int ns;
     int64_t in[MAX_SP], k[MAX_SP], stride[MAX_SP], dil[MAX_SP], lo[MAX_SP], hi[MAX_SP], out[MAX_SP];
     int64_t off[MAX_SP];   /* added to every read position (0 but in ConvTranspose's phases) */
+    /* a spatial dim decided at run time: its input and output extents (in and out are their
+     * bounds); NULL where fixed */
+    Expr *din[MAX_SP], *dout[MAX_SP];
 } Geom;
+
+/* The output axes' run-time extents: dim 0 as x's (the batch), dims 2.. as g's. */
+static void geom_axes_dyn(const Geom *g, const Tensor *x, IterVar **ax)
+{
+    ax[0]->dyn = x->dyn[0];
+    for (int i = 0; i < g->ns; i++)
+        ax[2 + i]->dyn = g->dout[i];
+}
 
 static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, Geom *g)
 {
@@ -80,6 +91,7 @@ static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, 
     g->ns = ns;
     for (int i = 0; i < ns; i++) {
         g->in[i] = x->shape[2 + i];
+        g->din[i] = x->dyn[2 + i];
         g->k[i] = k[i];
     }
     if (op_spatial_attr(c, "strides", ns, 1, 1, g->stride) || op_spatial_attr(c, "dilations", ns, 1, 1, g->dil) ||
@@ -112,6 +124,28 @@ static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, 
             if (ceil_mode && !valid && g->out[i] > 1 && (g->out[i] - 1) * s >= in + g->lo[i])
                 g->out[i]--;
         }
+        if (!g->din[i])
+            continue;
+        /* decided at run time: the same arithmetic on the extent */
+        if ((same_upper || same_lower) && s != 1)
+            return ir_fail("%s: auto_pad %s with stride %lld over spatial dimension %d, which is decided at run "
+                           "time: its padding would be too (not supported yet)", c->op, ap, (long long)s, i);
+        if (ceil_mode && !valid && s != 1)
+            return ir_fail("%s: ceil_mode with stride %lld over spatial dimension %d, which is decided at run "
+                           "time, is not supported yet", c->op, (long long)s, i);
+        if (same_upper || same_lower) {
+            g->dout[i] = g->din[i];
+            continue;
+        }
+        int64_t lo, hi;
+        if (!ir_const_bounds(g->din[i], NULL, &lo, &hi))
+            ir_die("a run-time dim without a range");
+        if (lo + g->lo[i] + g->hi[i] - ek < 0)
+            return ir_fail("%s: the window (%lld with dilation) is larger than the padded input in spatial dimension "
+                           "%d at its smallest run-time extent (%lld); raise the range's lower end",
+                           c->op, (long long)ek, i, (long long)lo);
+        Expr *span = ir_add(g->din[i], ir_idx(g->lo[i] + g->hi[i] - ek));
+        g->dout[i] = ir_simplify(ir_add(ir_bin(OP_FLOORDIV, span, ir_idx(s)), ir_idx(1)), NULL);
     }
     return 0;
 }
@@ -124,8 +158,10 @@ static int64_t window_last(const Geom *g, int i)
 }
 
 /* x padded on the spatial dimensions: lo[i] positions before the input and up to size[i]
- * in all; the padding reads `fill`. x itself when nothing is added. */
-static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int64_t *size, Expr *fill)
+ * in all; the padding reads `fill`. x itself when nothing is added. A dim decided at run
+ * time (x->dyn) has the padded extent dsize[i] (dsize may be NULL when none is). */
+static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int64_t *size, Expr *const *dsize,
+                      Expr *fill)
 {
     int64_t shape[KG_MAX_DIMS];
     int need = 0;
@@ -133,13 +169,16 @@ static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int6
     shape[1] = x->shape[1];
     for (int i = 0; i < ns; i++) {
         shape[2 + i] = size[i];
-        if (lo[i] > 0 || size[i] > x->shape[2 + i])
+        if (lo[i] > 0 || size[i] > x->shape[2 + i] || (x->dyn[2 + i] && dsize[i] != x->dyn[2 + i]))
             need = 1;
     }
     if (!need)
         return x;
     int nd = 2 + ns;
     IterVar **ax = op_axes(nd, shape);
+    ax[0]->dyn = x->dyn[0];
+    for (int i = 0; i < ns; i++)
+        ax[2 + i]->dyn = x->dyn[2 + i] ? dsize[i] : NULL;
     Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *cond = NULL;
     op_axis_exprs(ax, nd, idx);
     xi[0] = idx[0];
@@ -149,7 +188,9 @@ static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int6
         if (lo[i])
             p = ir_bin(OP_SUB, p, ir_idx(lo[i]));
         xi[2 + i] = p;
-        if (lo[i] > 0 || size[i] > x->shape[2 + i])
+        if (x->dyn[2 + i])
+            cond = and_(cond, ir_bin(OP_AND, ir_bin(OP_GE, p, ir_idx(0)), ir_bin(OP_LT, p, x->dyn[2 + i])));
+        else if (lo[i] > 0 || size[i] > x->shape[2 + i])
             cond = and_(cond, in_range(p, 0, x->shape[2 + i]));
     }
     return op_emit(c, op_name(c, "pad"), nd, ax, ir_select(cond, op_read(x, xi), fill));
@@ -160,9 +201,16 @@ static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int6
 static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
 {
     int64_t size[MAX_SP];
-    for (int i = 0; i < g->ns; i++)
+    Expr *dsize[MAX_SP];
+    for (int i = 0; i < g->ns; i++) {
         size[i] = window_last(g, i) + g->lo[i] + 1;
-    return pad_to(c, x, g->ns, g->lo, size, fill);
+        /* run time: the windows read up to (out - 1) * stride + (k - 1) * dil, padded */
+        dsize[i] = g->dout[i] ? ir_simplify(ir_add(ir_mul(ir_add(g->dout[i], ir_idx(-1)), ir_idx(g->stride[i])),
+                                                   ir_idx((g->k[i] - 1) * g->dil[i] + 1)),
+                                            NULL)
+                              : NULL;
+    }
+    return pad_to(c, x, g->ns, g->lo, size, dsize, fill);
 }
 
 /* Is every window of g contiguous (no dilation) and holds at least one input position
@@ -173,8 +221,8 @@ static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
 static int windows_hit_input(const Geom *g)
 {
     for (int i = 0; i < g->ns; i++)
-        if (g->dil[i] != 1)
-            return 0;
+        if (g->dil[i] != 1 || (g->din[i] && (g->lo[i] >= g->k[i] || g->hi[i] >= g->k[i])))
+            return 0;   /* at run time, a window ends at most hi past the input: hi < k keeps one in it */
     for (int i = 0; i < g->ns; i++)
         for (int64_t o = 0; o < g->out[i]; o++) {
             int64_t first = o * g->stride[i] - g->lo[i];   /* position of r = 0 */
@@ -211,6 +259,7 @@ static Tensor *conv_reduce(OpCtx *c, Tensor *xp, Tensor *w, const Geom *g, int64
     for (int i = 0; i < ns; i++)
         shape[2 + i] = g->out[i];
     IterVar **ax = op_axes(nd, shape);
+    geom_axes_dyn(g, xp, ax);
     Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *wi[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, idx);
     IterVar *rax[KG_MAX_DIMS];
@@ -275,6 +324,8 @@ static Tensor *conv1d_by_channels(OpCtx *c, Tensor *xp, Tensor *w, Tensor *bias,
     if (!wt)
         return NULL;
     IterVar **ax = op_axes(3, shape), *rax[2];
+    ax[0]->dyn = xp->dyn[0];
+    ax[1]->dyn = g->dout[0];
     Expr *idx[3], *xi[3];
     op_axis_exprs(ax, 3, idx);
     Expr *nmo[3] = {idx[0], idx[2], idx[1]};   /* (n, m, o), window_axes' order */
@@ -670,7 +721,7 @@ static Tensor *convt_phases(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64
         }
     for (int i = 0; i < ns; i++)
         size[i] += plo[i];
-    Tensor *xp = pad_to(c, x, ns, plo, size, op_lit(0, x->dtype));
+    Tensor *xp = pad_to(c, x, ns, plo, size, NULL, op_lit(0, x->dtype));
     if (!xp)
         return NULL;
     int stack = phases_stack(w, group, ph, nph, ns);
@@ -784,6 +835,10 @@ static int avg_divide(OpCtx *c, Tensor *sum, const Geom *g, int include_pad)
 {
     int ns = g->ns, nd = ns + 2, uniform = 1;
     int64_t n = 1, first = 1;
+    for (int i = 0; i < ns; i++)
+        if (g->din[i] && !include_pad && (g->lo[i] || g->hi[i]))
+            return ir_fail("%s: padding without count_include_pad over spatial dimension %d, which is decided at "
+                           "run time: the windows' counts would be too (not supported yet)", c->op, i);
     for (int i = 0; i < ns; i++) {
         n *= g->out[i];
         first *= window_count(g, i, 0, include_pad);
@@ -897,6 +952,7 @@ static int pool(OpCtx *c, PoolKind kind)
     for (int i = 0; i < g.ns; i++)
         shape[2 + i] = g.out[i];
     IterVar **ax = op_axes(nd, shape);
+    geom_axes_dyn(&g, x, ax);
     Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, idx);
     IterVar *rax[KG_MAX_DIMS];
@@ -907,7 +963,9 @@ static int pool(OpCtx *c, PoolKind kind)
         /* the max pool reads x at the nearest input position (windows_hit_input) */
         if (g.lo[i])
             xi[2 + i] = ir_bin(OP_MAX, ir_bin(OP_SUB, xi[2 + i], ir_idx(g.lo[i])), ir_idx(0));
-        if (window_last(&g, i) >= g.in[i])
+        if (g.din[i])
+            xi[2 + i] = ir_bin(OP_MIN, xi[2 + i], ir_add(g.din[i], ir_idx(-1)));
+        else if (window_last(&g, i) >= g.in[i])
             xi[2 + i] = ir_bin(OP_MIN, xi[2 + i], ir_idx(g.in[i] - 1));
     }
     Expr *v = op_read(xp, xi);
@@ -915,6 +973,9 @@ static int pool(OpCtx *c, PoolKind kind)
         Tensor *y = op_emit_out(c, 0, nd, ax, ir_reduce(RED_MAX, v, rax, g.ns));
         if (!y)
             return -1;
+        if (want_output(c, 1) && ir_tensor_is_dynamic(x))
+            return ir_fail("%s: output Indices of an input with dims decided at run time is not supported yet",
+                           c->op);
         return want_output(c, 1) ? max_indices(c, x, y, &g) : 0;
     }
     if (kind == POOL_LP) {
@@ -960,14 +1021,19 @@ static int global_pool(OpCtx *c, PoolKind kind)
         n *= x->shape[2 + i];
     }
     IterVar **ax = op_axes(nd, shape);
-    Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS];
+    Expr *idx[KG_MAX_DIMS], *xi[KG_MAX_DIMS], *count = ir_idx(n);
     op_axis_exprs(ax, nd, idx);
     IterVar *rax[KG_MAX_DIMS];
     xi[0] = idx[0];
     xi[1] = idx[1];
+    if (ir_tensor_is_dynamic(x))
+        count = ir_idx(1);
     for (int i = 0; i < ns; i++) {
         rax[i] = ir_itervar_new(ir_fmt("rk%d", i), x->shape[2 + i], IV_REDUCE);
+        rax[i]->dyn = x->dyn[2 + i];
         xi[2 + i] = ir_varref(rax[i]->var);
+        if (ir_tensor_is_dynamic(x))
+            count = ir_mul(count, ir_tensor_dim(x, 2 + i));
     }
     Expr *v = op_read(x, xi);
     if (kind == POOL_MAX)
@@ -982,7 +1048,9 @@ static int global_pool(OpCtx *c, PoolKind kind)
     IterVar **ax2 = op_axes(nd, shape);
     op_axis_exprs(ax2, nd, idx);
     Expr *sv = op_read(s, idx), *root[2] = {sv, op_lit(1.0 / (double)p, t)}, *body;
-    if (kind == POOL_AVG)
+    if (kind == POOL_AVG && ir_tensor_is_dynamic(x))
+        body = ir_binary(OP_DIV, sv, ir_cast(t, count));   /* the count at run time */
+    else if (kind == POOL_AVG)
         body = ir_binary(OP_DIV, sv, op_lit((double)n, t));
     else
         body = p == 1 ? sv : p == 2 ? ir_mathcall(FN_SQRT, &sv, 1) : ir_mathcall(FN_POW, root, 2);

@@ -40,3 +40,32 @@ const char *op_name_at(int i)
                 return d->name;
     return NULL;
 }
+
+/* Operators that take run-time dims (ir/dyn.c). Generic: every output position reads its
+ * inputs' run-time dims position for position, or reduces over them as a whole with no
+ * count in the formula (elementwise, broadcasting, Transpose, Softmax, MatMul's sum); the
+ * strict inference checks each build. Aware: the builder computes its run-time extents
+ * itself (windows over a run-time dim, averages over one). */
+static const char *const dyn_generic[] = {
+    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BatchNormalization", "Cast",
+    "CastLike", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Floor",
+    "Gelu", "Gemm", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
+    "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "Min", "Mish", "Mod", "Mul", "Neg",
+    "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh",
+    "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
+    "Transpose", "Unsqueeze", "Where", "Xor", "Flatten", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
+};
+static const char *const dyn_aware[] = {
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+};
+
+int op_dyn_kind(const char *op_type)
+{
+    for (size_t i = 0; i < sizeof dyn_generic / sizeof *dyn_generic; i++)
+        if (!strcmp(dyn_generic[i], op_type))
+            return 1;
+    for (size_t i = 0; i < sizeof dyn_aware / sizeof *dyn_aware; i++)
+        if (!strcmp(dyn_aware[i], op_type))
+            return 2;
+    return 0;
+}

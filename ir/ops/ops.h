@@ -111,6 +111,9 @@ typedef struct {
 
 /* The registry (ops.c): NULL if the op is not supported. */
 const OpDef *op_find(const char *op_type);
+/* How op_type takes inputs with run-time dims (ops.c): 0 it does not (an error), 1 the
+ * strict inference of ir_dyn_infer checks its build, 2 it handles them itself. */
+int op_dyn_kind(const char *op_type);
 /* The names of all supported ops, for --help and reports. */
 int op_count(void);
 const char *op_name_at(int i);

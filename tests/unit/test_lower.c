@@ -150,13 +150,13 @@ int main(void)
     ir_arena_set(a);
 
     /* the pass lists, in the order the passes run */
-    static const char *loop_names[] = {"simplify", "unroll", "peel-tails", "peel-heads", "unswitch",
+    static const char *loop_names[] = {"simplify", "unroll", "runtime-tails", "peel-tails", "peel-heads", "unswitch",
                                        "reduce-interchange", "tensorize", "check-loops"};
     static const char *model_names[] = {"partition", "run-time-loops", "prune-constants", "in-place", "arena"};
     int n = -1;
     const PassInfo *lp = lower_loop_passes(&n);
-    CHECK_EQ(8, n);
-    for (int i = 0; i < n && i < 8; i++) {
+    CHECK_EQ(9, n);
+    for (int i = 0; i < n && i < 9; i++) {
         CHECK_STR(loop_names[i], lp[i].name);
         CHECK(lp[i].what && strlen(lp[i].what) > 10);
     }

@@ -173,9 +173,17 @@ typedef struct {
     const char *name;
     kgen_dtype dtype;
     int32_t ndim;
-    int64_t shape[KGEN_MAX_DIMS];
+    int64_t shape[KGEN_MAX_DIMS];   /* -1: a dim decided at run time (kgen_dim_info) */
     int32_t graph_index;
 } kgen_value_info;
+
+/* A dim a model takes at run time (kgen --input-shape x=1,3,32..224,W or --dim W=LO..HI):
+ * its name, its range and where NAME_tensors() reads it (dim `dim` of input `input`). */
+typedef struct {
+    const char *name;
+    int64_t lo, hi;
+    int32_t input, dim;
+} kgen_dim_info;
 
 /* Name the struct DLTensor too, unless dlpack.h got there first (include dlpack.h BEFORE
  * this header to use its own type; the two layouts are identical, so a cast suffices). */

@@ -1,0 +1,213 @@
+/* tails.c - the loop pass "runtime-tails": a serial loop over o whose body is guarded by
+ * `o * F + r < E`, E a run-time extent (an expression of dims decided at run time) and r
+ * what the loops inside add (a register tile's column, a vector lane), runs as two loops:
+ * the whole chunks, where every such guard holds and is dropped, then the rest with the
+ * guards kept (at most one chunk when o's loop ends at ceil(E / F)). The constant-extent
+ * case is peel.c's; this is its run-time form, for the tiles and vector loops over a dim
+ * decided at run time (--input-shape x=1,3,32..224,W): without it every column of every
+ * tile is guarded, and compilers keep a tile's accumulators in memory.
+ * requires: an unrolled nest; breaks: nothing (the simplifier runs after it).
+ */
+#include "passes.h"
+
+enum { MAX_INNER = 32 };
+
+typedef struct {
+    Var *o;
+    int64_t F;            /* o's coefficient in the guards taken */
+    Expr *E;              /* their bound */
+    int64_t rhi;          /* the most the rest adds */
+    RangeMap inner;       /* the loops inside o, on the way down */
+    int found;
+} Tails;
+
+static int is_runtime(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && e->u.var->is_dim;
+}
+
+/* cond is `o * F + r < E` with E run-time and free of the loops from o in; sets *F, *E
+ * and *rhi (r's largest value). */
+static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
+{
+    if (cond->kind != E_BIN || cond->u.bin.op != OP_LT)
+        return 0;
+    Expr *a = cond->u.bin.a, *e = cond->u.bin.b;
+    if (!ir_expr_find(e, is_runtime, NULL) || ir_expr_reads_memory(e) || ir_expr_uses_var(e, t->o))
+        return 0;
+    for (int i = 0; i < t->inner.n; i++)
+        if (ir_expr_uses_var(e, t->inner.items[i].var))
+            return 0;
+    int64_t f;
+    if (!ir_index_affine(a, &t->inner, &t->o, 1, &f) || f <= 0)
+        return 0;
+    Expr *r = ir_simplify(ir_sub(a, ir_mul(ir_varref(t->o), ir_idx(f))), &t->inner);
+    int64_t lo, hi;
+    if (ir_expr_uses_var(r, t->o) || !ir_const_bounds(r, &t->inner, &lo, &hi) || lo < 0 || hi >= f)
+        return 0;
+    *F = f;
+    *E = e;
+    *rhi = hi;
+    return 1;
+}
+
+static void take(Tails *t, Expr *cond)
+{
+    int64_t F, rhi;
+    Expr *E;
+    if (!match_guard(t, cond, &F, &E, &rhi))
+        return;
+    if (!t->found) {
+        t->found = 1;
+        t->F = F;
+        t->E = E;
+        t->rhi = rhi;
+    } else if (F == t->F && ir_expr_equal(E, t->E) && rhi > t->rhi) {
+        t->rhi = rhi;
+    }
+}
+
+/* does cond hold in the whole chunks (one of the guards taken)? */
+static int taken(Tails *t, Expr *cond)
+{
+    int64_t F, rhi;
+    Expr *E;
+    return match_guard(t, cond, &F, &E, &rhi) && F == t->F && ir_expr_equal(E, t->E) && rhi <= t->rhi;
+}
+
+/* the operands of the && chains of selects' conditions (padding: `x + k < W ? X[...] : 0`) */
+static int scan_select(const Expr *e, const void *ctx)
+{
+    Tails *t = (Tails *)ctx;
+    if (e->kind != E_SELECT)
+        return 0;
+    Expr *stack[64];
+    int n = 0;
+    stack[n++] = e->u.sel.cond;
+    while (n > 0) {
+        Expr *c = stack[--n];
+        if (c->kind == E_BIN && c->u.bin.op == OP_AND && n + 2 <= 64) {
+            stack[n++] = c->u.bin.a;
+            stack[n++] = c->u.bin.b;
+        } else {
+            take(t, c);
+        }
+    }
+    return 0;
+}
+
+static Expr *drop_cond(Tails *t, Expr *c)
+{
+    if (c->kind == E_BIN && c->u.bin.op == OP_AND) {
+        Expr *a = drop_cond(t, c->u.bin.a), *b = drop_cond(t, c->u.bin.b);
+        return a == c->u.bin.a && b == c->u.bin.b ? c : ir_bin(OP_AND, a, b);
+    }
+    return taken(t, c) ? ir_bool(1) : c;
+}
+
+static Expr *drop_expr(Expr *e, void *ctx)
+{
+    Tails *t = ctx;
+    e = ir_expr_map(e, drop_expr, ctx);
+    if (e->kind == E_SELECT) {
+        Expr *c = drop_cond(t, e->u.sel.cond);
+        if (c != e->u.sel.cond)
+            return ir_select(c, e->u.sel.t, e->u.sel.f);
+    }
+    return e;
+}
+
+/* the guards of the body: the first one taken fixes F and E; others with the same join */
+static void scan(Tails *t, const Stmt *s)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case S_FOR: {
+        int64_t ext;
+        int pushed = ir_expr_is_const(s->u.loop.min, &ext) && ext == 0 && ir_expr_is_const(s->u.loop.extent, &ext) &&
+                     t->inner.n < MAX_INNER;
+        if (pushed)
+            ir_range_push(&t->inner, s->u.loop.var, 0, ext - 1);
+        scan(t, s->u.loop.body);
+        if (pushed)
+            ir_range_pop(&t->inner);
+        break;
+    }
+    case S_LET: scan(t, s->u.let.body); break;
+    case S_IF: {
+        if (!s->u.cond.els)
+            take(t, s->u.cond.cond);
+        scan(t, s->u.cond.then);
+        scan(t, s->u.cond.els);
+        break;
+    }
+    case S_ALLOC: scan(t, s->u.alloc.body); break;
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            scan(t, s->u.seq.items[i]);
+        break;
+    case S_STORE:
+        ir_expr_find(s->u.store.value, scan_select, t);
+        break;
+    default: break;
+    }
+}
+
+/* the body with the guards taken replaced by what they guard */
+static Stmt *drop(Stmt *s, void *ctx)
+{
+    Tails *t = ctx;
+    if (s->kind == S_FOR) {
+        int64_t ext;
+        if (ir_expr_is_const(s->u.loop.min, &ext) && ext == 0 && ir_expr_is_const(s->u.loop.extent, &ext) &&
+            t->inner.n < MAX_INNER) {
+            ir_range_push(&t->inner, s->u.loop.var, 0, ext - 1);
+            Stmt *r = ir_stmt_map(s, drop, NULL, ctx);
+            ir_range_pop(&t->inner);
+            return r;
+        }
+    }
+    if (s->kind == S_IF && !s->u.cond.els && taken(t, s->u.cond.cond))
+        return drop(s->u.cond.then, ctx);
+    return ir_stmt_map(s, drop, s->kind == S_STORE ? drop_expr : NULL, ctx);
+}
+
+/* Is N = (a + c1) / F and K = (a + c2) / F with c1 >= c2 (then N >= K)? */
+static int ceil_at_least(const Expr *N, const Expr *K)
+{
+    if (N->kind != E_BIN || K->kind != E_BIN || N->u.bin.op != OP_FLOORDIV || K->u.bin.op != OP_FLOORDIV ||
+        !ir_expr_equal(N->u.bin.b, K->u.bin.b))
+        return 0;
+    int64_t d;
+    return ir_expr_is_const(ir_simplify(ir_sub(N->u.bin.a, K->u.bin.a), NULL), &d) && d >= 0;
+}
+
+static Stmt *tails(Stmt *s, void *ctx)
+{
+    s = ir_stmt_map(s, tails, NULL, ctx);
+    int64_t min;
+    if (s->kind != S_FOR || s->u.loop.kind != FOR_SERIAL || !ir_expr_is_const(s->u.loop.min, &min) || min != 0 ||
+        ir_expr_reads_memory(s->u.loop.extent))
+        return s;
+    Tails t = {0};
+    t.o = s->u.loop.var;
+    scan(&t, s->u.loop.body);
+    if (!t.found)
+        return s;
+    /* o * F + rhi < E for o < K = (E - rhi - 1) / F + 1 */
+    Expr *K = ir_simplify(ir_bin(OP_FLOORDIV, ir_add(t.E, ir_idx(t.F - t.rhi - 1)), ir_idx(t.F)), NULL);
+    Expr *N = s->u.loop.extent;
+    int64_t klo, khi, nlo, nhi;
+    if (!ir_const_bounds(K, NULL, &klo, &khi) || klo < 0)
+        K = ir_simplify(ir_bin(OP_MAX, K, ir_idx(0)), NULL);
+    if (!(ir_const_bounds(K, NULL, &klo, &khi) && ir_const_bounds(N, NULL, &nlo, &nhi) && khi <= nlo) &&
+        !ceil_at_least(N, K))
+        K = ir_simplify(ir_bin(OP_MIN, K, N), NULL);
+    Stmt *whole = ir_for_like(s, ir_idx(0), K, drop(s->u.loop.body, &t));
+    Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), s->u.loop.body);
+    return ir_seq2(whole, rest);
+}
+
+Stmt *lower_runtime_tails(Stmt *s) { return tails(s, NULL); }
