@@ -448,7 +448,15 @@ struct Tensor {
      * an index expression of IrDim variables, and shape[d] its bound, the most it can be
      * (buffers are sized and strided for the bound); NULL: shape[d] itself. */
     Expr *dyn[KG_MAX_DIMS];
+    /* A constant integer tensor whose values are extents decided at run time (what Shape
+     * gives of a tensor with run-time dims, and Gather, Concat... of that): sym[i] is
+     * element i's value, an index expression of dim variables (data holds the bound), or
+     * NULL where data is the value. NULL: every value is in data. */
+    Expr **sym;
 };
+
+/* Does constant t hold values decided at run time (Tensor.sym)? */
+int ir_tensor_has_sym(const Tensor *t);
 
 /* A dimension decided at run time: a variable of the generated entry points (an
  * int64_t extent argument, or read from a tensor's shape), in [lo, hi]. The program's

@@ -258,6 +258,17 @@ int ir_tensor_is_dynamic(const Tensor *t)
 
 int ir_var_is_dim(const Var *v) { return v->is_dim; }
 
+int ir_tensor_has_sym(const Tensor *t)
+{
+    if (!t->sym)
+        return 0;
+    int64_t n = ir_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (t->sym[i])
+            return 1;
+    return 0;
+}
+
 IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, int input, int dim)
 {
     IrDim *d = ir_alloc(sizeof *d);

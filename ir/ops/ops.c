@@ -56,7 +56,8 @@ static const char *const dyn_generic[] = {
     "Transpose", "Unsqueeze", "Where", "Xor", "Flatten", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
 };
 static const char *const dyn_aware[] = {
-    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape",
+    "RNN", "GRU", "LSTM",
 };
 
 int op_dyn_kind(const char *op_type)

@@ -171,6 +171,16 @@ static int reshape(OpCtx *c)
         return -1;
     int allowzero = (int)op_attr_int(c, "allowzero", 0), infer = -1;
     int64_t known = 1;
+    /* a dim decided at run time stays where it is, copied (0) with the same elements before
+     * it: then the view reads it position for position (read_reshaped's groups) */
+    int64_t before_in = 1, before_out = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (x->dyn[d] && (d >= n || s[d] != 0 || allowzero || before_in != before_out))
+            return ir_fail("%s: dim %d of the input is decided at run time; kgen views it only where the shape "
+                           "copies it (0) after the same elements", c->op, d);
+        before_in *= x->shape[d];
+        before_out *= d < n ? (s[d] == 0 && !allowzero ? x->shape[d] : s[d] < 0 ? 0 : s[d]) : 0;
+    }
     for (int d = 0; d < n; d++) {
         if (s[d] == 0 && !allowzero) {
             if (d >= x->ndim)

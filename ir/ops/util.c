@@ -130,6 +130,11 @@ static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
         return NULL;
     }
     t = c->in[i];   /* (op_is_const may have put the folded value there) */
+    if (ir_tensor_has_sym(t)) {
+        ir_fail("%s: input %d (%s) holds extents decided at run time (a shape of a tensor with run-time dims), "
+                "which %s cannot take yet", c->op, i, what, c->op);
+        return NULL;
+    }
     if (ir_tensor_numel(t) > max) {
         ir_fail("%s: input %d (%s) has %lld elements, more than %lld", c->op, i, what,
                 (long long)ir_tensor_numel(t), (long long)max);
