@@ -550,6 +550,9 @@ struct Buffer {
      * extent and the buffer is compact for the run-time extents (the strides above are the
      * bound's and unused); NULL everywhere for the others, which keep the bound's strides */
     Expr *dyn[KG_MAX_DIMS];
+    /* an intermediate of a run-time dim (bound's strides): dim d's run-time extent, or NULL;
+     * what a run touches of it (the arena's exact need, lower_arena_need) */
+    Expr *run_ext[KG_MAX_DIMS];
 };
 /* Stride of dim d of b as an index expression (a run-time one for a buffer with dyn). */
 Expr *ir_buffer_stride(const Buffer *b, int d);

@@ -509,15 +509,27 @@ void ir_print_program(FILE *f, Program *p)
         case T_PLACEHOLDER:
         case T_CONSTANT:
             fprintf(f, "  %s %s : %s[", t->kind == T_CONSTANT ? "const" : "input", t->name, ir_dtype_name(t->dtype));
-            for (int d = 0; d < t->ndim; d++)
+            for (int d = 0; d < t->ndim; d++) {
                 fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+                if (t->dyn[d]) {
+                    fputs(" (run time: ", f);
+                    ir_print_expr(f, t->dyn[d]);
+                    fputs(")", f);
+                }
+            }
             fputs("]\n", f);
             break;
         case T_COMPUTE:
         case T_SCAN:
             fprintf(f, "  %s%s%s[", t->is_output ? "output " : "", t->kind == T_SCAN ? "scan " : "", t->name);
-            for (int d = 0; d < t->ndim; d++)
+            for (int d = 0; d < t->ndim; d++) {
                 fprintf(f, "%s%s < %lld", d ? ", " : "", t->axes[d]->var->name, (long long)t->shape[d]);
+                if (t->dyn[d]) {
+                    fputs(" (run time: ", f);
+                    ir_print_expr(f, t->dyn[d]);
+                    fputs(")", f);
+                }
+            }
             fprintf(f, "] : %s", ir_dtype_name(t->dtype));
             if (t->kind == T_COMPUTE) {
                 fputs(" = ", f);

@@ -933,6 +933,8 @@ int lower_setup(Lower *L, Schedule *s, PtrVec *roots)
             continue;   /* (a run-time loop's state is an intermediate the model function sets) */
         Scope sc = st->scope == SCOPE_LOCAL && !t->loop_state ? SCOPE_LOCAL : SCOPE_WORKSPACE;
         Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
+        if (b->ndim == t->ndim)
+            memcpy(b->run_ext, t->dyn, sizeof b->run_ext);
         L->info[i].buf = b;
         ir_vec_push(roots, b, 1 << 20, "buffers");
         ir_vec_push(&L->k->locals, b, 1 << 20, "buffers");

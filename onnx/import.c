@@ -1285,7 +1285,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
                         i, n->inputs[i], n->op_type);
                 return node_fail(n, ni);
             }
-            sym = 1;
+            sym = onnx_sym_op(n->op_type) == 1;
         }
     for (int i = 0; i < n->ninputs; i++)
         if (c.in[i] && ir_tensor_is_dynamic(c.in[i]) && !dyn) {

@@ -20,7 +20,7 @@ int onnx_sym_op(const char *op)
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (!strcmp(op, ops[i]))
             return 1;
-    return 0;
+    return !strcmp(op, "Reshape") ? 2 : 0;   /* its shape input: op_const_ints_sym */
 }
 
 /* element k of input t's extents (NULL: its data is its value) */

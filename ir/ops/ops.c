@@ -54,6 +54,7 @@ static const char *const dyn_generic[] = {
     "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh",
     "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
     "Transpose", "Unsqueeze", "Where", "Xor", "Flatten", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
+    "Slice", "Split", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceProd",
 };
 static const char *const dyn_aware[] = {
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape",

@@ -12,6 +12,11 @@ python. Regenerate with
 (Debian's python3-torch, python3-torchvision, python3-onnx, python3-numpy). Weights are
 seeded random; batch-norm layers get random statistics. Running it twice writes
 identical files.
+
+tests/dyn/attention is not made here: it is tests/published/seq_dynamic's model (a
+transformer block: LayerNorm by ReduceMean, attention reshaped from Shape values, a 1-D
+conv, GELU) with a dynamic sequence length; its inputs are seeded numpy draws and its
+references onnxruntime's with graph optimizations disabled (tests/dyn/ort_refs.mjs).
 """
 import io
 import os
