@@ -28,6 +28,7 @@ typedef struct {
     struct { int64_t F, rhi; Expr *E; } fam[MAX_FAMILIES];
     RangeMap inner;       /* the loops inside o, on the way down */
     int found;
+    int64_t rem;          /* the last chunk's version for this many lanes (0: any, a loop) */
 } Tails;
 
 static int is_runtime(const Expr *e, const void *ctx)
@@ -278,8 +279,31 @@ static Stmt *shorten(Stmt *s, void *ctx)
         s->u.loop.kind == FOR_BOUND || s->u.loop.kind == FOR_TENSORIZED || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
         return s;
     Lane l = {t, s->u.loop.var};
+    if (t->rem)   /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one) */
+        return ir_for_like(s, ir_idx(0), ir_idx(t->rem), unguard(s->u.loop.body, &l));
     Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
     return ir_for(s->u.loop.var, ir_idx(0), left, FOR_SERIAL, unguard(s->u.loop.body, &l));
+}
+
+/* The last chunk of a tile at most TAIL_VERSIONS columns wide: one version per count of
+ * columns left, each a tile of that width (registers, unrolled), chosen at run time;
+ * wider chunks run their last one as a loop over the columns left. */
+enum { TAIL_VERSIONS = 8 };
+
+static Stmt *last_chunk(Tails *t, Stmt *body)
+{
+    if (t->F > TAIL_VERSIONS) {
+        t->rem = 0;
+        return shorten(body, t);
+    }
+    Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
+    Stmt *chain = NULL;
+    for (int64_t r = t->F - 1; r >= 1; r--) {
+        t->rem = r;
+        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), shorten(body, t), chain);
+    }
+    t->rem = 0;
+    return chain;
 }
 
 /* Is N = (a + c1) / F and K = (a + c2) / F with c1 >= c2 (then N >= K)? a + c2 >= 0. */
@@ -323,7 +347,7 @@ static Stmt *tails(Stmt *s, void *ctx)
         !ceil_at_least(N, Kraw))
         K = ir_simplify(ir_bin(OP_MIN, K, N), NULL);
     Stmt *whole = ir_for_like(s, ir_idx(0), K, drop(s->u.loop.body, &t));
-    Stmt *body = at_most_one ? shorten(s->u.loop.body, &t) : s->u.loop.body;
+    Stmt *body = at_most_one ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
     Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), body);
     return ir_seq2(whole, rest);
 }
