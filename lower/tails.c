@@ -54,7 +54,7 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
         return 0;
     Expr *r = ir_simplify(ir_sub(a, ir_mul(ir_varref(t->o), ir_idx(f))), &t->inner);
     int64_t lo, hi;
-    if (ir_expr_uses_var(r, t->o) || !ir_const_bounds(r, &t->inner, &lo, &hi) || lo < 0 || hi >= f)
+    if (ir_expr_uses_var(r, t->o) || !ir_const_bounds(r, &t->inner, &lo, &hi))
         return 0;
     *F = f;
     *E = e;
@@ -292,12 +292,13 @@ enum { TAIL_VERSIONS = 8 };
 
 static Stmt *last_chunk(Tails *t, Stmt *body)
 {
-    if (t->F > TAIL_VERSIONS) {
-        t->rem = 0;
-        return shorten(body, t);
-    }
+    /* (a chunk with F or more columns left, before the last, when other guards ended the
+     * whole chunks early: the body as it was) */
     Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
-    Stmt *chain = NULL;
+    t->rem = 0;
+    if (t->F > TAIL_VERSIONS)
+        return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), body);
+    Stmt *chain = body;
     for (int64_t r = t->F - 1; r >= 1; r--) {
         t->rem = r;
         chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), shorten(body, t), chain);
@@ -336,7 +337,8 @@ static Stmt *tails(Stmt *s, void *ctx)
     Expr *Kraw = ir_bin(OP_FLOORDIV, ir_add(t.E, ir_idx(t.F - t.rhi - 1)), ir_idx(t.F));
     Expr *K = ir_simplify(Kraw, NULL), *N = s->u.loop.extent;
     int64_t klo, khi, nlo, nhi;
-    int at_most_one = t.nfam == 1 && ceil_at_least(N, Kraw) && t.rhi == t.F - 1;   /* the rest is one chunk */
+    /* the first family's last chunk is the rest's last (its lanes can be counted) */
+    int at_most_one = ceil_at_least(N, Kraw) && t.rhi == t.F - 1;
     for (int i = 1; i < t.nfam; i++) {
         Expr *Ki = ir_bin(OP_FLOORDIV, ir_add(t.fam[i].E, ir_idx(t.fam[i].F - t.fam[i].rhi - 1)), ir_idx(t.fam[i].F));
         K = ir_simplify(ir_bin(OP_MIN, K, Ki), NULL);
