@@ -296,9 +296,14 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
      * whole chunks early: the body as it was) */
     Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
     t->rem = 0;
+    /* (that chunk has all its lanes: the first family's guards hold there) */
+    Tails first = *t;
+    first.nfam = 1;
+    Stmt *full = drop(body, &first);
+    t->inner = first.inner;
     if (t->F > TAIL_VERSIONS)
-        return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), body);
-    Stmt *chain = body;
+        return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), full);
+    Stmt *chain = full;
     for (int64_t r = t->F - 1; r >= 1; r--) {
         t->rem = r;
         chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), shorten(body, t), chain);
