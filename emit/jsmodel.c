@@ -8,6 +8,9 @@
  *       and NAME.mjs, a loader with the same API that owns the arena in wasm memory (a .kg
  *       kernel: the JS kernel module's API, its arguments and workspace in wasm memory).
  * With --main both get NAME_main.mjs (the runner, kgen_main.mjs) and kgen_io.mjs.
+ * A model with dims decided at run time (Program.dims) adds exports for them (js_put_dims):
+ * its run() takes and returns tensors {data, shape}, its model function and kernels take
+ * the dims as trailing arguments; without, the output is as it was before them.
  * requires: a lowered kernel or model; breaks: nothing (adds files to an OutSet). */
 #include "jsemit.h"
 #include "cfamily.h"
