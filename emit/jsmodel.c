@@ -595,6 +595,8 @@ static int js_model_files(OutSet *o, const EmModel *m)
  * weights, embedded or copied in by init(); the arena; each input and output with the
  * loader's 64 bytes of alignment slack), emcc's default 5 MiB stack (emscripten 3.1.x), and
  * 1 MiB for the rest (code's static data, malloc's headers), rounded up to 64 KiB pages.
+ * With run-time dims the inputs and outputs count at their largest extents (Buffer.size is
+ * the bound's), as the loader allocates them, so the memory holds every run.
  * emcc's own default of 16 MiB cannot link a model whose embedded weights pass it
  * (MobileNetV2, ResNet-18: "initial memory too small"); the Makefile still allows growth. */
 static int64_t wasm_initial_memory(const EmModel *m)
