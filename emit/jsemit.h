@@ -10,7 +10,8 @@
 const char *em_js_array_type(DType t);
 /* Any string as a JS identifier that is not reserved (malloc'd). */
 char *em_js_ident(const char *s);
-/* Print kernel k as `function fn(params[, workspace])` into out; local arrays it needs go
+/* Print kernel k as `function fn(params[, dims][, workspace])` into out (dims: the run-time
+ * dims it reads, k->dims, as Numbers); local arrays it needs go
  * to hoist as module-level declarations, their names added to module_names (char*), whose
  * names the function's own names avoid. */
 void em_js_print_kernel(StrBuf *out, StrBuf *hoist, const Kernel *k, const char *fn, PtrVec *module_names,

@@ -8,6 +8,9 @@
  *       and NAME.mjs, a loader with the same API that owns the arena in wasm memory (a .kg
  *       kernel: the JS kernel module's API, its arguments and workspace in wasm memory).
  * With --main both get NAME_main.mjs (the runner, kgen_main.mjs) and kgen_io.mjs.
+ * A model with dims decided at run time (Program.dims) adds exports for them (js_put_dims):
+ * its run() takes and returns tensors {data, shape}, its model function and kernels take
+ * the dims as trailing arguments; without, the output is as it was before them.
  * requires: a lowered kernel or model; breaks: nothing (adds files to an OutSet). */
 #include "jsemit.h"
 #include "cfamily.h"
@@ -66,7 +69,7 @@ void em_js_put_info(StrBuf *o, const char *what, const EmValue *v, int n)
         em_js_put_string(o, v[i].name);
         sb_printf(o, ", dtype: \"%s\", shape: [", ir_dtype_name(b->dtype));
         for (int d = 0; d < b->ndim; d++)
-            sb_printf(o, "%s%lld", d ? ", " : "", (long long)b->shape[d]);
+            sb_printf(o, "%s%lld", d ? ", " : "", (long long)(b->dyn[d] ? -1 : b->shape[d]));   /* -1: run time */
         sb_printf(o, "], graphIndex: %d},\n", v[i].graph_index);
     }
     sb_puts(o, "];\n");
@@ -99,11 +102,26 @@ void em_js_runner_files(OutSet *o, const EmModel *m, int async_run)
     const char *mn = em_template("kgen_main.mjs"), *io = em_template("kgen_io.mjs");
     if (!mn || !io)
         ir_die("templates kgen_main.mjs, kgen_io.mjs missing");
-    /* the WebGPU target's run() is async: the runner awaits it and prints device time */
+    /* the WebGPU target's run() is async: the runner awaits it and prints device time. A
+     * model with run-time dims (-1 in its shapes) takes any extent there (its run() checks
+     * the ranges), takes and returns tensors {dtype, shape, data} (the outputs with their
+     * actual shapes), and --info lists its dims; without, the runner's text is as before. */
+    int dyn = m->model->prog->dims.n > 0;
     const char *vars[] = {"AWAIT", async_run ? "await " : "", "DEVICE_MS",
                           async_run ? "            if (model.deviceMs)\n"
                                       "                console.log(`device_ms=${model.deviceMs().toFixed(6)} (the last run)`);\n"
                                     : "",
+                          "INFO_DIMS",
+                          dyn ? "            model.dims.forEach((d) => console.log(`dim ${d.name}: ${d.lo}..${d.hi} (input ${d.input} dim ${d.dim})`));\n"
+                              : "",
+                          "ANY_EXTENT", dyn ? " && v.shape[k] !== -1" : "",
+                          "INPUT", dyn ? "t" : "t.data",
+                          "CHECK_DIMS",
+                          dyn ? "    try {\n        model.inputDims(inputs);   // the dims in their ranges (the message names the model)\n"
+                                "    } catch (e) {\n        console.error(e.message);\n        return 1;\n    }\n"
+                              : "",
+                          "OUTPUT_INFO", dyn ? "{ ...model.outputInfo[i], shape: outputs[i].shape }" : "model.outputInfo[i]",
+                          "DATA", dyn ? ".data" : "",
                           NULL};
     if (em_fill(em_outset_add(o, "kgen_main.mjs"), mn, "kgen_main.mjs", vars))
         ir_die("template kgen_main.mjs: %s", ir_errmsg());
@@ -144,6 +162,170 @@ void em_js_put_base64(StrBuf *o, const unsigned char *p, size_t n)
         if (i % 96 == 93 && i + 3 < n)
             sb_puts(o, "\" +\n    \"");
     }
+}
+
+/* ---------------------------------------------------------------- run-time dims */
+
+/* The exports a model module with run-time dims adds (js_put_dims); its names avoid them. */
+static const char *const dims_api[] = {"dims", "inputShapes", "outputShapes", "checkDims", "inputDims", NULL};
+
+static void names_add(PtrVec *names, const char *const *api)
+{
+    for (int i = 0; api[i]; i++)
+        ir_vec_push(names, (void *)api[i], 1 << 24, "module names");
+}
+
+/* The JS names of p's run-time dims (module level, registered in names). */
+static const char **js_dim_names(PtrVec *names, const Program *p)
+{
+    const char **dn = ir_alloc(sizeof *dn * (size_t)(p->dims.n + 1));
+    for (int i = 0; i < p->dims.n; i++)
+        dn[i] = mod_name(names, ((const IrDim *)p->dims.items[i])->name);
+    return dn;
+}
+
+/* The name dn gives dim variable v of p. */
+static const char *js_dim_name(const Program *p, const char **dn, const Var *v)
+{
+    for (int i = 0; i < p->dims.n; i++)
+        if (((const IrDim *)p->dims.items[i])->var == v)
+            return dn[i];
+    ir_die("a run-time extent reads %s, which is no run-time dim", v->name);
+    return NULL;
+}
+
+/* e, an index Expr of run-time dims (an extent, a derived check), as JS over Numbers. Its
+ * divisions have operands that are never negative (extents and their sums), so C's
+ * truncation is Math.floor's. */
+static void js_dim_expr(StrBuf *o, const Expr *e, const Program *p, const char **dn)
+{
+    switch (e->kind) {
+    case E_INT: sb_printf(o, "%lld", (long long)e->u.ival); return;
+    case E_VAR: sb_puts(o, js_dim_name(p, dn, e->u.var)); return;
+    case E_UN:
+        sb_puts(o, e->u.un.op == UN_NOT ? "!(" : "-(");
+        js_dim_expr(o, e->u.un.a, p, dn);
+        sb_puts(o, ")");
+        return;
+    case E_BIN: {
+        BinOp op = e->u.bin.op;
+        int call = op == OP_MIN || op == OP_MAX, div = op == OP_DIV || op == OP_FLOORDIV;
+        if (ir_binop_kind(op) == 'B')
+            ir_die("a bitwise operator in a run-time extent");
+        sb_puts(o, op == OP_MIN ? "Math.min(" : op == OP_MAX ? "Math.max(" : div ? "Math.floor(" : "(");
+        js_dim_expr(o, e->u.bin.a, p, dn);
+        sb_printf(o, "%s", call ? ", " : div ? " / " : ir_fmt(" %s ", op == OP_FLOORMOD ? "%" : ir_binop_text(op)));
+        js_dim_expr(o, e->u.bin.b, p, dn);
+        sb_puts(o, ")");
+        return;
+    }
+    case E_CAST: js_dim_expr(o, e->u.cast.a, p, dn); return;
+    default: ir_die("a run-time extent that is not index arithmetic");
+    }
+}
+
+/* ", H, W": the dims kernel kk reads, the arguments after its buffers */
+static void js_dim_args(StrBuf *o, const Kernel *kk, const Program *p, const char **dn)
+{
+    for (int q = 0; q < kk->dims.n; q++)
+        sb_printf(o, ", %s", js_dim_name(p, dn, kk->dims.items[q]));
+}
+
+/* "(H, W)" */
+static void js_dim_params(StrBuf *o, const Program *p, const char **dn)
+{
+    sb_puts(o, "(");
+    for (int i = 0; i < p->dims.n; i++)
+        sb_printf(o, "%s%s", i ? ", " : "", dn[i]);
+    sb_puts(o, ")");
+}
+
+/* `export function WHAT(DIMS...)`: the shapes of values v for the dims given */
+static void js_put_shapes(StrBuf *s, const char *what, const EmValue *v, int n, const Program *p, const char **dn)
+{
+    sb_printf(s, "export function %s", what);
+    js_dim_params(s, p, dn);
+    sb_puts(s, " {\n    return [\n");
+    for (int i = 0; i < n; i++) {
+        const Buffer *b = v[i].buf;
+        sb_puts(s, "        [");
+        for (int d = 0; d < b->ndim; d++) {
+            sb_puts(s, d ? ", " : "");
+            if (b->dyn[d])
+                js_dim_expr(s, ir_simplify(b->dyn[d], NULL), p, dn);
+            else
+                sb_printf(s, "%lld", (long long)b->shape[d]);
+        }
+        sb_puts(s, "],\n");
+    }
+    sb_puts(s, "    ];\n}\n\n");
+}
+
+/* The exports of a module (JS model, WASM loader) whose program has run-time dims, after
+ * inputInfo and outputInfo (where such a dim is -1, as in the C target's tables):
+ *   dims                       [{name, lo, hi, input, dim}]: the dims in argument order,
+ *                              each in [lo, hi], read from dim `dim` of input `input`
+ *   inputShapes(DIMS...), outputShapes(DIMS...)   the shapes for those dims
+ *   checkDims(DIMS...)         throws unless each dim is in its range and the conditions the
+ *                              graph puts on them (Program.checks) hold
+ *   inputDims(inputs)          the dims of input tensors {data, shape}, every input checked
+ *                              against the shapes they give (throws what does not fit)
+ * dn: the dims' JS names. */
+static void js_put_dims(StrBuf *s, const EmModel *m, const char **dn)
+{
+    const Program *p = m->model->prog;
+    sb_puts(s, "/* The dims decided at run time, in argument order: each in [lo, hi], read from dim `dim`\n"
+               " * of input `input` (-1 in inputInfo and outputInfo). The arena is planned for the\n"
+               " * largest extents; inputs and outputs are compact row-major for the actual ones. */\n"
+               "export const dims = [\n");
+    for (int i = 0; i < p->dims.n; i++) {
+        const IrDim *d = p->dims.items[i];
+        sb_puts(s, "    {name: ");
+        em_js_put_string(s, d->name);
+        sb_printf(s, ", lo: %lld, hi: %lld, input: %d, dim: %d},\n", (long long)d->lo, (long long)d->hi, d->input,
+                  d->dim);
+    }
+    sb_puts(s, "];\n\n/* The shapes of the inputs and of the outputs for the dims given (in the order of dims). */\n");
+    js_put_shapes(s, "inputShapes", m->inputs, m->ninputs, p, dn);
+    js_put_shapes(s, "outputShapes", m->outputs, m->noutputs, p, dn);
+    sb_puts(s, "/* Throws unless the dims fit: each an integer in its range, and the conditions the graph\n"
+               " * puts on them. */\nexport function checkDims");
+    js_dim_params(s, p, dn);
+    /* (arguments, not a local: a dim may have any name but the module's) */
+    sb_puts(s, " {\n"
+               "    dims.forEach((d, i) => {\n"
+               "        const n = arguments[i];\n"
+               "        if (!Number.isInteger(n) || n < d.lo || n > d.hi)\n"
+               "            throw new Error(`${name}: input ${d.input} '${inputInfo[d.input].name}': dim ${d.dim} (${d.name}) is ${n}, outside the range [${d.lo}, ${d.hi}] it was built for`);\n"
+               "    });\n");
+    for (int i = 0; i < p->checks.n; i++) {
+        sb_puts(s, "    if (!");
+        js_dim_expr(s, p->checks.items[i], p, dn);
+        sb_puts(s, ")\n        throw new Error(`${name}: ` + ");
+        em_js_put_string(s, p->check_msgs.items[i]);
+        sb_puts(s, " + ` (${dims.map((d, i) => `${d.name} = ${arguments[i]}`).join(\", \")})`);\n");
+    }
+    sb_puts(s, "}\n\n");
+    sb_puts(s, "/* The dims of inputs, an array of tensors {data, shape} in the order of inputInfo: each\n"
+               " * dim read from its input's shape and checked (checkDims), then every input checked\n"
+               " * against the shape they give (its typed array and length). Throws what does not fit. */\n"
+               "export function inputDims(inputs) {\n"
+               "    if (!Array.isArray(inputs) || inputs.length !== inputInfo.length)\n"
+               "        throw new Error(`${name}: expected an array of ${inputInfo.length} input tensors {data, shape}`);\n"
+               "    inputInfo.forEach((v, i) => {\n"
+               "        const x = inputs[i];\n"
+               "        if (!x || !Array.isArray(x.shape) || x.shape.length !== v.shape.length || !x.shape.every(Number.isInteger))\n"
+               "            throw new Error(`${name}: input ${i} '${v.name}' must be a tensor {data, shape} of ${v.dtype}[${v.shape}] (-1: a dim decided at run time)`);\n"
+               "    });\n"
+               "    const d = dims.map((v) => inputs[v.input].shape[v.dim]);\n"
+               "    checkDims(...d);\n"
+               "    inputShapes(...d).forEach((shape, i) => {\n"
+               "        const x = inputs[i], v = inputInfo[i], T = k.arrayTypes[v.dtype], n = k.storageLength({dtype: v.dtype, shape});\n"
+               "        if (x.shape.some((e, j) => e !== shape[j]) || !(x.data instanceof T) || x.data.length !== n)\n"
+               "            throw new Error(`${name}: input ${i} '${v.name}' must be a ${T.name} of ${n} elements (${v.dtype}[${shape}]${k.packedBits[v.dtype] ? \", packed\" : \"\"}), not shape [${x.shape}] with ${x.data && x.data.constructor ? `a ${x.data.constructor.name} of ${x.data.length}` : typeof x.data}`);\n"
+               "    });\n"
+               "    return d;\n"
+               "}\n\n");
 }
 
 /* ---------------------------------------------------------------- js: one kernel */
@@ -197,8 +379,11 @@ static int js_model_files(OutSet *o, const EmModel *m)
     PtrVec names = {0};
     static const char *const api[] = {"name", "inputInfo", "outputInfo", "ARENA_BYTES", "WEIGHTS_BYTES",
                                       "setWeights", "init", "run", "arena", "ready", NULL};
-    for (int i = 0; api[i]; i++)
-        ir_vec_push(&names, (void *)api[i], 1 << 24, "module names");
+    const Program *prog = mod->prog;
+    int ndims = prog->dims.n;
+    names_add(&names, api);
+    if (ndims)
+        names_add(&names, dims_api);
     const char *entry = mod_name(&names, m->name);
     const char **kfn = ir_alloc(sizeof *kfn * (size_t)(mod->kernels.n + 1));
     for (int i = 0; i < mod->kernels.n; i++) {
@@ -224,6 +409,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
         sb_puts(&fns, "\n");
         em_js_print_kernel(&fns, &hoist, mod->kernels.items[i], kfn[i], &names, 0);
     }
+    const char **dn = js_dim_names(&names, prog);   /* (after the kernels: their own names for them) */
 
     int64_t wbytes;
     em_blob_offset(&mod->constants, NULL, &wbytes);
@@ -233,9 +419,19 @@ static int js_model_files(OutSet *o, const EmModel *m)
     em_comment_text(s, m->name);
     sb_puts(s, ": an ES module for any JavaScript engine (node, browsers).\n"
                " *   await init([weights]);     loads the weights (a URL, a path, bytes; default: beside\n"
-               " *                              this file), or nothing when they are embedded\n"
-               " *   run([x, ...]) -> [y, ...]  typed arrays, compact row-major (inputInfo, outputInfo)\n");
-    sb_printf(s, " *   %s(x, ..., y, ...)  the same, writing into the caller's output arrays\n", entry);
+               " *                              this file), or nothing when they are embedded\n");
+    if (ndims) {
+        sb_puts(s, " *   run([{data, shape}, ...]) -> [{dtype, shape, data}, ...]  tensors: typed arrays,\n"
+                   " *                              compact row-major, with dims decided at run time (dims)\n");
+        sb_printf(s, " *   %s(x, ..., y, ...", entry);
+        for (int i = 0; i < ndims; i++)
+            sb_printf(s, ", %s", dn[i]);
+        sb_puts(s, ")  the same on typed arrays, writing into the caller's output\n"
+                   " *                              arrays (outputShapes gives their shapes)\n");
+    } else {
+        sb_puts(s, " *   run([x, ...]) -> [y, ...]  typed arrays, compact row-major (inputInfo, outputInfo)\n");
+        sb_printf(s, " *   %s(x, ..., y, ...)  the same, writing into the caller's output arrays\n", entry);
+    }
     for (int i = 0; i < m->notes.n; i++) {
         sb_puts(s, " * ");
         em_comment_text(s, m->notes.items[i]);
@@ -243,6 +439,8 @@ static int js_model_files(OutSet *o, const EmModel *m)
     }
     sb_puts(s, " */\nimport * as k from \"./kgen_runtime.mjs\";\n\nconst fround = Math.fround;\n\n");
     em_js_put_model_info(s, m);
+    if (ndims)
+        js_put_dims(s, m, dn);
     sb_printf(s, "/* every intermediate lives in one arena, placed by liveness (lower bound %lld bytes) */\n",
               (long long)mod->arena_lower_bound);
     sb_printf(s, "export const ARENA_BYTES = %lld;\n", (long long)mod->arena_bytes);
@@ -302,7 +500,14 @@ static int js_model_files(OutSet *o, const EmModel *m)
         sb_printf(s, "%s%s", i ? ", " : "", pin[i]);
     for (int i = 0; i < m->noutputs; i++)
         sb_printf(s, "%s%s", i || m->ninputs ? ", " : "", pout[i]);
+    for (int i = 0; i < ndims; i++)
+        sb_printf(s, "%s%s", i || m->ninputs || m->noutputs ? ", " : "", dn[i]);
     sb_puts(s, ") {\n    if (!ready)\n        throw new Error(`${name}: call init() first: the weights are not loaded`);\n");
+    if (ndims) {
+        sb_puts(s, "    checkDims");
+        js_dim_params(s, prog, dn);
+        sb_puts(s, ";\n");
+    }
     const char *ind = "    ";
     for (int q = 0; q < mod->kernels.n; q++) {
         const Kernel *kk = mod->kernels.items[q];
@@ -345,6 +550,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
                 return ir_fail("js: kernel %s reads buffer %s, which the model does not hold", kk->name, b->name);
             sb_printf(s, "%s%s", j ? ", " : "", arg);
         }
+        js_dim_args(s, kk, prog, dn);
         sb_puts(s, ");\n");
         for (int j = 0; j < mod->nloops; j++)
             if (q == mod->loops[j].end - 1) {
@@ -353,13 +559,26 @@ static int js_model_files(OutSet *o, const EmModel *m)
             }
     }
     sb_puts(s, "}\n\n");
-    sb_printf(s, "/* Run on an array of input typed arrays; returns new output arrays. */\n"
-                 "export function run(inputs) {\n"
-                 "    k.checkInputs(name, inputInfo, inputs);\n"
-                 "    const outputs = outputInfo.map(k.newTensor);\n"
-                 "    %s(...inputs, ...outputs);\n"
-                 "    return outputs;\n}\n",
-              entry);
+    if (ndims)
+        sb_printf(s, "/* Run on an array of input tensors {data, shape} (inputDims checks them); returns new\n"
+                     " * output tensors {dtype, shape, data}. */\n"
+                     "export function run(inputs) {\n"
+                     "    const d = inputDims(inputs);\n"
+                     "    const outputs = outputShapes(...d).map((shape, i) => {\n"
+                     "        const v = {dtype: outputInfo[i].dtype, shape};\n"
+                     "        return {...v, data: k.newTensor(v)};\n"
+                     "    });\n"
+                     "    %s(...inputs.map((x) => x.data), ...outputs.map((y) => y.data), ...d);\n"
+                     "    return outputs;\n}\n",
+                  entry);
+    else
+        sb_printf(s, "/* Run on an array of input typed arrays; returns new output arrays. */\n"
+                     "export function run(inputs) {\n"
+                     "    k.checkInputs(name, inputInfo, inputs);\n"
+                     "    const outputs = outputInfo.map(k.newTensor);\n"
+                     "    %s(...inputs, ...outputs);\n"
+                     "    return outputs;\n}\n",
+                  entry);
     sb_free(&hoist);
     sb_free(&fns);
     if (m->weights_in_file)
@@ -376,6 +595,8 @@ static int js_model_files(OutSet *o, const EmModel *m)
  * weights, embedded or copied in by init(); the arena; each input and output with the
  * loader's 64 bytes of alignment slack), emcc's default 5 MiB stack (emscripten 3.1.x), and
  * 1 MiB for the rest (code's static data, malloc's headers), rounded up to 64 KiB pages.
+ * With run-time dims the inputs and outputs count at their largest extents (Buffer.size is
+ * the bound's), as the loader allocates them, so the memory holds every run.
  * emcc's own default of 16 MiB cannot link a model whose embedded weights pass it
  * (MobileNetV2, ResNet-18: "initial memory too small"); the Makefile still allows growth. */
 static int64_t wasm_initial_memory(const EmModel *m)
@@ -395,6 +616,8 @@ static int64_t wasm_initial_memory(const EmModel *m)
 static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
 {
     const Model *mod = m->model;
+    const Program *prog = mod->prog;
+    int ndims = prog->dims.n;
     EmModel c = *m;
     c.with_main = 0;
     c.target = NULL;
@@ -425,11 +648,34 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
     em_comment_text(s, m->name);
     sb_printf(s, " in WebAssembly%s: the loader of %s.wasm (make builds it), with the API of the\n"
                  " * JavaScript target. The arena, inputs and outputs live in wasm memory.\n"
-                 " *   await init([wasm[, weights]]);  URLs, paths or bytes; default: beside this file\n"
-                 " *   run([x, ...]) -> [y, ...]       typed arrays, compact row-major\n */\n",
+                 " *   await init([wasm[, weights]]);  URLs, paths or bytes; default: beside this file\n",
               t->simd ? " (SIMD128)" : "", m->name);
+    sb_puts(s, ndims ? " *   run([{data, shape}, ...]) -> [{dtype, shape, data}, ...]  tensors: typed arrays,\n"
+                       " *                                   compact row-major, with dims decided at run time\n"
+                       " *                                   (dims; the wasm memory holds the largest) */\n"
+                     : " *   run([x, ...]) -> [y, ...]       typed arrays, compact row-major\n */\n");
     sb_puts(s, "import * as k from \"./kgen_runtime.mjs\";\n\n");
     em_js_put_model_info(s, m);
+    if (ndims) {
+        PtrVec names = {0};
+        static const char *const api[] = {"name", "inputInfo", "outputInfo", "ARENA_BYTES", "WEIGHTS_BYTES",
+                                          "init", "run", "X", "arena", "ins", "outs", "inputBytes",
+                                          "outputBytes", NULL};
+        names_add(&names, api);
+        names_add(&names, dims_api);
+        js_put_dims(s, m, js_dim_names(&names, prog));
+        /* the inputs and outputs are allocated once, for the largest extents */
+        const char *what[] = {"inputBytes", "outputBytes"};
+        for (int io = 0; io < 2; io++) {
+            const EmValue *v = io ? m->outputs : m->inputs;
+            sb_printf(s, "%sconst %s = [", io ? "" : "/* the bytes of each input and output at the largest extents */\n",
+                      what[io]);
+            for (int i = 0; i < (io ? m->noutputs : m->ninputs); i++)
+                sb_printf(s, "%s%lld", i ? ", " : "", (long long)ir_dtype_size(v[i].buf->dtype, v[i].buf->size));
+            sb_puts(s, "];\n");
+        }
+        sb_puts(s, "\n");
+    }
     sb_printf(s, "export const ARENA_BYTES = %lld;\nexport const WEIGHTS_BYTES = %lld;\n\n", (long long)mod->arena_bytes,
               (long long)wbytes);
     sb_printf(s, "let X = null, arena = 0, ins = [], outs = [];\n\n"
@@ -442,10 +688,11 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                  "        if (!p)\n            throw new Error(`${name}: out of wasm memory`);\n"
                  "        return (p + 63) & ~63;\n"
                  "    };\n"
-                 "    arena = alloc(ARENA_BYTES);\n"
-                 "    ins = inputInfo.map((v) => alloc(k.tensorBytes(v)));\n"
-                 "    outs = outputInfo.map((v) => alloc(k.tensorBytes(v)));\n",
+                 "    arena = alloc(ARENA_BYTES);\n",
               m->name);
+    sb_puts(s, ndims ? "    ins = inputBytes.map(alloc);\n    outs = outputBytes.map(alloc);\n"
+                     : "    ins = inputInfo.map((v) => alloc(k.tensorBytes(v)));\n"
+                       "    outs = outputInfo.map((v) => alloc(k.tensorBytes(v)));\n");
     if (m->weights_in_file)
         sb_printf(s, "    const w = new Uint8Array(await k.readBinary(weights ?? new URL(\"./%s_weights.bin\", import.meta.url)));\n"
                      "    const at = alloc(w.byteLength);\n"
@@ -454,18 +701,32 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                      "        throw new Error(`${name}: the weights are ${w.byteLength} bytes, expected ${WEIGHTS_BYTES}`);\n",
                   m->name, m->name);
     sb_puts(s, "}\n\n");
-    sb_printf(s, "export function run(inputs) {\n"
-                 "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
-                 "    k.checkInputs(name, inputInfo, inputs);\n"
-                 "    inputs.forEach((x, i) => new Uint8Array(X.memory.buffer, ins[i], x.byteLength).set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength)));\n"
-                 "    const status = X.%s(...ins, ...outs, arena);\n"
-                 "    if (status !== 0)\n        throw new Error(`${name}: the model returned status ${status}`);\n"
-                 "    return outputInfo.map((v, i) => {\n"
-                 "        const y = k.newTensor(v);\n"
-                 "        new Uint8Array(y.buffer).set(new Uint8Array(X.memory.buffer, outs[i], y.byteLength));\n"
-                 "        return y;\n"
-                 "    });\n}\n",
-              m->name);
+    if (ndims)   /* the C function takes int64_t dims: BigInts (no legalization in a standalone module) */
+        sb_printf(s, "export function run(inputs) {\n"
+                     "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
+                     "    const d = inputDims(inputs);\n"
+                     "    inputs.forEach((x, i) => new Uint8Array(X.memory.buffer, ins[i], x.data.byteLength).set(new Uint8Array(x.data.buffer, x.data.byteOffset, x.data.byteLength)));\n"
+                     "    const status = X.%s(...ins, ...outs, arena, ...d.map(BigInt));\n"
+                     "    if (status !== 0)\n        throw new Error(`${name}: the model returned status ${status}`);\n"
+                     "    return outputShapes(...d).map((shape, i) => {\n"
+                     "        const v = {dtype: outputInfo[i].dtype, shape}, y = k.newTensor(v);\n"
+                     "        new Uint8Array(y.buffer).set(new Uint8Array(X.memory.buffer, outs[i], y.byteLength));\n"
+                     "        return {...v, data: y};\n"
+                     "    });\n}\n",
+                  m->name);
+    else
+        sb_printf(s, "export function run(inputs) {\n"
+                     "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
+                     "    k.checkInputs(name, inputInfo, inputs);\n"
+                     "    inputs.forEach((x, i) => new Uint8Array(X.memory.buffer, ins[i], x.byteLength).set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength)));\n"
+                     "    const status = X.%s(...ins, ...outs, arena);\n"
+                     "    if (status !== 0)\n        throw new Error(`${name}: the model returned status ${status}`);\n"
+                     "    return outputInfo.map((v, i) => {\n"
+                     "        const y = k.newTensor(v);\n"
+                     "        new Uint8Array(y.buffer).set(new Uint8Array(X.memory.buffer, outs[i], y.byteLength));\n"
+                     "        return y;\n"
+                     "    });\n}\n",
+                  m->name);
     em_js_runtime_file(o);
     if (m->with_main)
         em_js_runner_files(o, m, 0);

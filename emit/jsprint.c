@@ -913,6 +913,9 @@ void em_js_print_kernel(StrBuf *out, StrBuf *hoist, const Kernel *k, const char 
         const Buffer *b = k->params.items[i];
         bind(&P, b, fresh(&P, b->name, 0));
     }
+    /* then the run-time dims it reads (Numbers), after the buffers as in C */
+    for (int i = 0; i < k->dims.n; i++)
+        bind(&P, k->dims.items[i], fresh(&P, ((const Var *)k->dims.items[i])->name, 0));
     sb_puts(out, "/* ");
     em_comment_text(out, k->name);
     em_comment_notes(out, &k->notes, 0);
@@ -923,12 +926,15 @@ void em_js_print_kernel(StrBuf *out, StrBuf *hoist, const Kernel *k, const char 
             sb_printf(out, "%s%lld", d ? ", " : "", (long long)b->shape[d]);
         sb_puts(out, "]");
     }
+    for (int i = 0; i < k->dims.n; i++)   /* (the shapes above: their bounds) */
+        sb_printf(out, "%s%s%s", i ? ", " : "\n * ", P.b.items[k->params.n + i].name,
+                  i == k->dims.n - 1 ? ": the dims decided at run time" : "");
     sb_puts(out, " */\n");
     sb_printf(out, "%sfunction %s(", exported ? "export " : "", fn);
-    for (int i = 0; i < k->params.n; i++)
+    for (int i = 0; i < k->params.n + k->dims.n; i++)
         sb_printf(out, "%s%s", i ? ", " : "", P.b.items[i].name);
     if (!k->internal)
-        sb_printf(out, "%sworkspace", k->params.n ? ", " : "");
+        sb_printf(out, "%sworkspace", k->params.n + k->dims.n ? ", " : "");
     sb_puts(out, ") {\n");
     em_stmt(&P.em, k->body);
     sb_puts(out, body.data ? body.data : "");

@@ -29,7 +29,7 @@ export async function main(model, argv) {
             console.log(`${name}: ${model.inputInfo.length} inputs, ${model.outputInfo.length} outputs, arena ${model.ARENA_BYTES} bytes`);
             model.inputInfo.forEach((v, k) => console.log(`input ${k} '${v.name}': ${type(v)} (graph input ${v.graphIndex})`));
             model.outputInfo.forEach((v, k) => console.log(`output ${k} '${v.name}': ${type(v)}`));
-            return 0;
+{{INFO_DIMS}}            return 0;
         } else if (a === "--bench") {
             bench = Number(argv[++i]);
             if (!Number.isInteger(bench) || bench < 1) {
@@ -63,13 +63,13 @@ export async function main(model, argv) {
             console.error(`${name}: input ${i} '${v.name}': ${paths[i]}: ${e.message}`);
             return 1;
         }
-        if (t.dtype !== v.dtype || t.shape.length !== v.shape.length || t.shape.some((d, k) => d !== v.shape[k])) {
+        if (t.dtype !== v.dtype || t.shape.length !== v.shape.length || t.shape.some((d, k) => d !== v.shape[k]{{ANY_EXTENT}})) {
             console.error(`${name}: input ${i} '${v.name}' (${paths[i]}): expected ${type(v)}, got ${type(t)}`);
             return 1;
         }
-        inputs.push(t.data);
+        inputs.push({{INPUT}});
     }
-    let outputs;
+{{CHECK_DIMS}}    let outputs;
     try {
         await model.init();
         outputs = {{AWAIT}}model.run(inputs);
@@ -95,8 +95,8 @@ export async function main(model, argv) {
         try {
             await fs.mkdir(outdir, { recursive: true });
             for (let i = 0; i < outputs.length; i++) {
-                const v = model.outputInfo[i];
-                await fs.writeFile(`${outdir}/output_${i}.npy`, writeNpy({ dtype: v.dtype, shape: v.shape, data: outputs[i] }));
+                const v = {{OUTPUT_INFO}};
+                await fs.writeFile(`${outdir}/output_${i}.npy`, writeNpy({ dtype: v.dtype, shape: v.shape, data: outputs[i]{{DATA}} }));
             }
         } catch (e) {
             console.error(`${name}: ${e.message}`);
@@ -105,8 +105,8 @@ export async function main(model, argv) {
         return 0;
     }
     outputs.forEach((y, i) => {
-        const v = model.outputInfo[i], n = Math.min(numel(v), 8);
-        const first = Array.from({ length: n }, (_, k) => element(v.dtype, y, k));
+        const v = {{OUTPUT_INFO}}, n = Math.min(numel(v), 8);
+        const first = Array.from({ length: n }, (_, k) => element(v.dtype, y{{DATA}}, k));
         console.log(`output ${i} '${v.name}': ${type(v)} = ${first.join(" ")}${numel(v) > n ? " ..." : ""}`);
     });
     return 0;

@@ -58,7 +58,7 @@ timed unit $BUILD/unit.time
 # the parts, in the order they are printed
 parts=()
 for p in golden exec tune errors passes onnx controlflow layout models dyn published weights baremetal tensorize fuzz_replay gpu webgpu \
-         conformance js conformance_js conformance_wasm conformance_webgpu browser conformance-opencl fuzz_graphs; do
+         conformance js dyn_js conformance_js conformance_wasm conformance_webgpu browser conformance-opencl fuzz_graphs; do
   [ -f tests/${p%-opencl}.sh ] && parts+=($p)
 done
 # the order they start in: the longest first (CPU seconds on 2 cores), then the rest
