@@ -62,6 +62,21 @@ static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * 
 
 #define BIG ((int64_t)1 << 62)
 
+static int is_dim_var(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && e->u.var->is_dim;
+}
+
+/* Is e a division or modulo whose divisor is a run-time extent (reads a dim decided at run
+ * time)? The rules for those fire for such models only. */
+static int runtime_divisor(const Expr *e)
+{
+    return e->kind == E_BIN &&
+           (e->u.bin.op == OP_DIV || e->u.bin.op == OP_MOD || e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD) &&
+           ir_expr_find(e->u.bin.b, is_dim_var, NULL);
+}
+
 int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi)
 {
     if (ir_dtype_is_float(e->dtype))
@@ -116,6 +131,20 @@ int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi)
     }
     int ba = ir_const_bounds(e->u.bin.a, m, &alo, &ahi);
     int bb = ir_const_bounds(e->u.bin.b, m, &blo, &bhi);
+    if (bb && blo > 0 && blo != bhi && runtime_divisor(e)) {
+        /* by a run-time extent (a dim decided at run time): x % W in [0, W), x / W shrinks */
+        if (e->u.bin.op == OP_FLOORMOD || (e->u.bin.op == OP_MOD && ba && alo >= 0)) {
+            *lo = ba && alo >= 0 && ahi < blo ? alo : 0;
+            *hi = ba && alo >= 0 && ahi < blo ? ahi : bhi - 1;
+            return 1;
+        }
+        if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_DIV) && ba && alo >= 0) {
+            *lo = alo / bhi;
+            *hi = ahi / blo;
+            return 1;
+        }
+        return 0;
+    }
     if (e->u.bin.op == OP_FLOORMOD && !ba && bb && blo == bhi && blo > 0) {
         *lo = 0;
         *hi = blo - 1;
@@ -575,7 +604,15 @@ static Expr *simp_bin(Expr *e, const RangeMap *m)
     case OP_FLOORMOD:
         if (cb && vb > 0)
             return simp_divmod(op, a, vb, t, m);
-        return ir_bin(op, a, b);
+        {
+            /* by a run-time extent (> 0): C's truncating ops where the dividend is >= 0 */
+            Expr *x = ir_bin(op, a, b);
+            int64_t alo, ahi, blo, bhi;
+            if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && runtime_divisor(x) && ir_const_bounds(a, m, &alo, &ahi) &&
+                alo >= 0 && ir_const_bounds(b, m, &blo, &bhi) && blo > 0)
+                x->u.bin.op = op == OP_FLOORDIV ? OP_DIV : OP_MOD;
+            return x;
+        }
     case OP_MIN:
     case OP_MAX: {
         if (ir_expr_equal(a, b))
@@ -596,6 +633,12 @@ static Expr *simp_bin(Expr *e, const RangeMap *m)
         int d = decide_cmp(op, a, b, m);
         if (d >= 0)
             return ir_bool(d);
+        /* x % E < E for a run-time extent E > 0 */
+        int64_t elo, ehi;
+        if (op == OP_LT && a->kind == E_BIN && (a->u.bin.op == OP_FLOORMOD || a->u.bin.op == OP_MOD) &&
+            runtime_divisor(a) && ir_expr_equal(a->u.bin.b, b) && ir_const_bounds(b, m, &elo, &ehi) && elo > 0 &&
+            (a->u.bin.op == OP_FLOORMOD || (ir_const_bounds(a->u.bin.a, m, &elo, &ehi) && elo >= 0)))
+            return ir_bool(1);
         /* x / c < k -> x < c * k for c > 0 (floor division, or x known >= 0): the guard of a
          * fused, split axis reads as a plain bound */
         int64_t c, lo, hi, ck;

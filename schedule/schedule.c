@@ -483,12 +483,14 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
     for (int d = 0; d < t->ndim; d++) {
         axes[d] = ir_itervar_new(ir_tensor_is_leaf(t) ? ir_fmt("ax%d", d) : t->axes[d]->var->name, t->shape[d],
                                  IV_SPATIAL);
+        axes[d]->dyn = t->dyn[d];    /* (a dim decided at run time: the copy's too) */
         idx[d] = ir_varref(axes[d]->var);
     }
     Tensor *c = ir_compute(unique_name(s, ir_fmt("%s_%s", t->name, scope == SCOPE_SHARED ? "shared" : "local")),
                            t->ndim, axes, ir_access(t, idx, t->ndim));
     if (!c)
         return NULL;
+    memcpy(c->dyn, t->dyn, sizeof c->dyn);
     /* the copy goes right before the first reader */
     int at = s->stages.n;
     for (int i = 0; i < nreaders; i++) {
@@ -527,13 +529,15 @@ Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)
         ir_fail("cache_write: apply it to %s before split, tile, fuse or compute_at", t->name);
         return NULL;
     }
-    /* the cache gets fresh axes with the same names; the reduction moves into it */
+    /* the cache gets fresh axes with the same names (and run-time extents); the reduction
+     * moves into it */
     IterVar *axes[KG_MAX_DIMS];
     Var *vars[KG_MAX_DIMS + 16];
     Expr *vals[KG_MAX_DIMS + 16];
     int n = 0;
     for (int d = 0; d < t->ndim; d++) {
         axes[d] = ir_itervar_new(t->axes[d]->var->name, t->axes[d]->extent, IV_SPATIAL);
+        axes[d]->dyn = t->axes[d]->dyn;
         vars[n] = t->axes[d]->var;
         vals[n++] = ir_varref(axes[d]->var);
     }
@@ -547,6 +551,7 @@ Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)
         for (int r = 0; r < body->u.reduce.naxes; r++) {
             IterVar *old = body->u.reduce.axes[r];
             raxes[r] = ir_itervar_new(old->var->name, old->extent, IV_REDUCE);
+            raxes[r]->dyn = old->dyn;
             vars[n] = old->var;
             vals[n++] = ir_varref(raxes[r]->var);
         }
@@ -559,6 +564,7 @@ Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)
                            t->ndim, axes, body);
     if (!c)
         return NULL;
+    memcpy(c->dyn, t->dyn, sizeof c->dyn);
     c->id = t->id;
     Stage *cs = stage_new(c);
     cs->scope = scope;

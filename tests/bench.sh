@@ -34,6 +34,7 @@ printf '%-20s %12s %14s %14s\n' model median_ms arena_bytes weights_bytes
 for dir in tests/models/*/; do
   name=$(basename $dir)
   [ -f $dir/model.onnx ] || continue
+  [ -f $dir/dims ] && continue   # run-time dims (tests/dyn_js.sh)
   d=$work/models/$name
   rm -rf $d
   $KGEN $dir/model.onnx --target c -o $d --name $name --main >/dev/null || { echo "$name: kgen failed"; continue; }

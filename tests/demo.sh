@@ -30,6 +30,7 @@ $CC -O1 -std=c99 -Itemplates tests/models/npycmp.c -lm -o $work/npycmp 2>/dev/nu
 printf '%-20s %-7s %10s %10s %12s  %s\n' model target "kgen ms" "cc ms" "median_ms" result
 for dir in tests/models/*/; do
   name=$(basename $dir)
+  [ -f $dir/dims ] && continue   # run-time dims (tests/dyn_js.sh)
   d=$work/models/$name
   t0=$(ms); $KGEN $dir/model.onnx --target c -o $d --name $name --main 2>$d.err; rc=$?; t1=$(ms)
   if [ $rc -ne 0 ]; then printf '%-20s %-7s %10s %10s %12s  %s\n' $name c - - - "kgen failed: $(head -1 $d.err)"; continue; fi
@@ -53,6 +54,7 @@ export POCL_CACHE_DIR=$PWD/$work/pocl-cache
 printf '%-20s %-7s %10s  %s\n' model target "kgen ms" result
 for dir in tests/models/*/; do
   name=$(basename $dir)
+  [ -f $dir/dims ] && continue   # run-time dims (tests/dyn_js.sh)
   for t in opencl cuda metal; do
     d=$work/gpu/$name/$t
     mkdir -p $work/gpu/$name

@@ -51,6 +51,7 @@ build_runner() {
 names=()
 for model in tests/models/*/model.onnx; do
   [ -f "$model" ] || continue
+  [ -f "$(dirname "$model")"/dims ] && continue   # run-time dims (tests/dyn_js.sh)
   name=$(basename "$(dirname "$model")")
   dir=$out/$name
   rm -rf "$dir" "$dir.again"

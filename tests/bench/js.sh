@@ -37,7 +37,7 @@ bench() {  # bench DIR NAME INPUT: the median in ms, or "-"
 }
 ratio() { [ "$1" != - ] && [ -n "$2" ] && [ "$2" != - ] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }' || echo -; }
 models=()
-for dir in tests/models/*/; do [ -f $dir/model.onnx ] && models+=("$(basename $dir) $dir/model.onnx $dir/input_0.npy"); done
+for dir in tests/models/*/; do [ -f $dir/model.onnx ] && [ ! -f $dir/dims ] && models+=("$(basename $dir) $dir/model.onnx $dir/input_0.npy"); done
 for name in mobilenetv2 resnet18; do
   [ -f $work/models/$name.onnx ] && models+=("$name $work/models/$name.onnx $work/models/${name}_input.npy")
 done

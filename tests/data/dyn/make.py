@@ -1,0 +1,14 @@
+# make.py - add_t.onnx for tests/dyn_js.sh: y = Transpose(Relu(a + b)) with a: f32[B, 8] and
+# b: f32[C, 8], B and C symbolic; compiled with --dim B=1..16 --dim C=1..16, its output has a
+# run-time dim ([8, B]) and the Add a derived check (B == C). Run: /usr/bin/python3 make.py
+import onnx
+from onnx import TensorProto, helper
+
+a = helper.make_tensor_value_info("a", TensorProto.FLOAT, ["B", 8])
+b = helper.make_tensor_value_info("b", TensorProto.FLOAT, ["C", 8])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["r"]),
+         helper.make_node("Transpose", ["r"], ["y"], perm=[1, 0])]
+g = helper.make_graph(nodes, "add_t", [a, b], [y])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kgen tests")
+onnx.save(m, "add_t.onnx")

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# dyn_gpu.sh - dims decided at run time (issue 16) through the GPU targets:
+#   OpenCL  (runs here on pocl) tests/models/dyn_cnn (a CNN with input height and width
+#           decided at run time; kgen's options in its file `dims`) with --main, built with
+#           strict flags: `--info` lists the dims; the runner on each in_HxW.npy against
+#           torch's out_HxW.npy (npycmp, rtol 1e-3, atol 1e-4); inputs out of range (H
+#           below, W above) or with a wrong fixed dim refused (exit 1, the message, no
+#           output); the launches whose blocks follow the dims get their grid at run time
+#           (NAME_at). tests/data/dyn/add_t.onnx (an output with a run-time dim, a derived
+#           check B == C) through the host entry: tests/gpu/dyn_add.c;
+#   CUDA    both models' .cu compile with nvcc -c for sm_90 and sm_80, warnings as errors;
+#   Metal   both models' .metal pass tests/tools/metal-check (KGEN_METAL_CHECK), the
+#           manifest is JSON with the dims, the tables file is plain C.
+# A missing toolchain is a SKIP, or a FAIL with KGEN_REQUIRE_ALL=1. Ends with
+# "dyn_gpu: N passed, N failed, N skipped".
+set -u
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+CC=${CC:-cc}
+out=$BUILD/dyn_gpu
+STRICT="-O2 -std=c99 -Wall -Wextra -pedantic -Werror"
+rm -rf $out
+mkdir -p $out
+export POCL_CACHE_DIR=$(cd $out && pwd)/pocl-cache
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; [ -f "${2:-}" ] && sed 's/^/    /' "$2" | head -15; fail=$((fail + 1)); }
+missing() {
+  if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then bad "$1 (KGEN_REQUIRE_ALL=1)"; else echo "SKIP $1"; skip=$((skip + 1)); fi
+}
+
+# ---------------------------------------------------------------- toolchains (as gpu.sh)
+have_cl=0
+printf '#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(void){cl_uint n=0;return clGetPlatformIDs(0,0,&n)!=CL_SUCCESS||n==0;}\n' > $out/probe.c
+if $CC $out/probe.c -o $out/probe -lOpenCL >/dev/null 2>&1 && $out/probe; then have_cl=1
+else missing "dyn_gpu: no OpenCL platform, headers or libOpenCL (pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)"; fi
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVFLAGS="-gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -Werror all-warnings -Xcompiler -Wall,-Wextra"
+have_nvcc=0
+if [ -x "$NVCC" ]; then have_nvcc=1; else missing "dyn_gpu: nvcc not found (CUDA toolkit; set NVCC)"; fi
+METAL_CHECK=${KGEN_METAL_CHECK:-tests/tools/metal-check}
+have_metal=0
+if [ -x "$METAL_CHECK" ] && command -v clang >/dev/null 2>&1; then have_metal=1
+else missing "dyn_gpu: metal-check not found ($METAL_CHECK; set KGEN_METAL_CHECK)"; fi
+
+# npy_zeros FILE D0 D1 ...: a float32 .npy of zeros (the refused inputs)
+npy_zeros() {
+  local f=$1 n=1 d shape
+  shift
+  for d in "$@"; do n=$((n * d)); done
+  shape=$(IFS=,; echo "$*" | sed 's/,/, /g')
+  local h="{'descr': '<f4', 'fortran_order': False, 'shape': ($shape), }"
+  while [ $(( (10 + ${#h} + 1) % 64 )) != 0 ]; do h="$h "; done
+  local len=$((${#h} + 1))
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((len % 256)))\\x$(printf %02x $((len / 256)))"
+    printf '%s\n' "$h"; head -c $((n * 4)) /dev/zero; } > $f
+}
+
+# gen TARGET DIR MODEL OPTIONS...: kgen into DIR (as m, with --main); 0 if it worked
+gen() {
+  local tg=$1 dir=$2 m=$3
+  shift 3
+  if timeout 120 "$KGEN" $m --target "$tg" -o $dir --name m --main "$@" > $dir.log 2>&1; then return 0; fi
+  bad "dyn_gpu: $m ($tg): kgen failed" $dir.log
+  return 1
+}
+
+model=tests/models/dyn_cnn
+read -r -a dims < $model/dims
+add=tests/data/dyn/add_t.onnx
+add_dims=(--dim B=1..16 --dim C=1..16)
+
+# ---------------------------------------------------------------- OpenCL: run on the device
+if [ $have_cl = 1 ]; then
+  $CC -std=c99 -O2 -I templates tests/models/npycmp.c -o $out/npycmp -lm || bad "dyn_gpu: cannot build npycmp"
+  npy_zeros $out/h_low.npy 1 3 20 40
+  npy_zeros $out/w_high.npy 1 3 40 129
+  npy_zeros $out/c4.npy 1 4 40 40
+  dir=$out/cnn.opencl
+  if gen opencl $dir $model/model.onnx "${dims[@]}" &&
+     { make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir.build.log 2>&1 || { bad "dyn_gpu: dyn_cnn (opencl): no build" $dir.build.log; false; }; }; then
+    ok
+    # the grids that follow H and W are computed per run, from the dims
+    if [ "$(grep -c '^    m_run_launches\[[0-9]*\]\.grid\[0\] = kgen_gpu_blocks(.*[HW]' $dir/m_host.c)" -ge 5 ]; then ok
+    else bad "dyn_gpu: dyn_cnn (opencl): fewer than 5 launches with a run-time grid in m_host.c"; fi
+    if $dir/m --info > $dir.info 2>&1 && grep -q "^input 0 'x': float32 \[1, 3, -1, -1\]" $dir.info &&
+       grep -q '^dim H: 32..96 (input 0 dim 2)$' $dir.info && grep -q '^dim W: 32..128 (input 0 dim 3)$' $dir.info; then ok
+    else bad "dyn_gpu: dyn_cnn (opencl): --info does not list the dims" $dir.info; fi
+    for in in $model/in_*.npy; do
+      e=$(basename $in .npy); e=${e#in_}
+      if ! timeout 300 $dir/m $in -o $dir/out_$e > $dir.run_$e.log 2>&1; then
+        bad "dyn_gpu: dyn_cnn (opencl) $e: the runner failed" $dir.run_$e.log; continue
+      fi
+      if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $model/out_$e.npy $dir/out_$e/output_0.npy 2>&1); then
+        ok; echo "    dyn_cnn (opencl) $e: $cmp"
+      else bad "dyn_gpu: dyn_cnn (opencl) $e: $cmp"; fi
+    done
+    for b in "h_low:dim 2 (H) is 20, outside the range \[32, 96\]" "w_high:dim 3 (W) is 129, outside the range \[32, 128\]" \
+             "c4:expected float32 \[1, 3, -1, -1\], got float32 \[1, 4, 40, 40\]"; do
+      f=${b%%:*} want=${b#*:}
+      $dir/m $out/$f.npy -o $dir/bad_$f > $dir.bad_$f.log 2>&1; rc=$?
+      if [ $rc = 1 ] && grep -q "$want" $dir.bad_$f.log && [ ! -e $dir/bad_$f ]; then ok
+      else bad "dyn_gpu: dyn_cnn (opencl) $f.npy: exit $rc, expected 1 with '$want' and no output" $dir.bad_$f.log; fi
+    done
+  fi
+  dir=$out/add.opencl
+  if gen opencl $dir $add "${add_dims[@]}"; then
+    if $CC $STRICT -I$dir -DM_CL_FILE="\"$dir/m.cl\"" tests/gpu/dyn_add.c $dir/m_host.c $dir/m_weights.c -lOpenCL -lm \
+         -o $dir/run > $dir.run.log 2>&1 && timeout 120 $dir/run >> $dir.run.log 2>&1; then
+      ok; echo "    add_t (opencl): $(tail -1 $dir.run.log)"
+    else bad "dyn_gpu: add_t (opencl) through the host entry (tests/gpu/dyn_add.c)" $dir.run.log; fi
+  fi
+fi
+
+# ---------------------------------------------------------------- CUDA and Metal: compile and check
+for m in cnn add; do
+  if [ $m = cnn ]; then src=$model/model.onnx opts=("${dims[@]}"); else src=$add opts=("${add_dims[@]}"); fi
+  dir=$out/$m.cuda
+  if [ $have_nvcc = 1 ] && gen cuda $dir $src "${opts[@]}"; then
+    if "$NVCC" $NVFLAGS -c $dir/m.cu -o $dir/m.o > $dir.nvcc.log 2>&1; then ok
+    else bad "dyn_gpu: $src (cuda): nvcc -c (sm_90 and sm_80)" $dir.nvcc.log; fi
+  fi
+  dir=$out/$m.metal
+  if [ $have_metal = 1 ] && gen metal $dir $src "${opts[@]}"; then
+    if "$METAL_CHECK" $dir/m.metal > $dir.check.log 2>&1; then ok
+    else bad "dyn_gpu: $src (metal): metal-check" $dir.check.log; fi
+    if command -v node >/dev/null 2>&1 &&
+       node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1])); if (m.dims.length != 2) process.exit(1)' \
+         $dir/m_manifest.json > $dir.manifest.log 2>&1 &&
+       $CC $STRICT -c $dir/m_tables.c -o $dir/tables.o >> $dir.manifest.log 2>&1; then ok
+    else bad "dyn_gpu: $src (metal): the manifest (two dims) or the tables file" $dir.manifest.log; fi
+  fi
+done
+
+echo "dyn_gpu: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
