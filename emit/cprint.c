@@ -1392,8 +1392,10 @@ static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const 
         sb_printf(text, ", launch %d of %d", li + 1, plan->n);
     if (li == 0)
         em_comment_notes(text, &k->notes, 1);
-    sb_printf(text, "\n * grid %lld x %lld x %lld blocks of %lld x %lld x %lld threads%s\n */\n",
-              (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+    int dyn = l->dgrid[0] || l->dgrid[1] || l->dgrid[2];
+    sb_printf(text, "\n * grid %s%lld x %lld x %lld blocks%s of %lld x %lld x %lld threads%s\n */\n", dyn ? "at most " : "",
+              (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], dyn ? " (decided at run time)" : "",
+              (long long)l->block[0],
               (long long)l->block[1], (long long)l->block[2],
               threads == 1 && l->grid[0] * l->grid[1] * l->grid[2] == 1 ? " (not parallelized: one thread)" : "");
     print_proto(P);

@@ -6,9 +6,9 @@
  * A kernel's body, below its workspace allocations, is a sequence of loop nests; each one
  * is a launch. Its grid is the largest extent bound to each index; a block index's loop
  * may run to a run-time extent (dims decided at run time: the grid is then an Expr of
- * them, which the host computes, and its bound's value is checked against the limits);
- * a bound loop shorter than the grid prints as a guard, so a barrier must not sit inside one (nor inside an
- * if): every thread of a block has to reach it. The printers turn the plan into kernels
+ * them, which the host computes, and its bound's value is checked against the limits).
+ * A bound loop shorter than the grid prints as a guard, so a barrier must not sit inside
+ * one (nor inside an if): every thread of a block has to reach it. The printers turn the plan into kernels
  * and the hosts into launches; they decide nothing about the grid themselves.
  */
 #include "launch.h"
@@ -244,6 +244,12 @@ static void dump_plan(FILE *f, const Kernel *k, const LowerLaunchPlan *plan)
         fprintf(f, "launch %d: grid %lld x %lld x %lld, block %lld x %lld x %lld, %lld shared bytes\n", i,
                 (long long)l->ext[0], (long long)l->ext[1], (long long)l->ext[2], (long long)l->ext[3],
                 (long long)l->ext[4], (long long)l->ext[5], (long long)l->shared_bytes);
+        for (int j = 0; j < 3; j++)
+            if (l->dext[j]) {
+                fprintf(f, "  blocks in %c at run time: ", "xyz"[j]);
+                ir_print_expr(f, l->dext[j]);
+                fprintf(f, " (at most %lld)\n", (long long)l->ext[j]);
+            }
         ir_print_stmt(f, l->body, 1);
     }
 }

@@ -7,9 +7,13 @@
 #           below, W above) or with a wrong fixed dim refused (exit 1, the message, no
 #           output); the launches whose blocks follow the dims get their grid at run time
 #           (NAME_at). tests/data/dyn/add_t.onnx (an output with a run-time dim, a derived
-#           check B == C) through the host entry: tests/gpu/dyn_add.c;
-#   CUDA    both models' .cu compile with nvcc -c for sm_90 and sm_80, warnings as errors;
-#   Metal   both models' .metal pass tests/tools/metal-check (KGEN_METAL_CHECK), the
+#           check B == C) through the host entry: tests/gpu/dyn_add.c. The models of
+#           tests/data/dyn_gpu (a shared-memory matmul over a run-time M, a softmax over a
+#           run-time axis, a conv and pool over a run-time batch and height; options in
+#           NAME.dims) on their inputs against numpy's outputs, through OpenCL and, as a
+#           control, through the C target;
+#   CUDA    every model's .cu compiles with nvcc -c for sm_90 and sm_80, warnings as errors;
+#   Metal   every model's .metal passes tests/tools/metal-check (KGEN_METAL_CHECK), the
 #           manifest is JSON with the dims, the tables file is plain C.
 # A missing toolchain is a SKIP, or a FAIL with KGEN_REQUIRE_ALL=1. Ends with
 # "dyn_gpu: N passed, N failed, N skipped".
@@ -71,8 +75,8 @@ add=tests/data/dyn/add_t.onnx
 add_dims=(--dim B=1..16 --dim C=1..16)
 
 # ---------------------------------------------------------------- OpenCL: run on the device
+$CC -std=c99 -O2 -I templates tests/models/npycmp.c -o $out/npycmp -lm || bad "dyn_gpu: cannot build npycmp"
 if [ $have_cl = 1 ]; then
-  $CC -std=c99 -O2 -I templates tests/models/npycmp.c -o $out/npycmp -lm || bad "dyn_gpu: cannot build npycmp"
   npy_zeros $out/h_low.npy 1 3 20 40
   npy_zeros $out/w_high.npy 1 3 40 129
   npy_zeros $out/c4.npy 1 4 40 40
@@ -112,9 +116,32 @@ if [ $have_cl = 1 ]; then
   fi
 fi
 
+# the small models (tests/data/dyn_gpu): TARGET on every input against numpy
+small=(tests/data/dyn_gpu/*.onnx)
+targets=(c)
+[ $have_cl = 1 ] && targets+=(opencl)
+for src in "${small[@]}"; do
+  n=$(basename $src .onnx)
+  read -r -a opts < ${src%.onnx}.dims
+  for tg in "${targets[@]}"; do
+    dir=$out/$n.$tg
+    gen $tg $dir $src "${opts[@]}" || continue
+    if ! make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir.build.log 2>&1; then bad "dyn_gpu: $n ($tg): no build" $dir.build.log; continue; fi
+    for in in ${src%.onnx}_*[0-9].npy; do
+      e=$(basename $in .npy)
+      if ! timeout 120 $dir/m $in -o $dir/$e > $dir.$e.log 2>&1; then bad "dyn_gpu: $e ($tg): the runner failed" $dir.$e.log; continue; fi
+      if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 ${in%.npy}.out.npy $dir/$e/output_0.npy 2>&1); then
+        ok; echo "    $e ($tg): $cmp"
+      else bad "dyn_gpu: $e ($tg): $cmp"; fi
+    done
+  done
+done
+
 # ---------------------------------------------------------------- CUDA and Metal: compile and check
-for m in cnn add; do
-  if [ $m = cnn ]; then src=$model/model.onnx opts=("${dims[@]}"); else src=$add opts=("${add_dims[@]}"); fi
+for m in cnn add "${small[@]}"; do
+  if [ $m = cnn ]; then src=$model/model.onnx opts=("${dims[@]}")
+  elif [ $m = add ]; then src=$add opts=("${add_dims[@]}")
+  else src=$m; read -r -a opts < ${m%.onnx}.dims; m=$(basename $m .onnx); fi
   dir=$out/$m.cuda
   if [ $have_nvcc = 1 ] && gen cuda $dir $src "${opts[@]}"; then
     if "$NVCC" $NVFLAGS -c $dir/m.cu -o $dir/m.o > $dir.nvcc.log 2>&1; then ok
@@ -125,10 +152,10 @@ for m in cnn add; do
     if "$METAL_CHECK" $dir/m.metal > $dir.check.log 2>&1; then ok
     else bad "dyn_gpu: $src (metal): metal-check" $dir.check.log; fi
     if command -v node >/dev/null 2>&1 &&
-       node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1])); if (m.dims.length != 2) process.exit(1)' \
+       node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1])); if (!m.dims.length) process.exit(1)' \
          $dir/m_manifest.json > $dir.manifest.log 2>&1 &&
        $CC $STRICT -c $dir/m_tables.c -o $dir/tables.o >> $dir.manifest.log 2>&1; then ok
-    else bad "dyn_gpu: $src (metal): the manifest (two dims) or the tables file" $dir.manifest.log; fi
+    else bad "dyn_gpu: $src (metal): the manifest (with its dims) or the tables file" $dir.manifest.log; fi
   fi
 done
 
