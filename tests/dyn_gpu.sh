@@ -13,6 +13,8 @@
 #           NAME.dims) on their inputs against numpy's outputs, through OpenCL and, as a
 #           control, through the C target;
 #   CUDA    every model's .cu compiles with nvcc -c for sm_90 and sm_80, warnings as errors;
+#           with KGEN_DYN_GPU_CUDA=1 (a machine with a GPU: tests/gpu/run_cuda.sh) also
+#           the OpenCL runs above through CUDA (CUDA_ARCH, default sm_90);
 #   Metal   every model's .metal passes tests/tools/metal-check (KGEN_METAL_CHECK), the
 #           manifest is JSON with the dims, the tables file is plain C.
 # A missing toolchain is a SKIP, or a FAIL with KGEN_REQUIRE_ALL=1. Ends with
@@ -74,68 +76,85 @@ read -r -a dims < $model/dims
 add=tests/data/dyn/add_t.onnx
 add_dims=(--dim B=1..16 --dim C=1..16)
 
-# ---------------------------------------------------------------- OpenCL: run on the device
+# ---------------------------------------------------------------- runs: OpenCL here, CUDA on a GPU
 $CC -std=c99 -O2 -I templates tests/models/npycmp.c -o $out/npycmp -lm || bad "dyn_gpu: cannot build npycmp"
-if [ $have_cl = 1 ]; then
-  npy_zeros $out/h_low.npy 1 3 20 40
-  npy_zeros $out/w_high.npy 1 3 40 129
-  npy_zeros $out/c4.npy 1 4 40 40
-  dir=$out/cnn.opencl
-  if gen opencl $dir $model/model.onnx "${dims[@]}" &&
-     { make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir.build.log 2>&1 || { bad "dyn_gpu: dyn_cnn (opencl): no build" $dir.build.log; false; }; }; then
-    ok
-    # the grids that follow H and W are computed per run, from the dims
-    if [ "$(grep -c '^    m_run_launches\[[0-9]*\]\.grid\[0\] = kgen_gpu_blocks(.*[HW]' $dir/m_host.c)" -ge 5 ]; then ok
-    else bad "dyn_gpu: dyn_cnn (opencl): fewer than 5 launches with a run-time grid in m_host.c"; fi
-    if $dir/m --info > $dir.info 2>&1 && grep -q "^input 0 'x': float32 \[1, 3, -1, -1\]" $dir.info &&
-       grep -q '^dim H: 32..96 (input 0 dim 2)$' $dir.info && grep -q '^dim W: 32..128 (input 0 dim 3)$' $dir.info; then ok
-    else bad "dyn_gpu: dyn_cnn (opencl): --info does not list the dims" $dir.info; fi
-    for in in $model/in_*.npy; do
-      e=$(basename $in .npy); e=${e#in_}
-      if ! timeout 300 $dir/m $in -o $dir/out_$e > $dir.run_$e.log 2>&1; then
-        bad "dyn_gpu: dyn_cnn (opencl) $e: the runner failed" $dir.run_$e.log; continue
-      fi
-      if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $model/out_$e.npy $dir/out_$e/output_0.npy 2>&1); then
-        ok; echo "    dyn_cnn (opencl) $e: $cmp"
-      else bad "dyn_gpu: dyn_cnn (opencl) $e: $cmp"; fi
-    done
-    for b in "h_low:dim 2 (H) is 20, outside the range \[32, 96\]" "w_high:dim 3 (W) is 129, outside the range \[32, 128\]" \
-             "c4:expected float32 \[1, 3, -1, -1\], got float32 \[1, 4, 40, 40\]"; do
-      f=${b%%:*} want=${b#*:}
-      $dir/m $out/$f.npy -o $dir/bad_$f > $dir.bad_$f.log 2>&1; rc=$?
-      if [ $rc = 1 ] && grep -q "$want" $dir.bad_$f.log && [ ! -e $dir/bad_$f ]; then ok
-      else bad "dyn_gpu: dyn_cnn (opencl) $f.npy: exit $rc, expected 1 with '$want' and no output" $dir.bad_$f.log; fi
-    done
-  fi
-  dir=$out/add.opencl
-  if gen opencl $dir $add "${add_dims[@]}"; then
-    if $CC $STRICT -I$dir -DM_CL_FILE="\"$dir/m.cl\"" tests/gpu/dyn_add.c $dir/m_host.c $dir/m_weights.c -lOpenCL -lm \
-         -o $dir/run > $dir.run.log 2>&1 && timeout 120 $dir/run >> $dir.run.log 2>&1; then
-      ok; echo "    add_t (opencl): $(tail -1 $dir.run.log)"
-    else bad "dyn_gpu: add_t (opencl) through the host entry (tests/gpu/dyn_add.c)" $dir.run.log; fi
-  fi
-fi
-
-# the small models (tests/data/dyn_gpu): TARGET on every input against numpy
+npy_zeros $out/h_low.npy 1 3 20 40
+npy_zeros $out/w_high.npy 1 3 40 129
+npy_zeros $out/c4.npy 1 4 40 40
 small=(tests/data/dyn_gpu/*.onnx)
-targets=(c)
-[ $have_cl = 1 ] && targets+=(opencl)
-for src in "${small[@]}"; do
-  n=$(basename $src .onnx)
-  read -r -a opts < ${src%.onnx}.dims
-  for tg in "${targets[@]}"; do
+ARCH=${CUDA_ARCH:-sm_90}
+
+# build TARGET DIR: the runner from the generated Makefile (strict flags for the C parts)
+build() {
+  make -s -C $2 CC="$CC" CFLAGS="$STRICT" NVCC="$NVCC" ARCH=$ARCH > $2.build.log 2>&1 && return 0
+  bad "dyn_gpu: $2 ($1): no build" $2.build.log
+  return 1
+}
+
+# against INPUT REF DIR LABEL: the runner in DIR on INPUT, output 0 against REF
+against() {
+  local in=$1 ref=$2 dir=$3 label=$4 e cmp
+  e=$(basename $in .npy)
+  if ! timeout 300 $dir/m $in -o $dir/$e > $dir.$e.log 2>&1; then bad "dyn_gpu: $label: the runner failed" $dir.$e.log; return; fi
+  if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $ref $dir/$e/output_0.npy 2>&1); then ok; echo "    $label: $cmp"
+  else bad "dyn_gpu: $label: $cmp"; fi
+}
+
+# runs TARGET: dyn_cnn (runner, --info, four extents, refusals), add_t through the host
+# entry, the small models; TARGET c takes the small models alone (the control)
+runs() {
+  local tg=$1 dir host in e f want rc src n
+  local -a opts
+  if [ $tg != c ]; then
+    dir=$out/cnn.$tg
+    if gen $tg $dir $model/model.onnx "${dims[@]}" && build $tg $dir; then
+      ok
+      # the grids that follow H and W are computed per run, from the dims
+      host=$dir/m_host.c; [ $tg = cuda ] && host=$dir/m.cu
+      if [ "$(grep -c '^    m_run_launches\[[0-9]*\]\.grid\[0\] = kgen_gpu_blocks(.*[HW]' $host)" -ge 5 ]; then ok
+      else bad "dyn_gpu: dyn_cnn ($tg): fewer than 5 launches with a run-time grid in $host"; fi
+      if $dir/m --info > $dir.info 2>&1 && grep -q "^input 0 'x': float32 \[1, 3, -1, -1\]" $dir.info &&
+         grep -q '^dim H: 32..96 (input 0 dim 2)$' $dir.info && grep -q '^dim W: 32..128 (input 0 dim 3)$' $dir.info; then ok
+      else bad "dyn_gpu: dyn_cnn ($tg): --info does not list the dims" $dir.info; fi
+      for in in $model/in_*.npy; do
+        e=$(basename $in .npy); e=${e#in_}
+        against $in $model/out_$e.npy $dir "dyn_cnn ($tg) $e"
+      done
+      for f in "h_low:dim 2 (H) is 20, outside the range \[32, 96\]" "w_high:dim 3 (W) is 129, outside the range \[32, 128\]" \
+               "c4:expected float32 \[1, 3, -1, -1\], got float32 \[1, 4, 40, 40\]"; do
+        want=${f#*:} f=${f%%:*}
+        $dir/m $out/$f.npy -o $dir/bad_$f > $dir.bad_$f.log 2>&1; rc=$?
+        if [ $rc = 1 ] && grep -q "$want" $dir.bad_$f.log && [ ! -e $dir/bad_$f ]; then ok
+        else bad "dyn_gpu: dyn_cnn ($tg) $f.npy: exit $rc, expected 1 with '$want' and no output" $dir.bad_$f.log; fi
+      done
+    fi
+    dir=$out/add.$tg
+    if gen $tg $dir $add "${add_dims[@]}" &&
+       if [ $tg = opencl ]; then
+         $CC $STRICT -I$dir -DM_CL_FILE="\"$dir/m.cl\"" tests/gpu/dyn_add.c $dir/m_host.c $dir/m_weights.c -lOpenCL -lm \
+           -o $dir/run > $dir.run.log 2>&1
+       else
+         $CC $STRICT -I$dir -c tests/gpu/dyn_add.c -o $dir/drv.o > $dir.run.log 2>&1 &&
+           $CC $STRICT -c $dir/m_weights.c -o $dir/w.o >> $dir.run.log 2>&1 &&
+           "$NVCC" -O2 -arch=$ARCH -o $dir/run $dir/m.cu $dir/drv.o $dir/w.o >> $dir.run.log 2>&1
+       fi; then
+      if timeout 120 $dir/run >> $dir.run.log 2>&1; then ok; echo "    add_t ($tg): $(tail -1 $dir.run.log)"
+      else bad "dyn_gpu: add_t ($tg) through the host entry (tests/gpu/dyn_add.c)" $dir.run.log; fi
+    elif [ -f $dir.run.log ]; then bad "dyn_gpu: add_t ($tg): no build of tests/gpu/dyn_add.c" $dir.run.log; fi
+  fi
+  for src in "${small[@]}"; do
+    n=$(basename $src .onnx)
+    read -r -a opts < ${src%.onnx}.dims
     dir=$out/$n.$tg
-    gen $tg $dir $src "${opts[@]}" || continue
-    if ! make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir.build.log 2>&1; then bad "dyn_gpu: $n ($tg): no build" $dir.build.log; continue; fi
-    for in in ${src%.onnx}_*[0-9].npy; do
-      e=$(basename $in .npy)
-      if ! timeout 120 $dir/m $in -o $dir/$e > $dir.$e.log 2>&1; then bad "dyn_gpu: $e ($tg): the runner failed" $dir.$e.log; continue; fi
-      if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 ${in%.npy}.out.npy $dir/$e/output_0.npy 2>&1); then
-        ok; echo "    $e ($tg): $cmp"
-      else bad "dyn_gpu: $e ($tg): $cmp"; fi
-    done
+    gen $tg $dir $src "${opts[@]}" && build $tg $dir || continue
+    for in in ${src%.onnx}_*[0-9].npy; do against $in ${in%.npy}.out.npy $dir "$(basename $in .npy) ($tg)"; done
   done
-done
+}
+
+runs c
+[ $have_cl = 1 ] && runs opencl
+# (a machine with an NVIDIA GPU, tests/gpu/run_cuda.sh: the same runs through CUDA)
+[ "${KGEN_DYN_GPU_CUDA:-0}" = 1 ] && runs cuda
 
 # ---------------------------------------------------------------- CUDA and Metal: compile and check
 for m in cnn add "${small[@]}"; do
