@@ -323,6 +323,39 @@ static int lin_merge_divmod(Lin *l)
     return 0;
 }
 
+/* x / E * E + x % E -> x for a run-time extent E (a fused axis taken apart by run-time
+ * extents, stored compact at them): a term (x / E) * E and a term x % E with the same
+ * coefficient. 1 when it merged a pair. */
+static int lin_merge_runtime_divmod(Lin *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        Expr *m = l->t[i].atom, *d = NULL, *e = NULL;
+        if (!l->t[i].coef || m->kind != E_BIN || m->u.bin.op != OP_MUL)
+            continue;
+        for (int s = 0; s < 2 && !d; s++) {
+            Expr *q = s ? m->u.bin.b : m->u.bin.a, *f = s ? m->u.bin.a : m->u.bin.b;
+            if (q->kind == E_BIN && (q->u.bin.op == OP_DIV || q->u.bin.op == OP_FLOORDIV) && runtime_divisor(q) &&
+                ir_expr_equal(q->u.bin.b, f))
+                d = q, e = f;
+        }
+        if (!d)
+            continue;
+        BinOp mop = d->u.bin.op == OP_DIV ? OP_MOD : OP_FLOORMOD;
+        for (int j = 0; j < l->n; j++) {
+            Expr *r = l->t[j].atom;
+            if (j == i || l->t[j].coef != l->t[i].coef || r->kind != E_BIN || r->u.bin.op != mop ||
+                !ir_expr_equal(r->u.bin.b, e) || !ir_expr_equal(r->u.bin.a, d->u.bin.a))
+                continue;
+            int64_t k = l->t[j].coef;
+            l->t[i].coef = 0;
+            l->t[j].coef = 0;
+            lin_collect(l, d->u.bin.a, k);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static Lin lin_of(Expr *e)
 {
     Lin l;
@@ -330,7 +363,7 @@ static Lin lin_of(Expr *e)
     l.n = 0;
     l.ok = 1;
     lin_collect(&l, e, 1);
-    while (l.ok && lin_merge_divmod(&l))
+    while (l.ok && (lin_merge_divmod(&l) || lin_merge_runtime_divmod(&l)))
         ;
     /* drop cancelled terms */
     int n = 0;
