@@ -15,6 +15,10 @@
  * kgen_cuda.mk, kgen_opencl.mk, kgen_metal.mk). The generated host entry points are the C
  * target's (NAME over host arrays,
  * NAME_tensors over DLPack tensors), so the same runner and tests serve every target.
+ * With dims decided at run time the tables hold the bound, and NAME_at() (dims_tables)
+ * copies them with one run's input/output bytes and grids (the launch plan's run-time
+ * extents, printed as C over the dims); the kernels take the dims after their buffers
+ * (kgen_gpu_dims.h, written for such models only).
  *
  * Files:  cuda    NAME.cu (kernels, tables, entry points), NAME.h, NAME_weights.c,
  *                 kgen_runtime.h, kgen_gpu.h, kgen_cuda_host.h
@@ -22,6 +26,7 @@
  *                 kgen_runtime.h, kgen_gpu.h, kgen_opencl_host.h
  *         metal   NAME.metal, NAME_host.m, NAME_manifest.json, NAME.h, NAME_weights.c,
  *                 kgen_runtime.h, kgen_gpu.h
+ *  (and kgen_gpu_dims.h with dims decided at run time)
  *  with --main the runner (NAME_main.c, kgen_io.h, kgen_main.h) and a Makefile.
  */
 #include "cfamily.h"
