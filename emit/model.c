@@ -300,8 +300,8 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
             const IrDim *d = dims->items[i];
             sb_printf(h, " *   %s in [%lld, %lld]\n", d->name, (long long)d->lo, (long long)d->hi);
         }
-        sb_printf(h, " * The arena is planned for the largest extents (%s_ARENA_BYTES holds every run);\n"
-                     " * buffers are compact row-major for the actual extents. A dim out of its range, or\n"
+        sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents; the arena is planned\n"
+                     " * for the largest (%s_ARENA_BYTES holds every run). A dim out of its range, or\n"
                      " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
     }
     sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n"
@@ -309,12 +309,16 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
     em_c_model_signature(h, m);
     sb_puts(h, ";\n\n");
     if (dims->n) {
-        sb_printf(h, "/* The run-time dims, in argument order; NAME_tensors() reads each from the shape of\n"
+        sb_printf(h, "/* The run-time dims, in argument order; %s_tensors() reads each from the shape of\n"
                      " * an input. %s_output_shape: output `output`'s shape for the dims given (in that\n"
-                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n", m->name);
+                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n", m->name, m->name);
         sb_printf(h, "#define %s_NUM_DIMS %d\n", up, dims->n);
         sb_printf(h, "extern const kgen_dim_info %s_dim_info[%d];\n", m->name, dims->n);
-        sb_printf(h, "int %s_output_shape(int output, const int64_t *dims, int64_t *shape);\n\n", m->name);
+        sb_printf(h, "int %s_output_shape(int output, const int64_t *dims, int64_t *shape);\n", m->name);
+        sb_printf(h, "/* The bytes of the arena a run at these dims touches (%s_ARENA_BYTES at the largest;\n"
+                     " * the plan is the same for every run, so a smaller run needs only the first bytes). */\n"
+                     "int64_t %s_arena_bytes(const int64_t *dims);\n\n",
+                  up, m->name);
     }
     if (gpu) {
         sb_printf(h, "/* Device time of the last run in milliseconds (%s), and the release of every\n"
@@ -610,6 +614,16 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
         sb_puts(c, "        return KGEN_OK;\n");
     }
     sb_puts(c, "    default:\n        return KGEN_ERR_NARGS;\n    }\n}\n");
+    sb_printf(c, "\nint64_t %s_arena_bytes(const int64_t *dims)\n{\n", m->name);
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        sb_printf(c, "    const int64_t %s = dims[%d];\n", d->name, i);
+    }
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(c, "    (void)%s;\n", ((const IrDim *)dims->items[i])->name);
+    sb_puts(c, "    return ");
+    em_c_put_dim_expr(c, lower_arena_need(mod));
+    sb_puts(c, ";\n}\n");
 }
 
 void em_c_runner_files(OutSet *o, const EmModel *m)

@@ -23,6 +23,34 @@ static int64_t stage_macs(const Tensor *t)
     return n;
 }
 
+/* The run-time dims and the arena a run touches at a few of their extents: each dim at its
+ * smallest, a quarter, half and three quarters of the way, and its largest (the bound). */
+static void report_dims(const Model *m)
+{
+    const PtrVec *ds = &m->prog->dims;
+    if (!ds->n)
+        return;
+    printf("dims decided at run time:");
+    for (int i = 0; i < ds->n; i++) {
+        const IrDim *d = ds->items[i];
+        printf("%s %s in [%lld, %lld]", i ? "," : "", d->name, (long long)d->lo, (long long)d->hi);
+    }
+    printf("\narena a run touches (the plan is the bound's; NAME_arena_bytes(dims) in the header):\n");
+    Expr *need = lower_arena_need(m);
+    for (int q = 0; q <= 4; q++) {
+        int64_t dims[64];
+        printf("  at");
+        for (int i = 0; i < ds->n && i < 64; i++) {
+            const IrDim *d = ds->items[i];
+            dims[i] = d->lo + (d->hi - d->lo) * q / 4;
+            printf(" %s=%lld", d->name, (long long)dims[i]);
+        }
+        printf(": %lld bytes%s\n", (long long)lower_dims_eval(m, need, dims), q == 4 ? " (the bound)" : "");
+    }
+    for (int i = 0; i < m->prog->checks.n; i++)
+        printf("  checked at run time: %s\n", (const char *)m->prog->check_msgs.items[i]);
+}
+
 static void report(const OnnxImport *im, const Model *m, Schedule *s)
 {
     printf("model %s: %d ONNX nodes (%d folded into constants), %d kernels\n", m->name, im->nnodes, im->nfolded,
@@ -55,6 +83,7 @@ static void report(const OnnxImport *im, const Model *m, Schedule *s)
         printf("  %-40s offset %10lld  bytes %10lld\n", b->name, (long long)b->ws_offset,
                (long long)(b->size * ir_dtype_bytes(b->dtype)));
     }
+    report_dims(m);
 }
 
 /* The ONNX element type of a .npy file's dtype; -1 if it has none. */

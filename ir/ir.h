@@ -448,7 +448,15 @@ struct Tensor {
      * an index expression of IrDim variables, and shape[d] its bound, the most it can be
      * (buffers are sized and strided for the bound); NULL: shape[d] itself. */
     Expr *dyn[KG_MAX_DIMS];
+    /* A constant integer tensor whose values are extents decided at run time (what Shape
+     * gives of a tensor with run-time dims, and Gather, Concat... of that): sym[i] is
+     * element i's value, an index expression of dim variables (data holds the bound), or
+     * NULL where data is the value. NULL: every value is in data. */
+    Expr **sym;
 };
+
+/* Does constant t hold values decided at run time (Tensor.sym)? */
+int ir_tensor_has_sym(const Tensor *t);
 
 /* A dimension decided at run time: a variable of the generated entry points (an
  * int64_t extent argument, or read from a tensor's shape), in [lo, hi]. The program's
@@ -542,6 +550,9 @@ struct Buffer {
      * extent and the buffer is compact for the run-time extents (the strides above are the
      * bound's and unused); NULL everywhere for the others, which keep the bound's strides */
     Expr *dyn[KG_MAX_DIMS];
+    /* an intermediate of a run-time dim (bound's strides): dim d's run-time extent, or NULL;
+     * what a run touches of it (the arena's exact need, lower_arena_need) */
+    Expr *run_ext[KG_MAX_DIMS];
 };
 /* Stride of dim d of b as an index expression (a run-time one for a buffer with dyn). */
 Expr *ir_buffer_stride(const Buffer *b, int d);

@@ -258,6 +258,17 @@ int ir_tensor_is_dynamic(const Tensor *t)
 
 int ir_var_is_dim(const Var *v) { return v->is_dim; }
 
+int ir_tensor_has_sym(const Tensor *t)
+{
+    if (!t->sym)
+        return 0;
+    int64_t n = ir_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (t->sym[i])
+            return 1;
+    return 0;
+}
+
 IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, int input, int dim)
 {
     IrDim *d = ir_alloc(sizeof *d);
@@ -498,15 +509,27 @@ void ir_print_program(FILE *f, Program *p)
         case T_PLACEHOLDER:
         case T_CONSTANT:
             fprintf(f, "  %s %s : %s[", t->kind == T_CONSTANT ? "const" : "input", t->name, ir_dtype_name(t->dtype));
-            for (int d = 0; d < t->ndim; d++)
+            for (int d = 0; d < t->ndim; d++) {
                 fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+                if (t->dyn[d]) {
+                    fputs(" (run time: ", f);
+                    ir_print_expr(f, t->dyn[d]);
+                    fputs(")", f);
+                }
+            }
             fputs("]\n", f);
             break;
         case T_COMPUTE:
         case T_SCAN:
             fprintf(f, "  %s%s%s[", t->is_output ? "output " : "", t->kind == T_SCAN ? "scan " : "", t->name);
-            for (int d = 0; d < t->ndim; d++)
+            for (int d = 0; d < t->ndim; d++) {
                 fprintf(f, "%s%s < %lld", d ? ", " : "", t->axes[d]->var->name, (long long)t->shape[d]);
+                if (t->dyn[d]) {
+                    fputs(" (run time: ", f);
+                    ir_print_expr(f, t->dyn[d]);
+                    fputs(")", f);
+                }
+            }
             fprintf(f, "] : %s", ir_dtype_name(t->dtype));
             if (t->kind == T_COMPUTE) {
                 fputs(" = ", f);

@@ -304,3 +304,53 @@ void lower_dump_arena(FILE *f, const LowerModel *b)
                 (long long)aligned_bytes(m, x), b->first[i], b->last[i]);
     }
 }
+
+/* ---------------------------------------------------------------- the need of a run */
+
+Expr *lower_arena_need(const Model *m)
+{
+    int64_t fixed = 0;   /* the most the intermediates of fixed dims reach */
+    Expr *need = NULL;
+    for (int i = 0; i < m->arena.n; i++) {
+        const Buffer *b = m->arena.items[i];
+        int dyn = 0;
+        for (int d = 0; d < b->ndim; d++)
+            dyn |= b->run_ext[d] != NULL;
+        if (!dyn || ir_dtype_is_packed(b->dtype) || b->size == 0) {
+            int64_t end = b->ws_offset + ir_dtype_size(b->dtype, b->size);
+            fixed = end > fixed ? end : fixed;
+            continue;
+        }
+        Expr *last = ir_idx(0);   /* the last element's offset at the run-time extents */
+        for (int d = 0; d < b->ndim; d++) {
+            Expr *ext = b->run_ext[d] ? b->run_ext[d] : ir_idx(b->shape[d]);
+            last = ir_add(last, ir_mul(ir_add(ext, ir_idx(-1)), ir_idx(b->strides[d])));
+        }
+        Expr *end = ir_add(ir_idx(b->ws_offset), ir_mul(ir_add(last, ir_idx(1)), ir_idx(ir_dtype_bytes(b->dtype))));
+        need = need ? ir_bin(OP_MAX, need, end) : end;
+    }
+    if (!need)
+        return ir_idx(m->arena_bytes);
+    if (fixed > 0)
+        need = ir_bin(OP_MAX, ir_idx(fixed), need);
+    /* aligned up as the plan's size is */
+    int64_t a = m->arena_align > 0 ? m->arena_align : LOWER_ALIGN_BYTES;
+    return ir_simplify(ir_mul(ir_bin(OP_FLOORDIV, ir_add(need, ir_idx(a - 1)), ir_idx(a)), ir_idx(a)), NULL);
+}
+
+int64_t lower_dims_eval(const Model *m, const Expr *e, const int64_t *dims)
+{
+    const PtrVec *ds = &m->prog->dims;
+    Var *vars[64];
+    Expr *vals[64];
+    int n = 0;
+    for (int i = 0; i < ds->n && n < 64; i++) {
+        vars[n] = ((IrDim *)ds->items[i])->var;
+        vals[n++] = ir_idx(dims[i]);
+    }
+    Expr *v = ir_simplify(ir_subst((Expr *)e, vars, vals, n), NULL);
+    int64_t r = -1;
+    if (!ir_expr_is_const(v, &r))
+        ir_die("a run-time extent that does not fold at given dims");
+    return r;
+}

@@ -261,6 +261,17 @@ static int st_is_leaf(const Stage *st, const IterVar *iv)
     return 0;
 }
 
+/* The run-time extent of spatial root axis d of t over [rmin, rmin + rext): dim d's run-time
+ * extent less a constant start when the region runs to the tensor's end, else NULL (a
+ * region of another size is guarded instead). */
+static Expr *root_dext(const Tensor *t, int d, Expr *rmin, int64_t rext)
+{
+    int64_t c = 0;
+    if (!t->dyn[d] || (rmin && !ir_expr_is_const(rmin, &c)) || c + rext != t->shape[d])
+        return NULL;
+    return c ? ir_simplify(ir_add(t->dyn[d], ir_idx(-c)), NULL) : t->dyn[d];
+}
+
 /* A leaf loop's extent: the run-time one where it may have it */
 static Expr *loop_extent(const IvInfo *ii)
 {
@@ -619,8 +630,9 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         IterVar *iv = st->root.items[i];
         IvInfo *ii = ivm(&ivs, iv, 1);
         ii->ext = i < nspatial ? rext[i] : iv->extent;
-        /* a run-time extent: a root stage's spatial axes over the whole tensor, reduce axes */
-        ii->dext = i < nspatial ? (rmin[i] || rext[i] != t->shape[i] ? NULL : t->dyn[i]) : iv->dyn;
+        /* a run-time extent: a root stage's spatial axes over the whole tensor (or from a
+         * constant start to its end: a scan's update steps), reduce axes */
+        ii->dext = i < nspatial ? root_dext(t, i, rmin[i], rext[i]) : iv->dyn;
     }
     /* extents forward through the relations (run-time ones to the outer axes of splits:
      * their loops run to ceil(extent / factor); the guards below hold the rest) */
@@ -712,18 +724,22 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         Expr *v = ivm(&ivs, iv, 0)->value;
         if (!v)
             ir_die("axis %s has no value", iv->var->name);
-        if (i < nspatial && rmin[i]) {
+        IvInfo *ri = ivm(&ivs, iv, 0);
+        if (ri->dext) {
+            /* a run-time extent the leaf loops do not end at exactly: guard it (not a part
+             * of a fused run-time axis: the fused one is guarded) */
+            if (!ri->exact && !(runtime_loop(iv) && st_is_leaf(st, iv)))
+                ir_vec_push(iv->kind == IV_REDUCE ? &rguards : &guards, ir_bin(OP_LT, v, ri->dext), 1 << 20, "guards");
+            if (i < nspatial && rmin[i])
+                v = ir_bin(OP_ADD, rmin[i], v);
+        } else if (i < nspatial && rmin[i]) {
             v = ir_bin(OP_ADD, rmin[i], v);
             /* a region may reach past the tensor (tails, halos): guard it */
             ir_vec_push(&guards, ir_bin(OP_AND, ir_bin(OP_GE, v, ir_idx(0)), ir_bin(OP_LT, v, ir_tensor_dim(t, i))),
                         1 << 20, "guards");
-        } else if (i < nspatial && !rmin[i] && t->dyn[i] && rext[i] != t->shape[i]) {
+        } else if (i < nspatial && t->dyn[i]) {
             ir_vec_push(&guards, ir_bin(OP_LT, v, t->dyn[i]), 1 << 20, "guards");
         }
-        /* a run-time extent the leaf loops do not end at exactly: guard it */
-        IvInfo *ri = ivm(&ivs, iv, 0);
-        if (ri->dext && !ri->exact && !(runtime_loop(iv) && st_is_leaf(st, iv)))
-            ir_vec_push(iv->kind == IV_REDUCE ? &rguards : &guards, ir_bin(OP_LT, v, ri->dext), 1 << 20, "guards");
         vars[nv] = iv->var;
         vals[nv++] = v;
     }
@@ -955,6 +971,8 @@ int lower_setup(Lower *L, Schedule *s, PtrVec *roots)
             continue;   /* (a run-time loop's state is an intermediate the model function sets) */
         Scope sc = st->scope == SCOPE_LOCAL && !t->loop_state ? SCOPE_LOCAL : SCOPE_WORKSPACE;
         Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
+        if (b->ndim == t->ndim)
+            memcpy(b->run_ext, t->dyn, sizeof b->run_ext);
         L->info[i].buf = b;
         ir_vec_push(roots, b, 1 << 20, "buffers");
         ir_vec_push(&L->k->locals, b, 1 << 20, "buffers");

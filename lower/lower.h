@@ -58,6 +58,13 @@ typedef struct {
 
 Model *ir_lower_model(Schedule *s, const char *name);
 
+/* The bytes of m's arena a run touches, as an expression of the run-time dims: the most
+ * any intermediate reaches from the arena's start at the run-time extents (the plan is the
+ * bound's: each keeps its offset and strides). m->arena_bytes without run-time dims. */
+Expr *lower_arena_need(const Model *m);
+/* e (an expression of run-time dims) at the given dims (in the program's order). */
+int64_t lower_dims_eval(const Model *m, const Expr *e, const int64_t *dims);
+
 /* k->dims: the run-time dims of p that k's body (or a run-time extent of its parameters)
  * reads, in p's order. */
 void lower_kernel_dims(Kernel *k, const Program *p);

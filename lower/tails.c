@@ -6,19 +6,29 @@
  * case is peel.c's; this is its run-time form, for the tiles and vector loops over a dim
  * decided at run time (--input-shape x=1,3,32..224,W): without it every column of every
  * tile is guarded, and compilers keep a tile's accumulators in memory.
- * requires: an unrolled nest; breaks: nothing (the simplifier runs after it).
+ * requires: a simplified nest, before unrolling (a tile's unrolled column loop is shortened in the
+ * last chunk); breaks: nothing (the simplifier runs after it).
  */
 #include "passes.h"
 
 enum { MAX_INNER = 32 };
 
+/* The guards taken come in families of one coefficient of o and one bound (a pool's
+ * output columns against its output width, its input columns, twice as many, against the
+ * input's); the whole chunks are those where every family's guards hold. The first family
+ * (families[0]) is the one whose last chunk's lane loops are shortened. */
+enum { MAX_FAMILIES = 4 };
+
 typedef struct {
     Var *o;
-    int64_t F;            /* o's coefficient in the guards taken */
+    int64_t F;            /* the first family: o's coefficient in its guards */
     Expr *E;              /* their bound */
     int64_t rhi;          /* the most the rest adds */
+    int nfam;
+    struct { int64_t F, rhi; Expr *E; } fam[MAX_FAMILIES];
     RangeMap inner;       /* the loops inside o, on the way down */
     int found;
+    int64_t rem;          /* the last chunk's version for this many lanes (0: any, a loop) */
 } Tails;
 
 static int is_runtime(const Expr *e, const void *ctx)
@@ -44,7 +54,7 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
         return 0;
     Expr *r = ir_simplify(ir_sub(a, ir_mul(ir_varref(t->o), ir_idx(f))), &t->inner);
     int64_t lo, hi;
-    if (ir_expr_uses_var(r, t->o) || !ir_const_bounds(r, &t->inner, &lo, &hi) || lo < 0 || hi >= f)
+    if (ir_expr_uses_var(r, t->o) || !ir_const_bounds(r, &t->inner, &lo, &hi))
         return 0;
     *F = f;
     *E = e;
@@ -58,14 +68,19 @@ static void take(Tails *t, Expr *cond)
     Expr *E;
     if (!match_guard(t, cond, &F, &E, &rhi))
         return;
-    if (!t->found) {
-        t->found = 1;
-        t->F = F;
-        t->E = E;
-        t->rhi = rhi;
-    } else if (F == t->F && ir_expr_equal(E, t->E) && rhi > t->rhi) {
-        t->rhi = rhi;
+    int i = 0;
+    while (i < t->nfam && !(t->fam[i].F == F && ir_expr_equal(t->fam[i].E, E)))
+        i++;
+    if (i == t->nfam) {
+        if (t->nfam == MAX_FAMILIES)
+            return;
+        t->fam[t->nfam].F = F, t->fam[t->nfam].E = E, t->fam[t->nfam].rhi = rhi;
+        t->nfam++;
+    } else if (rhi > t->fam[i].rhi) {
+        t->fam[i].rhi = rhi;
     }
+    t->found = 1;
+    t->F = t->fam[0].F, t->E = t->fam[0].E, t->rhi = t->fam[0].rhi;
 }
 
 /* does cond hold in the whole chunks (one of the guards taken)? */
@@ -73,13 +88,32 @@ static int taken(Tails *t, Expr *cond)
 {
     int64_t F, rhi;
     Expr *E;
-    return match_guard(t, cond, &F, &E, &rhi) && F == t->F && ir_expr_equal(E, t->E) && rhi <= t->rhi;
+    if (!match_guard(t, cond, &F, &E, &rhi))
+        return 0;
+    for (int i = 0; i < t->nfam; i++)
+        if (t->fam[i].F == F && ir_expr_equal(t->fam[i].E, E) && rhi <= t->fam[i].rhi)
+            return 1;
+    return 0;
 }
 
-/* the operands of the && chains of selects' conditions (padding: `x + k < W ? X[...] : 0`) */
+/* min(a, E - 1), a clamp to a run-time extent (a max pool reading the input's edge for
+ * its end padding): the guard `a < E` it is, else NULL */
+static Expr *clamp_guard(const Expr *e)
+{
+    if (e->kind != E_BIN || e->u.bin.op != OP_MIN)
+        return NULL;
+    Expr *E = ir_simplify(ir_add(e->u.bin.b, ir_idx(1)), NULL);
+    return ir_expr_find(E, is_runtime, NULL) ? ir_bin(OP_LT, e->u.bin.a, E) : NULL;
+}
+
+/* the operands of the && chains of selects' conditions (padding: `x + k < W ? X[...] : 0`),
+ * and clamps */
 static int scan_select(const Expr *e, const void *ctx)
 {
     Tails *t = (Tails *)ctx;
+    Expr *g = clamp_guard(e);
+    if (g)
+        take(t, g);
     if (e->kind != E_SELECT)
         return 0;
     Expr *stack[64];
@@ -110,6 +144,9 @@ static Expr *drop_expr(Expr *e, void *ctx)
 {
     Tails *t = ctx;
     e = ir_expr_map(e, drop_expr, ctx);
+    Expr *g = clamp_guard(e);
+    if (g && taken(t, g))
+        return e->u.bin.a;
     if (e->kind == E_SELECT) {
         Expr *c = drop_cond(t, e->u.sel.cond);
         if (c != e->u.sel.cond)
@@ -174,11 +211,116 @@ static Stmt *drop(Stmt *s, void *ctx)
     return ir_stmt_map(s, drop, s->kind == S_STORE ? drop_expr : NULL, ctx);
 }
 
-/* Is N = (a + c1) / F and K = (a + c2) / F with c1 >= c2 (then N >= K)? */
+/* ---------------------------------------------------------------- the rest
+ *
+ * In the last chunk a loop over [0, F) whose every store is under `o * F + v < E` (a
+ * register tile's columns, a vector loop's lanes) runs over [0, E - o * F) instead, a
+ * serial loop without the guards: the columns past the extent were doing nothing. */
+
+/* is c exactly `o * F + v < E` for the guards taken? */
+static int lane_guard(Tails *t, const Expr *c, Var *v)
+{
+    if (c->kind != E_BIN || c->u.bin.op != OP_LT || !ir_expr_equal(c->u.bin.b, t->E))
+        return 0;
+    Var *vars[2] = {t->o, v};
+    int64_t k[2];
+    if (!ir_index_affine(c->u.bin.a, NULL, vars, 2, k) || k[0] != t->F || k[1] != 1)
+        return 0;
+    Expr *r = ir_simplify(ir_sub(ir_sub(c->u.bin.a, ir_mul(ir_varref(t->o), ir_idx(t->F))), ir_varref(v)), NULL);
+    int64_t z;
+    return ir_expr_is_const(r, &z) && z == 0;
+}
+
+/* is every store of s under such a guard (guarded: already inside one)? */
+static int all_guarded(Tails *t, const Stmt *s, Var *v, int guarded)
+{
+    if (!s)
+        return 1;
+    switch (s->kind) {
+    case S_STORE:
+    case S_PREFETCH: return guarded;
+    case S_IF:
+        if (!s->u.cond.els && lane_guard(t, s->u.cond.cond, v))
+            return all_guarded(t, s->u.cond.then, v, 1);
+        return all_guarded(t, s->u.cond.then, v, guarded) && all_guarded(t, s->u.cond.els, v, guarded);
+    case S_FOR: return all_guarded(t, s->u.loop.body, v, guarded);
+    case S_LET: return all_guarded(t, s->u.let.body, v, guarded);
+    case S_ALLOC: return all_guarded(t, s->u.alloc.body, v, guarded);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!all_guarded(t, s->u.seq.items[i], v, guarded))
+                return 0;
+        return 1;
+    case S_COMMENT: return 1;
+    default: return 0;   /* a barrier: every lane must reach it */
+    }
+}
+
+typedef struct {
+    Tails *t;
+    Var *v;
+} Lane;
+
+static Stmt *unguard(Stmt *s, void *ctx)
+{
+    Lane *l = ctx;
+    if (s->kind == S_IF && !s->u.cond.els && lane_guard(l->t, s->u.cond.cond, l->v))
+        return unguard(s->u.cond.then, ctx);
+    return ir_stmt_map(s, unguard, NULL, ctx);
+}
+
+static Stmt *shorten(Stmt *s, void *ctx)
+{
+    Tails *t = ctx;
+    s = ir_stmt_map(s, shorten, NULL, ctx);
+    int64_t lo, ext;
+    if (s->kind != S_FOR || !ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 ||
+        !ir_expr_is_const(s->u.loop.extent, &ext) || ext != t->F || s->u.loop.kind == FOR_PARALLEL ||
+        s->u.loop.kind == FOR_BOUND || s->u.loop.kind == FOR_TENSORIZED || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
+        return s;
+    Lane l = {t, s->u.loop.var};
+    if (t->rem)   /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one) */
+        return ir_for_like(s, ir_idx(0), ir_idx(t->rem), unguard(s->u.loop.body, &l));
+    Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
+    return ir_for(s->u.loop.var, ir_idx(0), left, FOR_SERIAL, unguard(s->u.loop.body, &l));
+}
+
+/* The last chunk of a tile at most TAIL_VERSIONS columns wide: one version per count of
+ * columns left, each a tile of that width (registers, unrolled), chosen at run time;
+ * wider chunks run their last one as a loop over the columns left. */
+enum { TAIL_VERSIONS = 8 };
+
+static Stmt *last_chunk(Tails *t, Stmt *body)
+{
+    /* (a chunk with F or more columns left, before the last, when other guards ended the
+     * whole chunks early: the body as it was) */
+    Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
+    t->rem = 0;
+    /* (that chunk has all its lanes: the first family's guards hold there) */
+    Tails first = *t;
+    first.nfam = 1;
+    Stmt *full = drop(body, &first);
+    t->inner = first.inner;
+    if (t->F > TAIL_VERSIONS)
+        return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), full);
+    Stmt *chain = full;
+    for (int64_t r = t->F - 1; r >= 1; r--) {
+        t->rem = r;
+        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), shorten(body, t), chain);
+    }
+    t->rem = 0;
+    return chain;
+}
+
+/* Is N = (a + c1) / F and K = (a + c2) / F with c1 >= c2 (then N >= K)? a + c2 >= 0. */
+static int is_div(const Expr *e)
+{
+    return e->kind == E_BIN && (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_DIV);   /* (never negative here) */
+}
+
 static int ceil_at_least(const Expr *N, const Expr *K)
 {
-    if (N->kind != E_BIN || K->kind != E_BIN || N->u.bin.op != OP_FLOORDIV || K->u.bin.op != OP_FLOORDIV ||
-        !ir_expr_equal(N->u.bin.b, K->u.bin.b))
+    if (!is_div(N) || !is_div(K) || !ir_expr_equal(N->u.bin.b, K->u.bin.b))
         return 0;
     int64_t d;
     return ir_expr_is_const(ir_simplify(ir_sub(N->u.bin.a, K->u.bin.a), NULL), &d) && d >= 0;
@@ -196,17 +338,24 @@ static Stmt *tails(Stmt *s, void *ctx)
     scan(&t, s->u.loop.body);
     if (!t.found)
         return s;
-    /* o * F + rhi < E for o < K = (E - rhi - 1) / F + 1 */
-    Expr *K = ir_simplify(ir_bin(OP_FLOORDIV, ir_add(t.E, ir_idx(t.F - t.rhi - 1)), ir_idx(t.F)), NULL);
-    Expr *N = s->u.loop.extent;
+    /* o * F + rhi < E for o < K = (E - rhi - 1) / F + 1, for every family */
+    Expr *Kraw = ir_bin(OP_FLOORDIV, ir_add(t.E, ir_idx(t.F - t.rhi - 1)), ir_idx(t.F));
+    Expr *K = ir_simplify(Kraw, NULL), *N = s->u.loop.extent;
     int64_t klo, khi, nlo, nhi;
+    /* the first family's last chunk is the rest's last (its lanes can be counted) */
+    int at_most_one = ceil_at_least(N, Kraw) && t.rhi == t.F - 1;
+    for (int i = 1; i < t.nfam; i++) {
+        Expr *Ki = ir_bin(OP_FLOORDIV, ir_add(t.fam[i].E, ir_idx(t.fam[i].F - t.fam[i].rhi - 1)), ir_idx(t.fam[i].F));
+        K = ir_simplify(ir_bin(OP_MIN, K, Ki), NULL);
+    }
     if (!ir_const_bounds(K, NULL, &klo, &khi) || klo < 0)
         K = ir_simplify(ir_bin(OP_MAX, K, ir_idx(0)), NULL);
     if (!(ir_const_bounds(K, NULL, &klo, &khi) && ir_const_bounds(N, NULL, &nlo, &nhi) && khi <= nlo) &&
-        !ceil_at_least(N, K))
+        !ceil_at_least(N, Kraw))
         K = ir_simplify(ir_bin(OP_MIN, K, N), NULL);
     Stmt *whole = ir_for_like(s, ir_idx(0), K, drop(s->u.loop.body, &t));
-    Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), s->u.loop.body);
+    Stmt *body = at_most_one ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
+    Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), body);
     return ir_seq2(whole, rest);
 }
 

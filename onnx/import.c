@@ -1275,6 +1275,18 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     int dyn = control || other ? 0 : op_dyn_kind(n->op_type);
     if (dyn && (op_attr_int(&c, "training_mode", 0) || (!strcmp(n->op_type, "Dropout") && n->ninputs > 2)))
         dyn = 0;   /* training: counts and random masks over the whole shape */
+    int sym = 0;   /* an input holds extents decided at run time (Tensor.sym) */
+    for (int i = 0; i < n->ninputs; i++)
+        if (c.in[i] && ir_tensor_has_sym(c.in[i])) {
+            if (control || other || !onnx_sym_op(n->op_type)) {
+                free(attrs);
+                ir_fail("input %d ('%s') holds extents decided at run time (a shape of a tensor with run-time "
+                        "dims), and kgen cannot run %s on them yet (fix the dims with --input-shape or --dim N)",
+                        i, n->inputs[i], n->op_type);
+                return node_fail(n, ni);
+            }
+            sym = onnx_sym_op(n->op_type) == 1;
+        }
     for (int i = 0; i < n->ninputs; i++)
         if (c.in[i] && ir_tensor_is_dynamic(c.in[i]) && !dyn) {
             int d = 0;
@@ -1324,6 +1336,8 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
                 out->nfolded++;
             }
         }
+        if (sym && onnx_sym_values(&c, t))
+            return node_fail(n, ni);
         define(I, n->outputs[i], t);
     }
     out->nnodes++;

@@ -483,7 +483,7 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
     for (int d = 0; d < t->ndim; d++) {
         axes[d] = ir_itervar_new(ir_tensor_is_leaf(t) ? ir_fmt("ax%d", d) : t->axes[d]->var->name, t->shape[d],
                                  IV_SPATIAL);
-        axes[d]->dyn = t->dyn[d];    /* (a dim decided at run time: the copy's too) */
+        axes[d]->dyn = t->dyn[d];   /* (a dim decided at run time stays so) */
         idx[d] = ir_varref(axes[d]->var);
     }
     Tensor *c = ir_compute(unique_name(s, ir_fmt("%s_%s", t->name, scope == SCOPE_SHARED ? "shared" : "local")),
@@ -537,7 +537,7 @@ Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)
     int n = 0;
     for (int d = 0; d < t->ndim; d++) {
         axes[d] = ir_itervar_new(t->axes[d]->var->name, t->axes[d]->extent, IV_SPATIAL);
-        axes[d]->dyn = t->axes[d]->dyn;
+        axes[d]->dyn = t->dyn[d];
         vars[n] = t->axes[d]->var;
         vals[n++] = ir_varref(axes[d]->var);
     }

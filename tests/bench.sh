@@ -47,6 +47,9 @@ for dir in tests/models/*/; do
 done
 
 echo
+KGEN=$KGEN CC=$CC bash tests/bench/dyn.sh $work
+
+echo
 KGEN=$KGEN bash tests/bench/js.sh $work
 
 echo

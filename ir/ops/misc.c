@@ -185,6 +185,12 @@ static int shape(OpCtx *c)
     Tensor *t = op_const_tensor(c, "shape", DT_I64, 1, &n, x->shape + b);
     if (!t)
         return -1;
+    if (ir_tensor_is_dynamic(x)) {
+        /* the run-time extents as values (the data holds their bounds) */
+        t->sym = ir_alloc(sizeof *t->sym * (size_t)n);
+        for (int64_t i = 0; i < n; i++)
+            t->sym[i] = x->dyn[b + i];
+    }
     c->out[0] = t;
     return 0;
 }

@@ -169,7 +169,7 @@ static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int6
     shape[1] = x->shape[1];
     for (int i = 0; i < ns; i++) {
         shape[2 + i] = size[i];
-        if (lo[i] > 0 || size[i] > x->shape[2 + i] || (x->dyn[2 + i] && dsize[i] != x->dyn[2 + i]))
+        if (lo[i] > 0 || size[i] > x->shape[2 + i] || (x->dyn[2 + i] && !ir_expr_equal(dsize[i], x->dyn[2 + i])))
             need = 1;
     }
     if (!need)

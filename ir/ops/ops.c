@@ -54,9 +54,11 @@ static const char *const dyn_generic[] = {
     "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh",
     "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
     "Transpose", "Unsqueeze", "Where", "Xor", "Flatten", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
+    "Slice", "Split", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceProd",
 };
 static const char *const dyn_aware[] = {
-    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape",
+    "RNN", "GRU", "LSTM",
 };
 
 int op_dyn_kind(const char *op_type)

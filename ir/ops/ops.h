@@ -140,6 +140,9 @@ int op_has_input(OpCtx *c, int i);
  * ir_fail() when the input is not known at compile time or has more than max elements. */
 int64_t op_const_ints(OpCtx *c, int i, const char *what, int64_t *out, int64_t max);
 int64_t op_const_floats(OpCtx *c, int i, const char *what, double *out, int64_t max);
+/* op_const_ints of an input that may hold extents decided at run time (Tensor.sym):
+ * sym[k] is element k's (NULL: out[k] is its value). */
+int64_t op_const_ints_sym(OpCtx *c, int i, const char *what, int64_t *out, Expr **sym, int64_t max);
 /* Is input i's value known at compile time (constant or bound)? */
 int op_is_const(OpCtx *c, int i);
 

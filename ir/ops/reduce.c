@@ -241,6 +241,9 @@ static int reduce_op(OpCtx *c, RedKind k)
     if (nred < 0)
         return -1;
     int keep = op_attr_int(c, "keepdims", 1) != 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (k == R_MEAN && red_dims[d] && x->dyn[d])
+            return ir_fail("%s: a mean over dim %d, which is decided at run time, is not supported yet", c->op, d);
     DType xt = x->dtype;
     /* integers go through f64 where the math is floating point */
     DType ct = (k == R_L2 || k == R_LOGSUM || k == R_LOGSUMEXP) && !is_real(xt) ? DT_F64 : xt;

@@ -155,6 +155,7 @@ typedef struct {
     int stride;               /* scan rows per step (2: GRU with the reset gate applied to h) */
     Tensor *X, *W, *R, *Bias, *seq, *h0, *c0, *P;
     int wt, rt;               /* W, R stored transposed, [D, k, gates*H] (constant weights) */
+    Expr *dT;                 /* the sequence length decided at run time (X's dyn), or NULL */
     Tensor *XP[2];            /* input projections, per direction: [T, B, gates*H] */
     Tensor *S[2];             /* the scans */
 } Rnn;
@@ -172,8 +173,11 @@ static Expr *read_init(Rnn *r, Tensor *init, int d, Expr *b, Expr *j)
     return r->layout ? at(init, b, idx(d), j) : at(init, idx(d), b, j);
 }
 
+/* the sequence length T: decided at run time, or fixed */
+static Expr *len_T(const Rnn *r) { return r->dT ? r->dT : idx(r->T); }
+
 /* sequence_lens[b], at most T so that reverse steps stay inside X */
-static Expr *seq_len(Rnn *r, Expr *b) { return ir_bin(OP_MIN, as_index(at(r->seq, b)), idx(r->T)); }
+static Expr *seq_len(Rnn *r, Expr *b) { return ir_bin(OP_MIN, as_index(at(r->seq, b)), len_T(r)); }
 
 /* the input time of step s in direction d */
 static Expr *step_time(Rnn *r, int d, Expr *s, Expr *b)
@@ -182,7 +186,7 @@ static Expr *step_time(Rnn *r, int d, Expr *s, Expr *b)
         return s;
     if (r->seq)
         return sub(sub(seq_len(r, b), idx(1)), s);
-    return sub(idx(r->T - 1), s);
+    return sub(ir_add(len_T(r), idx(-1)), s);
 }
 
 /* Is step s inside the sequence of batch b? NULL: always. */
@@ -245,6 +249,7 @@ static int project(Rnn *r, int d)
     int64_t G = r->gates * r->H;
     int64_t shape[3] = {r->T, r->B, G};
     IterVar **ax = op_axes(3, shape);
+    ax[0]->dyn = r->dT;
     Expr *t = var(ax[0]), *b = var(ax[1]), *g = var(ax[2]);
     IterVar *k = raxis("k", r->I);
     Expr *sum = ir_reduce(RED_SUM, mul(weight(r->W, r->wt, d, g, var(k)), read_x(r, t, b, var(k))), &k, 1);
@@ -258,6 +263,7 @@ static int project(Rnn *r, int d)
     if (!mm)
         return -1;
     ax = op_axes(3, shape);
+    ax[0]->dyn = r->dT;
     t = var(ax[0]), b = var(ax[1]), g = var(ax[2]);
     Expr *rb = bias(r, d, G, g);
     if (r->cell == CELL_GRU && r->lbr)   /* Rbh goes inside the reset product */
@@ -374,6 +380,8 @@ static int build_scan(Rnn *r, int d)
     IterVar *ax[4];
     int n = 0;
     ax[n++] = axis("u", r->T * r->stride + 1);
+    if (r->dT)
+        ax[0]->dyn = ir_simplify(ir_add(ir_mul(r->dT, idx(r->stride)), idx(1)), NULL);
     if (lstm)
         ax[n++] = axis("q", 2);
     ax[n++] = axis("b", r->B);
@@ -399,7 +407,7 @@ static Expr *state_at(Rnn *r, int d, int q, Expr *t, Expr *b, Expr *j)
 {
     Expr *s = t;
     if (r->reverse[d])
-        s = r->seq ? sub(sub(seq_len(r, b), idx(1)), t) : sub(idx(r->T - 1), t);
+        s = r->seq ? sub(sub(seq_len(r, b), idx(1)), t) : sub(ir_add(len_T(r), idx(-1)), t);
     Expr *row = r->stride == 1 ? iadd(s, 1) : mul(iadd(s, 1), idx(r->stride));
     Expr *v = r->cell == CELL_LSTM ? at(r->S[d], row, idx(q), b, j) : at(r->S[d], row, b, j);
     return guard(step_valid(r, t, b), v, op_lit(0, r->dt));
@@ -408,7 +416,7 @@ static Expr *state_at(Rnn *r, int d, int q, Expr *t, Expr *b, Expr *j)
 /* the state after the last step */
 static Expr *state_last(Rnn *r, int d, int q, Expr *b, Expr *j)
 {
-    Expr *row = idx(r->T * r->stride);
+    Expr *row = ir_mul(len_T(r), idx(r->stride));
     return r->cell == CELL_LSTM ? at(r->S[d], row, idx(q), b, j) : at(r->S[d], row, b, j);
 }
 
@@ -430,6 +438,7 @@ static int emit_outputs(Rnn *r)
         names[pt] = "t", names[pd] = "d", names[pb] = "b", names[3] = "j";
         for (int i = 0; i < 4; i++)
             ax[i] = axis(names[i], shape[i]);
+        ax[pt]->dyn = r->dT;
         Expr *t = var(ax[pt]), *dd = var(ax[pd]), *b = var(ax[pb]), *j = var(ax[3]);
         Expr *body = by_dir(r, dd, state_at(r, 0, 0, t, b, j), r->ndir > 1 ? state_at(r, 1, 0, t, b, j) : NULL);
         if (!op_emit_out(c, 0, 4, ax, body))
@@ -532,6 +541,15 @@ static int recurrence(OpCtx *c, Cell cell)
     r.T = r.X->shape[r.layout ? 1 : 0];
     r.B = r.X->shape[r.layout ? 0 : 1];
     r.I = r.X->shape[2];
+    /* the sequence length may be decided at run time; the batch and features not yet */
+    r.dT = r.X->dyn[r.layout ? 1 : 0];
+    if (r.X->dyn[r.layout ? 0 : 1] || r.X->dyn[2])
+        return ir_fail("%s: X's batch or feature dim is decided at run time (only its sequence length may be, yet)",
+                       c->op);
+    for (int i = 1; i < c->nin; i++)
+        if (c->in[i] && ir_tensor_is_dynamic(c->in[i]))
+            return ir_fail("%s: input %d has a dim decided at run time (only X's sequence length may be, yet)",
+                           c->op, i);
     const char *dir = op_attr_str(c, "direction", "forward");
     if (!strcmp(dir, "forward"))
         r.ndir = 1;

@@ -165,12 +165,34 @@ static int reshape(OpCtx *c)
         n = op_attr_ints(c, "shape", s, MAX_LIST);
         if (n < 0)
             return ir_fail("%s: attribute 'shape' is required", c->op);
-    } else if ((n = (int)op_const_ints(c, 1, "shape", s, MAX_LIST)) < 0)
-        return -1;
+    } else {
+        Expr *sym[MAX_LIST];
+        if ((n = (int)op_const_ints_sym(c, 1, "shape", s, sym, MAX_LIST)) < 0)
+            return -1;
+        /* an extent decided at run time (a shape computed from Shape): only a dim's own, in
+         * its place (a copy) */
+        for (int d = 0; d < n; d++)
+            if (sym[d]) {
+                if (d >= x->ndim || !x->dyn[d] || !ir_expr_equal(sym[d], x->dyn[d]))
+                    return ir_fail("%s: shape[%d] is an extent decided at run time, not dim %d's of the input in "
+                                   "its place; kgen cannot view that yet", c->op, d, d);
+                s[d] = 0;
+            }
+    }
     if (check_rank(c, n))
         return -1;
     int allowzero = (int)op_attr_int(c, "allowzero", 0), infer = -1;
     int64_t known = 1;
+    /* a dim decided at run time stays where it is, copied (0) with the same elements before
+     * it: then the view reads it position for position (read_reshaped's groups) */
+    int64_t before_in = 1, before_out = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (x->dyn[d] && (d >= n || s[d] != 0 || allowzero || before_in != before_out))
+            return ir_fail("%s: dim %d of the input is decided at run time; kgen views it only where the shape "
+                           "copies it (0) after the same elements", c->op, d);
+        before_in *= x->shape[d];
+        before_out *= d < n ? (s[d] == 0 && !allowzero ? x->shape[d] : s[d] < 0 ? 0 : s[d]) : 0;
+    }
     for (int d = 0; d < n; d++) {
         if (s[d] == 0 && !allowzero) {
             if (d >= x->ndim)
@@ -411,6 +433,8 @@ static int split(OpCtx *c)
     int axis;
     if (op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &axis))
         return -1;
+    if (x->dyn[axis])
+        return ir_fail("%s: splitting dim %d, which is decided at run time, is not supported yet", c->op, axis);
     int64_t len = x->shape[axis], sp[OP_MAX_IO + 1];
     int n = get_list(c, "split", 1, 13, sp, OP_MAX_IO + 1);
     if (n < 0)
@@ -513,6 +537,10 @@ static int slice(OpCtx *c)
             sp[i] = 1;
     if (op_norm_axes(c, ax, n, r, "axes"))
         return -1;
+    for (int i = 0; i < n; i++)
+        if (x->dyn[ax[i]])
+            return ir_fail("%s: slicing dim %lld, which is decided at run time, is not supported yet", c->op,
+                           (long long)ax[i]);
     SliceArg a = {x, {0}, {0}};
     int64_t s[KG_MAX_DIMS];
     for (int d = 0; d < r; d++) {

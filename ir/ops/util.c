@@ -118,7 +118,13 @@ static int64_t elem_i(const Tensor *t, int64_t k)
     return (int64_t)d;
 }
 
+static Tensor *const_input_sym(OpCtx *c, int i, const char *what, int64_t max, int sym_ok);
 static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
+{
+    return const_input_sym(c, i, what, max, 0);
+}
+
+static Tensor *const_input_sym(OpCtx *c, int i, const char *what, int64_t max, int sym_ok)
 {
     Tensor *t = op_input(c, i, what);
     if (!t)
@@ -130,6 +136,11 @@ static Tensor *const_input(OpCtx *c, int i, const char *what, int64_t max)
         return NULL;
     }
     t = c->in[i];   /* (op_is_const may have put the folded value there) */
+    if (!sym_ok && ir_tensor_has_sym(t)) {
+        ir_fail("%s: input %d (%s) holds extents decided at run time (a shape of a tensor with run-time dims), "
+                "which %s cannot take yet", c->op, i, what, c->op);
+        return NULL;
+    }
     if (ir_tensor_numel(t) > max) {
         ir_fail("%s: input %d (%s) has %lld elements, more than %lld", c->op, i, what,
                 (long long)ir_tensor_numel(t), (long long)max);
@@ -148,6 +159,19 @@ int64_t op_const_ints(OpCtx *c, int i, const char *what, int64_t *out, int64_t m
     int64_t n = ir_tensor_numel(t);
     for (int64_t k = 0; k < n; k++)
         out[k] = elem_i(t, k);
+    return n;
+}
+
+int64_t op_const_ints_sym(OpCtx *c, int i, const char *what, int64_t *out, Expr **sym, int64_t max)
+{
+    Tensor *t = const_input_sym(c, i, what, max, 1);
+    if (!t)
+        return -1;
+    int64_t n = ir_tensor_numel(t);
+    for (int64_t k = 0; k < n; k++) {
+        out[k] = elem_i(t, k);
+        sym[k] = t->sym ? t->sym[k] : NULL;
+    }
     return n;
 }
 

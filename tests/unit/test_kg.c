@@ -56,7 +56,7 @@ static const char *loops(const char *stage)
 static IterVar *axis(const char *stage, const char *name)
 {
     static IterVar none;
-    static Var none_var = {"(missing axis)", DT_INDEX, 0};
+    static Var none_var = {.name = "(missing axis)", .dtype = DT_INDEX};
     none.var = &none_var;
     Stage *st = mod.sched ? sch_find(mod.sched, stage) : NULL;
     IterVar *iv = st ? sch_find_axis(st, name) : NULL;

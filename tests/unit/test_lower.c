@@ -150,7 +150,7 @@ int main(void)
     ir_arena_set(a);
 
     /* the pass lists, in the order the passes run */
-    static const char *loop_names[] = {"simplify", "unroll", "runtime-tails", "peel-tails", "peel-heads", "unswitch",
+    static const char *loop_names[] = {"simplify", "runtime-tails", "unroll", "peel-tails", "peel-heads", "unswitch",
                                        "reduce-interchange", "tensorize", "check-loops"};
     static const char *model_names[] = {"partition", "run-time-loops", "prune-constants", "in-place", "arena"};
     int n = -1;

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# dyn.sh - models compiled once with dims decided at run time (tests/dyn/*, made by
+# tests/dyn/make.py), run at several extents through the C target. For each model:
+#   1. kgen MODEL $(cat args) --main, twice: byte-identical trees (determinism);
+#   2. the runner builds with strict flags (-Werror); --info names every range;
+#   3. at each extent K the runner's output matches PyTorch's out_K.npy (npycmp);
+#   4. bad_K.npy, an input outside the range, is refused: non-zero exit, a message naming
+#      the range, no output written.
+# And for tests/dyn/cnn the entry points themselves: NAME() with a dim outside its range
+# and NAME_tensors() with an output of the wrong shape return KGEN_ERR_SHAPE, and
+# NAME_output_shape() gives the runner's shapes. Prints "dyn: N passed, N failed".
+set -u
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+CC=${CC:-cc}
+STRICT="-O2 -std=c99 -Wall -Wextra -pedantic -Werror ${KGEN_GEN_CFLAGS:-}"
+out=$BUILD/dyn
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+rm -rf $out && mkdir -p $out
+if ! $CC -std=c99 -O2 -Wall -Wextra -pedantic -I templates tests/models/npycmp.c -o $out/npycmp -lm 2> $out/npycmp.log; then
+  bad "dyn: cannot build tests/models/npycmp.c"
+  echo "dyn: $pass passed, $fail failed"
+  exit 1
+fi
+
+for d in tests/dyn/*/; do
+  name=$(basename $d)
+  [ -f $d/model.onnx ] || continue
+  args=$(cat $d/args)
+  dir=$out/$name
+  # shellcheck disable=SC2086
+  if ! timeout 120 $KGEN $d/model.onnx $args --main --name $name -o $dir > $out/$name.kgen.log 2>&1; then
+    bad "$name: kgen failed: $(head -1 $out/$name.kgen.log)"
+    continue
+  fi
+  # shellcheck disable=SC2086
+  timeout 120 $KGEN $d/model.onnx $args --main --name $name -o $dir.again > /dev/null 2>&1
+  if diff -r $dir $dir.again > /dev/null 2>&1; then ok; else bad "$name: two kgen runs differ"; fi
+  rm -rf $dir.again
+  if ! make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir/build.log 2>&1; then
+    bad "$name: the runner does not build with -Werror: $(grep -m1 -E 'error' $dir/build.log)"
+    continue
+  fi
+  ok
+  # --info lists each run-time dim with its range, as args gives it
+  info=$($dir/$name --info)
+  for r in $(grep -o '[A-Za-z_0-9]*=[0-9]*\.\.[0-9]*' $d/args); do
+    want="dim ${r%%=*}: ${r#*=}"
+    if grep -qF "$want" <<< "$info"; then ok; else bad "$name: --info lacks '$want'"; fi
+  done
+  for ref in $d/out_*.npy; do
+    k=$(basename $ref .npy); k=${k#out_}
+    rm -rf $dir/out_$k
+    if ! timeout 60 $dir/$name $d/in_$k.npy -o $dir/out_$k > $dir/run_$k.log 2>&1; then
+      bad "$name at $k: the runner failed: $(head -1 $dir/run_$k.log)"
+      continue
+    fi
+    if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $ref $dir/out_$k/output_0.npy 2>&1); then
+      echo "    $name at $k: $(tail -1 <<< "$cmp")"
+      ok
+    else
+      bad "$name at $k: the output differs from PyTorch's: $(tail -1 <<< "$cmp")"
+    fi
+  done
+  for b in $d/bad_*.npy; do
+    rm -rf $dir/out_bad
+    if timeout 60 $dir/$name $b -o $dir/out_bad > $dir/run_bad.log 2>&1; then
+      bad "$name: $(basename $b), outside the range, was run"
+    elif ! grep -q "outside the range" $dir/run_bad.log || [ -e $dir/out_bad/output_0.npy ]; then
+      bad "$name: $(basename $b) refused without the range named, or an output written: $(head -1 $dir/run_bad.log)"
+    else
+      ok
+    fi
+  done
+done
+
+# the entry points of tests/dyn/cnn (H in 32..96, W in 32..128)
+dir=$out/cnn
+if [ -f $dir/cnn.h ]; then
+  cat > $out/entry.c <<'C'
+#include "cnn.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static float x[1 * 3 * 96 * 128], y[10];
+int main(void)
+{
+    void *arena = malloc(CNN_ARENA_BYTES + 64);
+    int64_t dims[2] = {47, 75}, shape[2] = {0, 0}, xs[4] = {1, 3, 47, 75}, ys[2] = {1, 10}, bad[2] = {1, 9};
+    kgen_tensor tx = {x, {KGEN_DEVICE_CPU, 0}, 4, {KGEN_DTYPE_FLOAT, 32, 1}, xs, NULL, 0};
+    kgen_tensor ty = {y, {KGEN_DEVICE_CPU, 0}, 2, {KGEN_DTYPE_FLOAT, 32, 1}, ys, NULL, 0};
+    kgen_tensor *args[2] = {&tx, &ty};
+    int fails = 0;
+    void *a = (void *)(((uintptr_t)arena + 63) & ~(uintptr_t)63);
+    fails += cnn(x, y, a, 31, 64) != KGEN_ERR_SHAPE;       /* H below its range */
+    fails += cnn(x, y, a, 32, 129) != KGEN_ERR_SHAPE;      /* W above */
+    fails += cnn(x, y, a, 47, 75) != KGEN_OK;
+    fails += cnn_tensors(args, 2, a) != KGEN_OK;
+    ty.shape = bad;
+    fails += cnn_tensors(args, 2, a) != KGEN_ERR_SHAPE;    /* an output of the wrong shape */
+    fails += cnn_output_shape(0, dims, shape) != KGEN_OK || shape[0] != 1 || shape[1] != 10;
+    fails += CNN_NUM_DIMS != 2 || cnn_dim_info[0].lo != 32 || cnn_dim_info[1].hi != 128;
+    printf("%d failed\n", fails);
+    free(arena);
+    return fails != 0;
+}
+C
+  if $CC $STRICT -I $dir $out/entry.c $dir/cnn.c $dir/cnn_weights.c -lm -o $out/entry > $out/entry.log 2>&1 &&
+     $out/entry >> $out/entry.log 2>&1; then
+    ok
+  else
+    bad "cnn: the entry points' checks: $(tail -1 $out/entry.log)"
+  fi
+fi
+
+echo "dyn: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""make.py - writes the models of tests/dyn.sh: networks exported with dims decided at
+run time, each with inputs and PyTorch's outputs at several extents.
+
+For each model NAME: tests/dyn/NAME/model.onnx, args (kgen's options: the ranges),
+in_K.npy and out_K.npy for each extent K, and bad_K.npy, an input outside the range
+(the runner must refuse it). The files are committed; make test needs neither torch nor
+python. Regenerate with
+
+    /usr/bin/python3 tests/dyn/make.py [NAME ...]      (default: all)
+
+(Debian's python3-torch, python3-torchvision, python3-onnx, python3-numpy). Weights are
+seeded random; batch-norm layers get random statistics. Running it twice writes
+identical files.
+
+tests/dyn/attention is not made here: it is tests/published/seq_dynamic's model (a
+transformer block: LayerNorm by ReduceMean, attention reshaped from Shape values, a 1-D
+conv, GELU) with a dynamic sequence length; its inputs are seeded numpy draws and its
+references onnxruntime's with graph optimizations disabled (tests/dyn/ort_refs.mjs).
+"""
+import io
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def randomize_batchnorm(model):
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.3, 0.3)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+
+
+class SmallNet(nn.Module):
+    """Conv, BatchNorm, ReLU, a padded max pool, strided convs with a residual Add,
+    global average pool and a linear head, over an input of any H and W."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.b1 = nn.BatchNorm2d(16)
+        self.p = nn.MaxPool2d(3, 2, 1)
+        self.c2 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.c3 = nn.Conv2d(32, 32, 3, padding=1)
+        self.d = nn.Conv2d(16, 32, 1, stride=2)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.p(torch.relu(self.b1(self.c1(x))))
+        y = torch.relu(self.c3(torch.relu(self.c2(x))) + self.d(x))
+        return self.fc(nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+class CRNN(nn.Module):
+    """A text-line recognizer: conv blocks pooling the height to 1, the width / 4 as the
+    sequence of a bidirectional LSTM, a classifier of 40 symbols, log-softmax."""
+
+    def __init__(self, classes=40):
+        super().__init__()
+
+        def blk(i, o, pool):
+            return [nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(), nn.MaxPool2d(pool)]
+
+        self.cnn = nn.Sequential(*blk(1, 16, (2, 2)), *blk(16, 32, (2, 2)), *blk(32, 48, (2, 1)),
+                                 *blk(48, 64, (2, 1)))
+        self.rnn = nn.LSTM(64, 48, bidirectional=True)
+        self.fc = nn.Linear(96, classes)
+
+    def forward(self, x):                        # [1, 1, 16, W]
+        f = self.cnn(x).squeeze(2).permute(2, 0, 1)   # [W / 4, 1, 64]
+        y, _ = self.rnn(f)
+        return self.fc(y).log_softmax(2)         # [W / 4, 1, classes]
+
+
+class Lstm(nn.Module):
+    """Two stacked LSTM layers over a sequence of any length, a linear head per step."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(20, 32, num_layers=2)
+        self.fc = nn.Linear(32, 8)
+
+    def forward(self, x):                        # [T, 1, 20]
+        y, _ = self.rnn(x)
+        return self.fc(y)
+
+
+def mobilenet():
+    return torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10)
+
+
+# name: (model, example input shape, dynamic axes {axis: name}, args, extents, too small)
+MODELS = {
+    "cnn": (SmallNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=32..96 --dim W=32..128",
+            [(1, 3, 32, 32), (1, 3, 47, 75), (1, 3, 64, 33), (1, 3, 96, 128)], (1, 3, 31, 64)),
+    "mobilenet": (mobilenet, (1, 3, 64, 64), {2: "H", 3: "W"}, "--dim H=32..160 --dim W=32..160",
+                  [(1, 3, 32, 32), (1, 3, 57, 91), (1, 3, 96, 160), (1, 3, 128, 128)], (1, 3, 64, 161)),
+    "crnn": (CRNN, (1, 1, 16, 64), {3: "W"}, "--dim W=16..256",
+             [(1, 1, 16, 16), (1, 1, 16, 44), (1, 1, 16, 100), (1, 1, 16, 256)], (1, 1, 16, 300)),
+    "lstm": (Lstm, (10, 1, 20), {0: "T"}, "--dim T=1..64",
+             [(1, 1, 20), (7, 1, 20), (33, 1, 20), (64, 1, 20)], (65, 1, 20)),
+}
+
+
+def tag(shape, axes):
+    return "x".join(str(shape[a]) for a in sorted(axes))
+
+
+def make(name):
+    build, example, axes, args, extents, bad = MODELS[name]
+    torch.manual_seed(0)
+    model = build().eval()
+    randomize_batchnorm(model)
+    out = os.path.join(HERE, name)
+    os.makedirs(out, exist_ok=True)
+    buf = io.BytesIO()
+    torch.onnx.export(model, torch.randn(*example), buf, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": axes}, opset_version=13)
+    with open(os.path.join(out, "model.onnx"), "wb") as f:
+        f.write(buf.getvalue())
+    with open(os.path.join(out, "args"), "w") as f:
+        f.write(args + "\n")
+    g = torch.Generator().manual_seed(1)
+    for shape in extents:
+        x = torch.randn(*shape, generator=g)
+        with torch.no_grad():
+            y = model(x)
+        np.save(os.path.join(out, f"in_{tag(shape, axes)}.npy"), x.numpy())
+        np.save(os.path.join(out, f"out_{tag(shape, axes)}.npy"), y.numpy())
+    np.save(os.path.join(out, f"bad_{tag(bad, axes)}.npy"), torch.randn(*bad, generator=g).numpy())
+
+
+if __name__ == "__main__":
+    for n in sys.argv[1:] or MODELS:
+        make(n)
