@@ -1416,7 +1416,7 @@ static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const 
         if (stmt_refs(item, ws->items[j]))
             wrapped = ir_allocate(ws->items[j], wrapped);
     em_stmt(&P->em, wrapped);
-    pop_decls(P, 0);
+    pop_decls(P, P->dims_mark);    /* (the run-time dims stay: every launch takes them) */
     sb_puts(text, "}\n");
 }
 

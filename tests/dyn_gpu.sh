@@ -11,7 +11,8 @@
 #           tests/data/dyn_gpu (a shared-memory matmul over a run-time M, a softmax over a
 #           run-time axis, a conv and pool over a run-time batch and height; options in
 #           NAME.dims) on their inputs against numpy's outputs, through OpenCL and, as a
-#           control, through the C target;
+#           control, through the C target; tests/dyn's models (tests/dyn.sh's, options in
+#           their args) at each of their extents against PyTorch's outputs;
 #   CUDA    every model's .cu compiles with nvcc -c for sm_90 and sm_80, warnings as errors;
 #           with KGEN_DYN_GPU_CUDA=1 (a machine with a GPU: tests/gpu/run_cuda.sh) also
 #           the OpenCL runs above through CUDA (CUDA_ARCH, default sm_90);
@@ -148,6 +149,18 @@ runs() {
     dir=$out/$n.$tg
     gen $tg $dir $src "${opts[@]}" && build $tg $dir || continue
     for in in ${src%.onnx}_*[0-9].npy; do against $in ${in%.npy}.out.npy $dir "$(basename $in .npy) ($tg)"; done
+  done
+  # tests/dyn's models (tests/dyn.sh runs them through C), on a GPU target
+  [ $tg = c ] && return
+  for src in tests/dyn/*/model.onnx; do
+    n=$(basename $(dirname $src))
+    read -r -a opts < $(dirname $src)/args
+    dir=$out/dyn_$n.$tg
+    gen $tg $dir $src "${opts[@]}" && build $tg $dir || continue
+    for in in $(dirname $src)/in_*.npy; do
+      e=$(basename $in .npy); e=${e#in_}
+      against $in $(dirname $src)/out_$e.npy $dir "tests/dyn/$n ($tg) $e"
+    done
   done
 }
 
