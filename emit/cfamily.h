@@ -35,6 +35,9 @@ void em_c_model_header(StrBuf *h, const EmModel *m);        /* NAME.h */
 void em_c_weights_file(StrBuf *w, const EmModel *m);        /* NAME_weights.c */
 void em_c_model_tables(StrBuf *c, const EmModel *m);        /* NAME_tensors and the info tables */
 void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, outputs, arena) */
+/* The model function's first statements with run-time dims: each in its range, then the
+ * checks derived from the graph (extents that must agree), else return KGEN_ERR_SHAPE. */
+void em_c_dim_checks(StrBuf *c, const Program *p);
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b);
 /* --weights=file: constant b's byte offset in NAME_weights.bin, the constants (Buffer*, a
  * model's) one after the other, each 64-byte aligned (-1 for a b not among them); with

@@ -113,7 +113,7 @@ typedef struct {
     EmScope bufs;          /* every buffer of the kernel, with its kernel-wide name */
     EmScope decls;         /* declarations of the open C blocks, innermost last */
     /* GPU launches */
-    int64_t launch[6];     /* extents of blockIdx.x/y/z, threadIdx.x/y/z in the launch printed */
+    const LowerLaunch *launch;   /* the launch printed (its grid and block) */
     const char *proto_name;    /* the name print_proto gives the function instead of fname:
                                   a GPU launch's, a parallel loop body's; NULL: fname */
     int dims_mark;             /* decls[0, dims_mark) are the run-time dims, kernel parameters */
@@ -794,7 +794,6 @@ static void print_bound(Printer *P, const Stmt *s)
     Var *v = s->u.loop.var;
     int slot = lower_launch_slot(s->u.loop.bind_tag);
     int64_t ext = 0;
-    ir_expr_is_const(s->u.loop.extent, &ext);
     int di = declare_var(P, v);
     const char *name = P->decls.items[di].name;
     em_line(&P->em);
@@ -805,10 +804,13 @@ static void print_bound(Printer *P, const Stmt *s)
     em_comment_text(P->em.out, s->u.loop.bind_tag);
     sb_puts(P->em.out, " */\n");
     P->decls.items[di].live = 1;
-    if (ext < P->launch[slot]) {
+    if (lower_launch_guarded(P->launch, slot, s->u.loop.extent)) {
         em_line(&P->em);
         sb_printf(P->em.out, "if (%s < ", name);
-        print_int(P, ext, v->dtype);
+        if (ir_expr_is_const(s->u.loop.extent, &ext))
+            print_int(P, ext, v->dtype);
+        else
+            expr(P, s->u.loop.extent, P_REL + 1);
         sb_puts(P->em.out, ") {\n");
         em_block(&P->em, s->u.loop.body);
         em_line(&P->em);
@@ -1144,8 +1146,12 @@ static void print_proto(Printer *P)
     }
 
     for (int i = 0; i < k->dims.n; i++) {
-        items[n] = em_strdup(ir_fmt("%s %s", value_type(DT_INDEX), var_name(P, k->dims.items[i])));
-        total += strlen(items[n++]) + 2;
+        StrBuf p = {0};
+        sb_printf(&p, d->scalar_param ? d->scalar_param : "%s %s", value_type(DT_INDEX), var_name(P, k->dims.items[i]));
+        if (d->scalar_param && d->buffer_attr)
+            sb_printf(&p, d->buffer_attr, nparams + i);
+        items[n++] = p.data;
+        total += p.len + 2;
     }
     if (d->index_params) {
         items[n] = em_strdup(d->index_params);
@@ -1160,9 +1166,9 @@ static void print_proto(Printer *P)
             sb_puts(o, " ");
             const char *f = d->launch_bounds;
             if (strstr(f, "%lld") != strrchr(f, '%'))     /* x, y, z */
-                sb_printf(o, f, (long long)P->launch[3], (long long)P->launch[4], (long long)P->launch[5]);
+                sb_printf(o, f, (long long)P->launch->ext[3], (long long)P->launch->ext[4], (long long)P->launch->ext[5]);
             else
-                sb_printf(o, f, (long long)(P->launch[3] * P->launch[4] * P->launch[5]));
+                sb_printf(o, f, (long long)(P->launch->ext[3] * P->launch->ext[4] * P->launch->ext[5]));
         }
         sb_printf(o, " %s(", fname);
     } else {
@@ -1371,7 +1377,7 @@ void em_free_launches(EmLaunch *l, int n)
 
 /* Launch li of the plan as one function, named l->name, with its header comment, the
  * (void) lines for what it leaves unused, its shared arrays and the workspace buffers it
- * uses (P->launch holds its extents). */
+ * uses (P->launch is it). */
 static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const EmLaunch *l)
 {
     const Kernel *k = P->k;
@@ -1386,8 +1392,10 @@ static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const 
         sb_printf(text, ", launch %d of %d", li + 1, plan->n);
     if (li == 0)
         em_comment_notes(text, &k->notes, 1);
-    sb_printf(text, "\n * grid %lld x %lld x %lld blocks of %lld x %lld x %lld threads%s\n */\n",
-              (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+    int dyn = l->dgrid[0] || l->dgrid[1] || l->dgrid[2];
+    sb_printf(text, "\n * grid %s%lld x %lld x %lld blocks%s of %lld x %lld x %lld threads%s\n */\n", dyn ? "at most " : "",
+              (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], dyn ? " (decided at run time)" : "",
+              (long long)l->block[0],
               (long long)l->block[1], (long long)l->block[2],
               threads == 1 && l->grid[0] * l->grid[1] * l->grid[2] == 1 ? " (not parallelized: one thread)" : "");
     print_proto(P);
@@ -1408,7 +1416,7 @@ static void print_launch(Printer *P, const LowerLaunchPlan *plan, int li, const 
         if (stmt_refs(item, ws->items[j]))
             wrapped = ir_allocate(ws->items[j], wrapped);
     em_stmt(&P->em, wrapped);
-    pop_decls(P, 0);
+    pop_decls(P, P->dims_mark);    /* (the run-time dims stay: every launch takes them) */
     sb_puts(text, "}\n");
 }
 
@@ -1444,7 +1452,9 @@ int em_print_gpu_kernel(StrBuf *out, const Kernel *k, const Dialect *d, const Ta
             l->block[j] = plan.items[li].ext[3 + j];
         }
         l->shared_bytes = plan.items[li].shared_bytes;
-        memcpy(P.launch, plan.items[li].ext, sizeof P.launch);
+        for (int j = 0; j < 3; j++)
+            l->dgrid[j] = plan.items[li].dext[j];
+        P.launch = &plan.items[li];
         print_launch(&P, &plan, li, l);
         if (li + 1 < n)
             sb_puts(&text, "\n");

@@ -113,6 +113,7 @@ const Dialect em_dialect_metal = {
     .block_index = "kgen_block.%c",
     .thread_index = "kgen_thread.%c",
     .buffer_attr = " [[buffer(%d)]]",
+    .scalar_param = "constant %s &%s",    /* (a kernel's scalars come in buffers: setBytes) */
     .index_params = "uint3 kgen_block [[threadgroup_position_in_grid]], uint3 kgen_thread [[thread_position_in_threadgroup]]",
     .workspace_type = "uchar",
     .no_f64 = 1,

@@ -43,6 +43,8 @@ typedef struct {
     const char *thread_index;       /* the same for the thread index inside its block */
     const char *launch_bounds;      /* after kernel_prefix, %lld threads per block; NULL: none */
     const char *buffer_attr;        /* after each buffer parameter, %d its index; NULL: none */
+    const char *scalar_param;       /* a run-time dim's parameter, %s its type then its name (then
+                                       buffer_attr with the next index); NULL: "TYPE NAME" */
     const char *index_params;       /* extra parameters that carry the indices; NULL: none */
     const char *workspace_type;     /* element type of the workspace parameter (C: void) */
     int no_f64;                     /* the language has no double */
@@ -61,9 +63,10 @@ const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t
  * gpu-launch pass (lower/launch.h) plans them. */
 typedef struct {
     char *name;                     /* the function name */
-    int64_t grid[3];                /* blocks in x, y, z */
+    int64_t grid[3];                /* blocks in x, y, z (the bound's where dgrid is set) */
     int64_t block[3];               /* threads per block in x, y, z */
     int64_t shared_bytes;           /* shared (local, threadgroup) memory per block */
+    const Expr *dgrid[3];           /* a grid decided at run time: an index Expr of dims, or NULL */
 } EmLaunch;
 
 /* Print kernel k for a GPU dialect: one function per launch. Returns the number of

@@ -15,6 +15,10 @@
  * kgen_cuda.mk, kgen_opencl.mk, kgen_metal.mk). The generated host entry points are the C
  * target's (NAME over host arrays,
  * NAME_tensors over DLPack tensors), so the same runner and tests serve every target.
+ * With dims decided at run time the tables hold the bound, and NAME_at() (dims_tables)
+ * copies them with one run's input/output bytes and grids (the launch plan's run-time
+ * extents, printed as C over the dims); the kernels take the dims after their buffers
+ * (kgen_gpu_dims.h, written for such models only).
  *
  * Files:  cuda    NAME.cu (kernels, tables, entry points), NAME.h, NAME_weights.c,
  *                 kgen_runtime.h, kgen_gpu.h, kgen_cuda_host.h
@@ -22,6 +26,7 @@
  *                 kgen_runtime.h, kgen_gpu.h, kgen_opencl_host.h
  *         metal   NAME.metal, NAME_host.m, NAME_manifest.json, NAME.h, NAME_weights.c,
  *                 kgen_runtime.h, kgen_gpu.h
+ *  (and kgen_gpu_dims.h with dims decided at run time)
  *  with --main the runner (NAME_main.c, kgen_io.h, kgen_main.h) and a Makefile.
  */
 #include "cfamily.h"
@@ -45,6 +50,7 @@ struct GpuApi {
     const char *host_head;     /* the host file's first lines (em_fill: NAME, MACRO, FILE) */
     const char *state_type;    /* what the host runtime keeps between runs */
     const char *run, *release; /* its entry points (a NULL run: host_template has its own) */
+    const char *run_dims;      /* run for a model with dims decided at run time (kgen_gpu_dims.h) */
     const char *run_file;      /* the macro suffix of the device file's path run takes, or NULL */
     const char *host_template; /* the whole host as a template, or NULL */
     const char *makefile;      /* the runner's Makefile template */
@@ -55,14 +61,14 @@ struct GpuApi {
 
 static const GpuApi gpu_apis[] = {
     {TARGET_CUDA, NULL, "%s.cu", "%s.cu", "kgen_cuda_host.h", "#include \"{{FILE}}.h\"\n#include \"kgen_cuda_host.h\"\n",
-     "kgen_cuda_state", "kgen_cuda_run", "kgen_cuda_release", NULL, NULL, "kgen_cuda.mk", 1, 1},
+     "kgen_cuda_state", "kgen_cuda_run", "kgen_cuda_release", "kgen_cuda_run_dims", NULL, NULL, "kgen_cuda.mk", 1, 1},
     {TARGET_OPENCL, "kgen_opencl.h", "%s.cl", "%s_host.c", "kgen_opencl_host.h",
      "/* The OpenCL host: builds {{FILE}}.cl on the first run (the path {{MACRO}}_CL_FILE, or that file\n"
      " * in the folder $KGEN_CL_DIR), see kgen_opencl_host.h. */\n"
      "#include \"{{FILE}}.h\"\n#include \"kgen_opencl_host.h\"\n\n"
      "#ifndef {{MACRO}}_CL_FILE\n#define {{MACRO}}_CL_FILE \"{{FILE}}.cl\"\n#endif\n",
-     "kgen_cl_state", "kgen_cl_run", "kgen_cl_release", "_CL_FILE", NULL, "kgen_opencl.mk", 0, 1},
-    {TARGET_METAL, "kgen_metal.h", "%s.metal", "%s_host.m", NULL, NULL, NULL, NULL, NULL, NULL, "kgen_metal_host.m",
+     "kgen_cl_state", "kgen_cl_run", "kgen_cl_release", "kgen_cl_run_dims", "_CL_FILE", NULL, "kgen_opencl.mk", 0, 1},
+    {TARGET_METAL, "kgen_metal.h", "%s.metal", "%s_host.m", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "kgen_metal_host.m",
      "kgen_metal.mk", 0, 0},
 };
 
@@ -80,7 +86,7 @@ static void add_buf(GProg *g, const Buffer *b, int kind, int index, int64_t offs
 {
     if (g->nbufs == g->capbufs)
         g->bufs = ir_grow(g->bufs, &g->capbufs, sizeof *g->bufs, 16);
-    g->bufs[g->nbufs++] = (GBuf){b, kind, index, offset, bytes, name};
+    g->bufs[g->nbufs++] = (GBuf){b, kind, index, offset, bytes, name, NULL};
 }
 
 int em_gpu_buf_index(const GProg *g, const Buffer *b)
@@ -245,6 +251,117 @@ static int host_tables(StrBuf *o, const GProg *g, const char *weights_array)
     return 0;
 }
 
+/* ---------------------------------------------------------------- dims decided at run time */
+
+/* An input's or output's bytes at run time (compact at the actual extents), or NULL when
+ * none of its extents is decided at run time. */
+static Expr *run_bytes(const Buffer *b)
+{
+    int dyn = 0, bits = ir_dtype_bits(b->dtype);
+    Expr *n = ir_idx(1);
+    for (int d = 0; d < b->ndim; d++) {
+        dyn |= b->dyn[d] != NULL;
+        n = ir_bin(OP_MUL, n, b->dyn[d] ? b->dyn[d] : ir_idx(b->shape[d]));
+    }
+    if (!dyn)
+        return NULL;
+    n = bits < 8 ? ir_bin(OP_FLOORDIV, ir_add(ir_bin(OP_MUL, n, ir_idx(bits)), ir_idx(7)), ir_idx(8))
+                 : ir_bin(OP_MUL, n, ir_idx(bits / 8));
+    return ir_simplify(n, NULL);
+}
+
+/* The index of dim variable v in the program's dims, or -1. */
+static int dim_index(const Program *p, const Var *v)
+{
+    for (int i = 0; i < p->dims.n; i++)
+        if (((const IrDim *)p->dims.items[i])->var == v)
+            return i;
+    return -1;
+}
+
+/* "NAME_at(H, W)": one run's tables at the host entry's dims. */
+static const char *at_call(const GProg *g)
+{
+    StrBuf t = {0};
+    sb_printf(&t, "%s_at(", g->name);
+    for (int i = 0; i < g->dims->dims.n; i++)
+        sb_printf(&t, "%s%s", i ? ", " : "", ((const IrDim *)g->dims->dims.items[i])->name);
+    sb_puts(&t, ")");
+    const char *r = ir_fmt("%s", t.data);
+    sb_free(&t);
+    return r;
+}
+
+/* With dims decided at run time, after the bound's tables: the dims each launch takes
+ * (after its buffers) and NAME_at(), one run's tables (kgen_gpu_dims.h): the bound's
+ * copied, then the bytes of the inputs and outputs and the grids that follow the dims. */
+static int dims_tables(StrBuf *o, const GProg *g)
+{
+    const char *N = g->name;
+    const PtrVec *dims = &g->dims->dims;
+    if (dims->n > 16)
+        return ir_fail("%s: %d dims decided at run time, above the GPU hosts' limit of 16", N, dims->n);
+    sb_puts(o, "\n/* dims decided at run time: the ones each launch takes after its buffers, and the tables\n"
+               " * of one run (the bound's with this run's bytes and grids), see kgen_gpu_dims.h */\n"
+               "#include \"kgen_gpu_dims.h\"\n\n");
+    for (int i = 0; i < g->nlaunches; i++) {
+        const Kernel *k = g->launches[i].k;
+        if (!k->dims.n)
+            continue;
+        sb_printf(o, "static const int %s_dims_%d[%d] = {", N, i, k->dims.n);
+        for (int j = 0; j < k->dims.n; j++) {
+            int di = dim_index(g->dims, k->dims.items[j]);
+            if (di < 0)
+                return ir_fail("kernel %s reads %s, which is not a dim of the model", k->name,
+                               ((const Var *)k->dims.items[j])->name);
+            sb_printf(o, "%s%d", j ? ", " : "", di);
+        }
+        sb_puts(o, "};\n");
+    }
+    sb_printf(o, "static const kgen_gpu_dim_args %s_dim_args[%d] = {\n", N, g->nlaunches ? g->nlaunches : 1);
+    for (int i = 0; i < g->nlaunches; i++) {
+        int n = g->launches[i].k->dims.n;
+        sb_printf(o, n ? "    {%d, %s_dims_%d},\n" : "    {0, NULL},\n", n, N, i);
+    }
+    if (!g->nlaunches)
+        sb_puts(o, "    {0, NULL},\n");
+    sb_puts(o, "};\n");
+    sb_printf(o, "static kgen_gpu_buffer %s_run_buffers[%d];\nstatic kgen_gpu_launch %s_run_launches[%d];\n"
+                 "static kgen_gpu_run %s_run;\n\n",
+              N, g->nbufs ? g->nbufs : 1, N, g->nlaunches ? g->nlaunches : 1, N);
+    sb_printf(o, "/* the tables at these extents (each in its range: the caller checks) */\nstatic const kgen_gpu_run *%s_at(", N);
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(o, "%sint64_t %s", i ? ", " : "", ((const IrDim *)dims->items[i])->name);
+    sb_puts(o, ")\n{\n");
+    sb_printf(o, "    memcpy(%s_run_buffers, %s_buffers, sizeof %s_run_buffers);\n", N, N, N);
+    sb_printf(o, "    memcpy(%s_run_launches, %s_launches, sizeof %s_run_launches);\n", N, N, N);
+    for (int i = 0; i < g->nbufs; i++) {
+        if (!g->bufs[i].dbytes)
+            continue;
+        sb_printf(o, "    %s_run_buffers[%d].bytes = (size_t)", N, i);
+        em_c_put_dim_expr(o, g->bufs[i].dbytes);
+        sb_puts(o, ";    /* ");
+        em_comment_text(o, g->bufs[i].name);
+        sb_puts(o, " */\n");
+    }
+    for (int i = 0; i < g->nlaunches; i++)
+        for (int j = 0; j < 3; j++) {
+            if (!g->launches[i].l.dgrid[j])
+                continue;
+            sb_printf(o, "    %s_run_launches[%d].grid[%d] = kgen_gpu_blocks(", N, i, j);
+            em_c_put_dim_expr(o, g->launches[i].l.dgrid[j]);
+            sb_printf(o, ");    /* %s */\n", g->launches[i].l.name);
+        }
+    sb_printf(o, "    %s_run.program = %s_program;\n", N, N);
+    sb_printf(o, "    %s_run.program.buffers = %s_run_buffers;\n", N, N);
+    sb_printf(o, "    %s_run.program.launches = %s_run_launches;\n", N, N);
+    sb_printf(o, "    %s_run.args = %s_dim_args;\n    %s_run.ndims = %d;\n", N, N, N, dims->n);
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(o, "    %s_run.dims[%d] = (int32_t)%s;\n", N, i, ((const IrDim *)dims->items[i])->name);
+    sb_printf(o, "    return &%s_run;\n}\n", N);
+    return 0;
+}
+
 /* The launches of kernels [kb, ke) of the model: *first..*last, or 0 if none */
 static int launch_range(const GProg *g, const Model *mod, int kb, int ke, int *first, int *last)
 {
@@ -306,11 +423,28 @@ static int model_controls(GProg *g, const Model *mod)
     return 0;
 }
 
-/* The Metal manifest: the same tables as JSON, for a host in any language. */
+/* ", "KEY": "EXPR"" for a run-time extent of the Metal manifest (a C expression of the dims) */
+static void json_dim_expr(StrBuf *o, const char *key, const Expr *e)
+{
+    sb_printf(o, ", \"%s\": \"", key);
+    em_c_put_dim_expr(o, e);
+    sb_puts(o, "\"");
+}
+
+/* The Metal manifest: the same tables as JSON, for a host in any language. With dims
+ * decided at run time also the dims (each launch's kernel takes the ones it lists after
+ * its buffers, as 4-byte ints) and, as C expressions of them, the bytes of the inputs and
+ * outputs and the grids that follow them (bytes and threadgroups hold the bound's). */
 static void manifest(StrBuf *o, const GProg *g, const char *metal_file)
 {
     sb_printf(o, "{\n  \"generator\": \"kgen\",\n  \"name\": \"%s\",\n  \"library_source\": \"%s\",\n", g->name,
               metal_file);
+    for (int i = 0; g->dims && i < g->dims->dims.n; i++) {
+        const IrDim *d = g->dims->dims.items[i];
+        sb_printf(o, "%s    {\"name\": \"%s\", \"lo\": %lld, \"hi\": %lld, \"input\": %d, \"dim\": %d}%s\n",
+                  i ? "" : "  \"dims\": [\n", d->name, (long long)d->lo, (long long)d->hi, d->input, d->dim,
+                  i + 1 < g->dims->dims.n ? "," : "\n  ],");
+    }
     sb_printf(o, "  \"arena_bytes\": %lld,\n  \"buffers\": [\n", (long long)g->arena_bytes);
     for (int i = 0; i < g->nbufs; i++) {
         const GBuf *b = &g->bufs[i];
@@ -318,7 +452,10 @@ static void manifest(StrBuf *o, const GProg *g, const char *metal_file)
                   b->index, (long long)b->offset, (long long)b->bytes);
         for (const char *c = b->name; *c; c++)
             sb_printf(o, (*c == '"' || *c == '\\') ? "\\%c" : ((unsigned char)*c < 0x20 ? "?" : "%c"), *c);
-        sb_printf(o, "\"}%s\n", i + 1 < g->nbufs ? "," : "");
+        sb_puts(o, "\"");
+        if (b->dbytes)
+            json_dim_expr(o, "bytes_at_run_time", b->dbytes);
+        sb_printf(o, "}%s\n", i + 1 < g->nbufs ? "," : "");
     }
     sb_puts(o, "  ],\n  \"launches\": [\n");
     for (int i = 0; i < g->nlaunches; i++) {
@@ -330,7 +467,14 @@ static void manifest(StrBuf *o, const GProg *g, const char *metal_file)
                   (long long)l->block[1], (long long)l->block[2]);
         for (int a = 0; a < n; a++)
             sb_printf(o, "%s%d", a ? ", " : "", args[a]);
-        sb_printf(o, "]}%s\n", i + 1 < g->nlaunches ? "," : "");
+        sb_puts(o, "]");
+        const Kernel *k = g->launches[i].k;
+        for (int j = 0; g->dims && j < k->dims.n; j++)
+            sb_printf(o, "%s%d%s", j ? ", " : ", \"dims\": [", dim_index(g->dims, k->dims.items[j]), j + 1 < k->dims.n ? "" : "]");
+        for (int j = 0; j < 3; j++)
+            if (l->dgrid[j])
+                json_dim_expr(o, ir_fmt("threadgroups_%c_at_run_time", "xyz"[j]), l->dgrid[j]);
+        sb_printf(o, "}%s\n", i + 1 < g->nlaunches ? "," : "");
     }
     sb_puts(o, "  ]\n}\n");
 }
@@ -359,7 +503,11 @@ static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, co
     sb_printf(o, "%s\n{\n", signature_text);
     put_io_arrays(o, g, in_names, out_names);
     sb_printf(o, "    (void)%s;    /* the arena is in device memory */\n", in_names[g->ninputs + g->noutputs]);
-    sb_printf(o, "    return %s(&%s_state, &%s_program, ", api->run, N, N);
+    if (g->dims)
+        em_c_dim_checks(o, g->dims);
+    sb_printf(o, "    return %s(&%s_state, &%s_program, ", g->dims ? api->run_dims : api->run, N, N);
+    if (g->dims)
+        sb_printf(o, "%s, ", at_call(g));
     if (api->run_file) {
         char *UP = em_c_macro_name(N);
         sb_printf(o, "%s%s, ", UP, api->run_file);
@@ -376,7 +524,7 @@ static int host_from_template(StrBuf *o, const GProg *g, const char *signature_t
                               const char *const *out_names)
 {
     const char *N = g->name;
-    StrBuf weights = {0}, tables = {0}, io = {0};
+    StrBuf weights = {0}, tables = {0}, io = {0}, checks = {0}, args = {0};
     for (int i = 0; i < g->nweights; i++) {
         const GBuf *b = NULL;
         for (int j = 0; j < g->nbufs; j++)
@@ -393,11 +541,21 @@ static int host_from_template(StrBuf *o, const GProg *g, const char *signature_t
     }
     sb_puts(&weights, g->nweights ? "};\n" : "NULL};\n");
     int rc = host_tables(&tables, g, ir_fmt("%s_weights", N));
+    if (rc == 0 && g->dims) {
+        /* the dims: checked, this run's tables, and each launch's after its buffers */
+        rc = dims_tables(&tables, g);
+        em_c_dim_checks(&checks, g->dims);
+        sb_printf(&checks, "    p = &%s->program;\n", at_call(g));
+        sb_printf(&args, "            for (int a = 0; a < %s_run.args[i].ndims; a++)\n"
+                         "                [enc setBytes:&%s_run.dims[%s_run.args[i].dims[a]] length:sizeof(int32_t) atIndex:l->nargs + a];\n",
+                  N, N, N);
+    }
     put_io_arrays(&io, g, in_names, out_names);
     char *UP = em_c_macro_name(N);
     const char *vars[] = {"NAME", N, "MACRO", UP, "FILE", g->file, "WEIGHTS", weights.data, "TABLES",
                           tables.data ? tables.data : "", "SIGNATURE", signature_text, "IO", io.data,
-                          "ARENA", in_names[g->ninputs + g->noutputs], NULL};
+                          "ARENA", in_names[g->ninputs + g->noutputs], "DIM_CHECKS", checks.data ? checks.data : "",
+                          "DIM_ARGS", args.data ? args.data : "", NULL};
     em_c_banner(o, g->source);
     if (rc == 0)
         rc = em_template_fill(o, g->api->host_template, vars);
@@ -405,13 +563,16 @@ static int host_from_template(StrBuf *o, const GProg *g, const char *signature_t
     sb_free(&weights);
     sb_free(&tables);
     sb_free(&io);
+    sb_free(&checks);
+    sb_free(&args);
     return rc;
 }
 
 static void put_runtime_headers(OutSet *o, const GProg *g)
 {
-    const char *const names[] = {"kgen_runtime.h", "kgen_gpu.h", g->api->host_header};
-    for (int i = 0; i < 3; i++) {
+    const char *const names[] = {"kgen_runtime.h", "kgen_gpu.h", g->api->host_header,
+                                 g->dims ? "kgen_gpu_dims.h" : NULL};
+    for (int i = 0; i < 4; i++) {
         if (!names[i])
             continue;
         StrBuf *r = em_outset_add(o, names[i]);
@@ -487,6 +648,8 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
             sb_puts(c, weights_decl.data);
         if (rc == 0)
             rc = host_tables(c, g, wa);
+        if (rc == 0 && g->dims)
+            rc = dims_tables(c, g);
         if (api->cplusplus)
             sb_puts(c, "\nextern \"C\" {\n");
         host_entry(c, g, signature_text, names, names + g->ninputs);
@@ -529,10 +692,12 @@ static int gprog_init(GProg *g, const char *name, const char *source, const Targ
 int em_gpu_tables_model(GProg *g, const EmModel *m, int controls)
 {
     const Model *mod = m->model;
-    for (int i = 0; i < m->ninputs; i++)
-        add_buf(g, m->inputs[i].buf, GPU_INPUT, i, 0, buf_bytes(m->inputs[i].buf), m->inputs[i].buf->name);
-    for (int i = 0; i < m->noutputs; i++)
-        add_buf(g, m->outputs[i].buf, GPU_OUTPUT, i, 0, buf_bytes(m->outputs[i].buf), m->outputs[i].buf->name);
+    for (int i = 0; i < m->ninputs + m->noutputs; i++) {
+        int in = i < m->ninputs;
+        const Buffer *b = in ? m->inputs[i].buf : m->outputs[i - m->ninputs].buf;
+        add_buf(g, b, in ? GPU_INPUT : GPU_OUTPUT, in ? i : i - m->ninputs, 0, buf_bytes(b), b->name);
+        g->bufs[g->nbufs - 1].dbytes = run_bytes(b);
+    }
     for (int i = 0; i < mod->constants.n; i++) {
         const Buffer *b = mod->constants.items[i];
         add_buf(g, b, GPU_WEIGHT, i, 0, buf_bytes(b), b->name);
@@ -583,6 +748,7 @@ int em_gpu_model_files(OutSet *o, const EmModel *m)
     GProg g;
     if (gprog_init(&g, m->name, m->source, m->target))
         return -1;
+    g.dims = mod->prog->dims.n ? mod->prog : NULL;
     int rc = -1;
     if (device_head(&g) || em_gpu_tables_model(&g, m, g.api->reads_back))
         goto done;
@@ -611,6 +777,9 @@ int em_gpu_kernel_files(OutSet *o, const Kernel *k, const char *name, const char
 {
     if (!(name = em_file_base(k, name)))
         return -1;
+    if (k->dims.n)
+        return ir_fail("kernel %s reads dims decided at run time: the %s target takes those in models only", k->name,
+                       t->name);
     GProg g;
     if (gprog_init(&g, name, source, t))
         return -1;

@@ -12,8 +12,10 @@ typedef struct {
     const Buffer *b;           /* NULL: the workspace of a single kernel */
     int kind;                  /* GPU_INPUT ... (KGEN_GPU_*) */
     int index;
-    int64_t offset, bytes;
+    int64_t offset, bytes;     /* bytes: the bound's where dbytes is set */
     const char *name;
+    Expr *dbytes;              /* an input's or output's bytes at run time (an index Expr of
+                                  dims: compact at the actual extents), or NULL */
 } GBuf;
 
 enum { GPU_INPUT, GPU_OUTPUT, GPU_WEIGHT, GPU_ARENA };
@@ -57,6 +59,7 @@ struct GProg {
     StrBuf device;             /* the device source */
     GControl controls[GPU_MAX_CONTROLS];   /* run-time If and loops (kgen_gpu_control) */
     int ncontrols;
+    const Program *dims;       /* a model with dims decided at run time (its program), or NULL */
 };
 
 /* The tables of model m: its buffers (inputs, outputs, weights, arena slices, in that

@@ -231,11 +231,9 @@ void em_c_model_signature(StrBuf *o, const EmModel *m)
     sb_puts(o, ")");
 }
 
-/* The model function's first statements with run-time dims: each in its range, then the
- * checks derived from the graph (extents that must agree), else KGEN_ERR_SHAPE. */
-static void dim_checks(StrBuf *c, const Model *mod)
+/* (declared in cfamily.h) */
+void em_c_dim_checks(StrBuf *c, const Program *p)
 {
-    const Program *p = mod->prog;
     for (int i = 0; i < p->dims.n; i++) {
         const IrDim *d = p->dims.items[i];
         sb_printf(c, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", d->name, (long long)d->lo,
@@ -504,7 +502,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    (void)arena;\n");
     if (in_file && mod->constants.n)
         sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
-    dim_checks(c, mod);
+    em_c_dim_checks(c, mod->prog);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
         for (int k = 0; k < mod->kernels.n && !used; k++) {

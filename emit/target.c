@@ -272,9 +272,9 @@ int em_model_files(OutSet *o, const EmModel *m, const Target *t)
     /* only the C target tells the other --weights modes apart; the rest embed or load */
     EmModel other = *m;
     other.weights_in_file = m->weights_in_file == EM_WEIGHTS_FILE;
-    if (m->model->prog->dims.n && t->kind != TARGET_C && t->kind != TARGET_JS && t->kind != TARGET_WASM)
-        return ir_fail("dims decided at run time (%s, ...) are supported by the C, JS and WASM targets only "
-                       "yet; fix them (--dim or --input-shape with one value) for --target %s",
+    if (m->model->prog->dims.n && t->kind == TARGET_WEBGPU)
+        return ir_fail("dims decided at run time (%s, ...) are not supported by the WebGPU target yet (C, JS, WASM, "
+                       "CUDA, OpenCL and Metal take them); fix them (--dim or --input-shape with one value) for --target %s",
                        ((const IrDim *)m->model->prog->dims.items[0])->name, t->name);
     switch (t->kind) {
     case TARGET_C: {

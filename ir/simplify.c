@@ -62,6 +62,21 @@ static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * 
 
 #define BIG ((int64_t)1 << 62)
 
+static int is_dim_var(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && e->u.var->is_dim;
+}
+
+/* Is e a division or modulo whose divisor is a run-time extent (reads a dim decided at run
+ * time)? The rules for those fire for such models only. */
+static int runtime_divisor(const Expr *e)
+{
+    return e->kind == E_BIN &&
+           (e->u.bin.op == OP_DIV || e->u.bin.op == OP_MOD || e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD) &&
+           ir_expr_find(e->u.bin.b, is_dim_var, NULL);
+}
+
 int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi)
 {
     if (ir_dtype_is_float(e->dtype))
@@ -116,6 +131,20 @@ int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi)
     }
     int ba = ir_const_bounds(e->u.bin.a, m, &alo, &ahi);
     int bb = ir_const_bounds(e->u.bin.b, m, &blo, &bhi);
+    if (bb && blo > 0 && blo != bhi && runtime_divisor(e)) {
+        /* by a run-time extent (a dim decided at run time): x % W in [0, W), x / W shrinks */
+        if (e->u.bin.op == OP_FLOORMOD || (e->u.bin.op == OP_MOD && ba && alo >= 0)) {
+            *lo = ba && alo >= 0 && ahi < blo ? alo : 0;
+            *hi = ba && alo >= 0 && ahi < blo ? ahi : bhi - 1;
+            return 1;
+        }
+        if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_DIV) && ba && alo >= 0) {
+            *lo = alo / bhi;
+            *hi = ahi / blo;
+            return 1;
+        }
+        return 0;
+    }
     if (e->u.bin.op == OP_FLOORMOD && !ba && bb && blo == bhi && blo > 0) {
         *lo = 0;
         *hi = blo - 1;
@@ -294,6 +323,39 @@ static int lin_merge_divmod(Lin *l)
     return 0;
 }
 
+/* x / E * E + x % E -> x for a run-time extent E (a fused axis taken apart by run-time
+ * extents, stored compact at them): a term (x / E) * E and a term x % E with the same
+ * coefficient. 1 when it merged a pair. */
+static int lin_merge_runtime_divmod(Lin *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        Expr *m = l->t[i].atom, *d = NULL, *e = NULL;
+        if (!l->t[i].coef || m->kind != E_BIN || m->u.bin.op != OP_MUL)
+            continue;
+        for (int s = 0; s < 2 && !d; s++) {
+            Expr *q = s ? m->u.bin.b : m->u.bin.a, *f = s ? m->u.bin.a : m->u.bin.b;
+            if (q->kind == E_BIN && (q->u.bin.op == OP_DIV || q->u.bin.op == OP_FLOORDIV) && runtime_divisor(q) &&
+                ir_expr_equal(q->u.bin.b, f))
+                d = q, e = f;
+        }
+        if (!d)
+            continue;
+        BinOp mop = d->u.bin.op == OP_DIV ? OP_MOD : OP_FLOORMOD;
+        for (int j = 0; j < l->n; j++) {
+            Expr *r = l->t[j].atom;
+            if (j == i || l->t[j].coef != l->t[i].coef || r->kind != E_BIN || r->u.bin.op != mop ||
+                !ir_expr_equal(r->u.bin.b, e) || !ir_expr_equal(r->u.bin.a, d->u.bin.a))
+                continue;
+            int64_t k = l->t[j].coef;
+            l->t[i].coef = 0;
+            l->t[j].coef = 0;
+            lin_collect(l, d->u.bin.a, k);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static Lin lin_of(Expr *e)
 {
     Lin l;
@@ -301,7 +363,7 @@ static Lin lin_of(Expr *e)
     l.n = 0;
     l.ok = 1;
     lin_collect(&l, e, 1);
-    while (l.ok && lin_merge_divmod(&l))
+    while (l.ok && (lin_merge_divmod(&l) || lin_merge_runtime_divmod(&l)))
         ;
     /* drop cancelled terms */
     int n = 0;
@@ -575,7 +637,15 @@ static Expr *simp_bin(Expr *e, const RangeMap *m)
     case OP_FLOORMOD:
         if (cb && vb > 0)
             return simp_divmod(op, a, vb, t, m);
-        return ir_bin(op, a, b);
+        {
+            /* by a run-time extent (> 0): C's truncating ops where the dividend is >= 0 */
+            Expr *x = ir_bin(op, a, b);
+            int64_t alo, ahi, blo, bhi;
+            if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && runtime_divisor(x) && ir_const_bounds(a, m, &alo, &ahi) &&
+                alo >= 0 && ir_const_bounds(b, m, &blo, &bhi) && blo > 0)
+                x->u.bin.op = op == OP_FLOORDIV ? OP_DIV : OP_MOD;
+            return x;
+        }
     case OP_MIN:
     case OP_MAX: {
         if (ir_expr_equal(a, b))
@@ -596,6 +666,12 @@ static Expr *simp_bin(Expr *e, const RangeMap *m)
         int d = decide_cmp(op, a, b, m);
         if (d >= 0)
             return ir_bool(d);
+        /* x % E < E for a run-time extent E > 0 */
+        int64_t elo, ehi;
+        if (op == OP_LT && a->kind == E_BIN && (a->u.bin.op == OP_FLOORMOD || a->u.bin.op == OP_MOD) &&
+            runtime_divisor(a) && ir_expr_equal(a->u.bin.b, b) && ir_const_bounds(b, m, &elo, &ehi) && elo > 0 &&
+            (a->u.bin.op == OP_FLOORMOD || (ir_const_bounds(a->u.bin.a, m, &elo, &ehi) && elo >= 0)))
+            return ir_bool(1);
         /* x / c < k -> x < c * k for c > 0 (floor division, or x known >= 0): the guard of a
          * fused, split axis reads as a plain bound */
         int64_t c, lo, hi, ck;

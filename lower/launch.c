@@ -4,9 +4,11 @@
  * breaks: nothing (reads only; the result is a LowerLaunchPlan).
  *
  * A kernel's body, below its workspace allocations, is a sequence of loop nests; each one
- * is a launch. Its grid is the largest extent bound to each index; a bound loop shorter
- * than the grid prints as a guard, so a barrier must not sit inside one (nor inside an
- * if): every thread of a block has to reach it. The printers turn the plan into kernels
+ * is a launch. Its grid is the largest extent bound to each index; a block index's loop
+ * may run to a run-time extent (dims decided at run time: the grid is then an Expr of
+ * them, which the host computes, and its bound's value is checked against the limits).
+ * A bound loop shorter than the grid prints as a guard, so a barrier must not sit inside
+ * one (nor inside an if): every thread of a block has to reach it. The printers turn the plan into kernels
  * and the hosts into launches; they decide nothing about the grid themselves.
  */
 #include "launch.h"
@@ -62,6 +64,8 @@ static int expr_f64(const Expr *e)
 typedef struct {
     const Kernel *k;
     int64_t ext[6];        /* extents of the six indices (0 where unbound) */
+    Expr *dext[3];         /* the largest run-time extent bound to each block index, or NULL */
+    int64_t cext[3];       /* the largest constant one */
     int active[6];         /* bound loops of each index open around the statement visited */
     int64_t shared;        /* bytes of shared memory */
     int barriers;
@@ -88,6 +92,22 @@ static int stores_only_shared(const Stmt *s)
     }
 }
 
+/* a variable that is not a dim decided at run time (ir_expr_find) */
+static int not_dim(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && !e->u.var->is_dim;
+}
+
+int lower_launch_guarded(const LowerLaunch *l, int slot, const Expr *extent)
+{
+    int64_t ext = 0, lo = 0, hi = 0;
+    /* (a run-time count of blocks that can reach 0 is launched as one block: guarded) */
+    if (slot < 3 && l->dext[slot])
+        return !ir_expr_equal(extent, l->dext[slot]) || !ir_const_bounds(extent, NULL, &lo, &hi) || lo < 1;
+    return !ir_expr_is_const(extent, &ext) || ext < l->ext[slot];
+}
+
 static int scan_launch(LaunchScan *L, const Stmt *s)
 {
     if (!s)
@@ -98,13 +118,21 @@ static int scan_launch(LaunchScan *L, const Stmt *s)
         if (s->u.loop.kind != FOR_BOUND)
             return scan_launch(L, s->u.loop.body);
         int slot = lower_launch_slot(s->u.loop.bind_tag);
-        int64_t lo = -1, ext = 0;
+        int64_t lo = -1, ext = 0, dlo = 0;
         if (slot < 0)
             return ir_fail("kernel %s: loop %s is bound to '%s', not a GPU index", L->k->name, s->u.loop.var->name,
                            s->u.loop.bind_tag ? s->u.loop.bind_tag : "nothing");
-        if (!ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(s->u.loop.extent, &ext) || ext < 1)
-            return ir_fail("kernel %s: loop %s bound to %s needs a constant range starting at 0", L->k->name,
-                           s->u.loop.var->name, s->u.loop.bind_tag);
+        Expr *dx = s->u.loop.extent;
+        int dyn = slot < 3 && !ir_expr_is_const(dx, &ext) && !ir_expr_find(dx, not_dim, NULL) &&
+                  ir_const_bounds(dx, NULL, &dlo, &ext);
+        if (!ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 || (!dyn && !ir_expr_is_const(dx, &ext)) || ext < 1)
+            return ir_fail("kernel %s: loop %s bound to %s needs a constant range starting at 0%s", L->k->name,
+                           s->u.loop.var->name, s->u.loop.bind_tag,
+                           ir_expr_is_const(dx, &lo) ? "" : " (a run-time extent only where a block index is bound)");
+        if (dyn)   /* the grid: the largest of the extents bound to the index */
+            L->dext[slot] = L->dext[slot] ? ir_simplify(ir_bin(OP_MAX, L->dext[slot], dx), NULL) : dx;
+        else if (slot < 3 && ext > L->cext[slot])
+            L->cext[slot] = ext;
         /* the same index again inside: only for a cooperative copy into shared memory, which
          * the block's threads share out (any other nesting would be the diagonal only) */
         if (L->active[slot] && !stores_only_shared(s->u.loop.body))
@@ -146,15 +174,14 @@ static int scan_launch(LaunchScan *L, const Stmt *s)
 
 /* After scan_launch: every thread of a block must reach each barrier, so none may sit
  * under a branch (a guard of a bound loop shorter than the launch, or any if). */
-static int check_barriers(const Kernel *k, const Stmt *s, const int64_t *launch, const char *branch)
+static int check_barriers(const Kernel *k, const Stmt *s, const LowerLaunch *launch, const char *branch)
 {
     if (!s)
         return 0;
     switch (s->kind) {
     case S_FOR: {
         int slot = s->u.loop.kind == FOR_BOUND ? lower_launch_slot(s->u.loop.bind_tag) : -1;
-        int64_t ext = 0;
-        if (slot >= 0 && ir_expr_is_const(s->u.loop.extent, &ext) && ext < launch[slot] && !branch)
+        if (slot >= 0 && lower_launch_guarded(launch, slot, s->u.loop.extent) && !branch)
             branch = s->u.loop.var->name;
         return check_barriers(k, s->u.loop.body, launch, branch);
     }
@@ -189,8 +216,10 @@ static int plan_one(const Kernel *k, const LowerLaunchLimits *lim, const Stmt *i
     l->body = item;
     for (int j = 0; j < 6; j++)
         l->ext[j] = S.ext[j] ? S.ext[j] : 1;
+    for (int j = 0; j < 3; j++)   /* (a constant extent beside run-time ones counts too) */
+        l->dext[j] = S.dext[j] && S.cext[j] ? ir_simplify(ir_bin(OP_MAX, S.dext[j], ir_idx(S.cext[j])), NULL) : S.dext[j];
     l->shared_bytes = S.shared;
-    if (S.barriers && check_barriers(k, item, l->ext, NULL))
+    if (S.barriers && check_barriers(k, item, l, NULL))
         return -1;
     const int64_t *e = l->ext;
     int64_t threads = e[3] * e[4] * e[5];
@@ -215,6 +244,12 @@ static void dump_plan(FILE *f, const Kernel *k, const LowerLaunchPlan *plan)
         fprintf(f, "launch %d: grid %lld x %lld x %lld, block %lld x %lld x %lld, %lld shared bytes\n", i,
                 (long long)l->ext[0], (long long)l->ext[1], (long long)l->ext[2], (long long)l->ext[3],
                 (long long)l->ext[4], (long long)l->ext[5], (long long)l->shared_bytes);
+        for (int j = 0; j < 3; j++)
+            if (l->dext[j]) {
+                fprintf(f, "  blocks in %c at run time: ", "xyz"[j]);
+                ir_print_expr(f, l->dext[j]);
+                fprintf(f, " (at most %lld)\n", (long long)l->ext[j]);
+            }
         ir_print_stmt(f, l->body, 1);
     }
 }

@@ -15,9 +15,16 @@ int lower_launch_slot(const char *tag);
  * finished, on a grid of blocks of threads. */
 typedef struct {
     const Stmt *body;          /* the statement (below the workspace allocations) */
-    int64_t ext[6];            /* extents of blockIdx.x/y/z, threadIdx.x/y/z (1 where unbound) */
+    int64_t ext[6];            /* extents of blockIdx.x/y/z, threadIdx.x/y/z (1 where unbound);
+                                  the bound's where dext is set */
+    Expr *dext[3];             /* a block index's extent decided at run time (an index Expr of
+                                  dims: the host computes the grid), or NULL */
     int64_t shared_bytes;      /* SCOPE_SHARED memory per block */
 } LowerLaunch;
+
+/* Does a loop bound to index slot with this extent need a guard in launch l (the launch
+ * has more blocks or threads than the loop has iterations)? */
+int lower_launch_guarded(const LowerLaunch *l, int slot, const Expr *extent);
 
 typedef struct {
     LowerLaunch *items;        /* malloc'd, n of them */
@@ -36,7 +43,8 @@ typedef struct {
 
 /* Plan the launches of kernel k. 0, or -1 with ir_fail() when the kernel cannot run on the
  * target as scheduled: a loop bound to something other than a GPU index, a bound loop not
- * starting at 0, an index bound twice in one nest (but for a cooperative copy into shared
+ * starting at 0 or with a run-time extent (but for a block index: an Expr of dims, whose
+ * largest value counts against the limits), an index bound twice in one nest (but for a cooperative copy into shared
  * memory), f64 where the language has none, a barrier under divergent control flow, a
  * block or grid beyond the limits. With --dump=gpu-launch it prints each launch. Free the
  * plan with lower_launch_free (also after a failure). */

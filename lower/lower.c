@@ -198,6 +198,8 @@ typedef struct {
     IterVar *iv;
     int64_t ext;
     Expr *dext;      /* a run-time dim's axis: its run-time extent (ext is the bound), or NULL */
+    int exact;       /* a part of a fused run-time axis: its value stays below dext wherever
+                        the fused one is in range (no guard of its own) */
     Expr *value;     /* in terms of leaf loop variables */
 } IvInfo;
 
@@ -215,7 +217,7 @@ static IvInfo *ivm(IvMap *m, IterVar *iv, int create)
         return NULL;
     if (m->n == MAX_IV)
         ir_die("too many axes");
-    m->items[m->n] = (IvInfo){iv, 0, NULL, NULL};
+    m->items[m->n] = (IvInfo){iv, 0, NULL, 0, NULL};
     return &m->items[m->n++];
 }
 
@@ -231,11 +233,24 @@ static ForKind for_kind(const IterVar *iv)
     }
 }
 
-/* Can iv's loop run to a run-time extent? Not a vector, unrolled, tensorized or bound
- * one: those keep the bound's constant extent and a guard. */
+/* Can iv's loop run to a run-time extent? Not a vector, unrolled, tensorized or thread
+ * one: those keep the bound's constant extent and a guard. A loop bound to a block index
+ * can: the host computes the grid at run time (lower/launch.c). */
 static int runtime_loop(const IterVar *iv)
 {
-    return iv->ann == ANN_NONE || iv->ann == ANN_PARALLEL;
+    return iv->ann == ANN_NONE || iv->ann == ANN_PARALLEL ||
+           (iv->ann == ANN_BIND && iv->bind_tag && !strncmp(iv->bind_tag, "blockIdx.", 9));
+}
+
+/* Is st a GPU stage (a loop bound to a GPU index)? Its fused run-time axes iterate over
+ * the run-time extents (the grid shrinks with them); a CPU stage's fused axes keep the
+ * bound's constant divisors. */
+static int stage_is_gpu(const Stage *st)
+{
+    for (int i = 0; i < st->leaf.n; i++)
+        if (((const IterVar *)st->leaf.items[i])->ann == ANN_BIND)
+            return 1;
+    return 0;
 }
 
 static int st_is_leaf(const Stage *st, const IterVar *iv)
@@ -610,7 +625,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
 {
     Tensor *t = st->t;
     IvMap ivs = {{{0}}, 0};
-    int nspatial = t->ndim;
+    int nspatial = t->ndim, gpu = stage_is_gpu(st);
     for (int i = 0; i < st->root.n; i++) {
         IterVar *iv = st->root.items[i];
         IvInfo *ii = ivm(&ivs, iv, 1);
@@ -634,7 +649,15 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 pd ? ir_simplify(ir_bin(OP_FLOORDIV, ir_add(pd, ir_idx(rel->factor - 1)), ir_idx(rel->factor)), NULL)
                    : NULL;
         } else {
-            ivm(&ivs, rel->fused, 1)->ext = ivm(&ivs, rel->outer, 0)->ext * ivm(&ivs, rel->inner, 0)->ext;
+            IvInfo *oi = ivm(&ivs, rel->outer, 0), *ii = ivm(&ivs, rel->inner, 0), *fi = ivm(&ivs, rel->fused, 1);
+            fi->ext = oi->ext * ii->ext;
+            /* a GPU stage's fused run-time axis: the product of the run-time extents, taken
+             * apart by them below (its parts exact: only the fused axis is guarded) */
+            if (gpu && (oi->dext || ii->dext)) {
+                fi->dext = ir_simplify(ir_bin(OP_MUL, oi->dext ? oi->dext : ir_idx(oi->ext),
+                                              ii->dext ? ii->dext : ir_idx(ii->ext)), NULL);
+                oi->exact = ii->exact = 1;
+            }
         }
     }
     /* unroll and vectorize limits apply to the extents in force here (compute_at narrows) */
@@ -672,11 +695,25 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 ir_vec_push(rel->parent->kind == IV_REDUCE ? &rguards : &guards,
                             ir_bin(OP_LT, pi->value, ir_idx(pi->ext)), 1 << 20, "guards");
         } else {
-            Expr *f = ivm(&ivs, rel->fused, 0)->value;
-            int64_t ie = ivm(&ivs, rel->inner, 0)->ext;
-            ivm(&ivs, rel->outer, 0)->value = ir_bin(OP_FLOORDIV, f, ir_idx(ie));
-            ivm(&ivs, rel->inner, 0)->value = ir_bin(OP_FLOORMOD, f, ir_idx(ie));
+            IvInfo *fi = ivm(&ivs, rel->fused, 0), *ii = ivm(&ivs, rel->inner, 0);
+            Expr *f = fi->value, *ie = fi->dext && ii->dext ? ii->dext : ir_idx(ii->ext);
+            ivm(&ivs, rel->outer, 0)->value = ir_bin(OP_FLOORDIV, f, ie);
+            ii->value = ir_bin(OP_FLOORMOD, f, ie);
         }
+    }
+    /* a fused run-time axis whose loops do not end at its extent exactly (split, or a
+     * thread loop over the bound): guard it (its parts need none then) */
+    for (int i = 0; i < ivs.n; i++) {
+        IvInfo *fi = &ivs.items[i];
+        int root = 0;
+        for (int j = 0; j < st->root.n; j++)
+            root |= st->root.items[j] == fi->iv;
+        if (root || !fi->dext || fi->exact || (runtime_loop(fi->iv) && st_is_leaf(st, fi->iv)))
+            continue;
+        for (int r = 0; r < st->nrels; r++)
+            if (st->rels[r].kind == REL_FUSE && st->rels[r].fused == fi->iv)
+                ir_vec_push(fi->iv->kind == IV_REDUCE ? &rguards : &guards, ir_bin(OP_LT, fi->value, fi->dext),
+                            1 << 20, "guards");
     }
     /* substitute root axis variables in the body */
     Var *vars[MAX_IV];
@@ -689,8 +726,9 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
             ir_die("axis %s has no value", iv->var->name);
         IvInfo *ri = ivm(&ivs, iv, 0);
         if (ri->dext) {
-            /* a run-time extent the leaf loops do not end at exactly: guard it */
-            if (!(runtime_loop(iv) && st_is_leaf(st, iv)))
+            /* a run-time extent the leaf loops do not end at exactly: guard it (not a part
+             * of a fused run-time axis: the fused one is guarded) */
+            if (!ri->exact && !(runtime_loop(iv) && st_is_leaf(st, iv)))
                 ir_vec_push(iv->kind == IV_REDUCE ? &rguards : &guards, ir_bin(OP_LT, v, ri->dext), 1 << 20, "guards");
             if (i < nspatial && rmin[i])
                 v = ir_bin(OP_ADD, rmin[i], v);

@@ -490,6 +490,7 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
                            t->ndim, axes, ir_access(t, idx, t->ndim));
     if (!c)
         return NULL;
+    memcpy(c->dyn, t->dyn, sizeof c->dyn);
     /* the copy goes right before the first reader */
     int at = s->stages.n;
     for (int i = 0; i < nreaders; i++) {
@@ -528,7 +529,8 @@ Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)
         ir_fail("cache_write: apply it to %s before split, tile, fuse or compute_at", t->name);
         return NULL;
     }
-    /* the cache gets fresh axes with the same names; the reduction moves into it */
+    /* the cache gets fresh axes with the same names (and run-time extents); the reduction
+     * moves into it */
     IterVar *axes[KG_MAX_DIMS];
     Var *vars[KG_MAX_DIMS + 16];
     Expr *vals[KG_MAX_DIMS + 16];
@@ -562,6 +564,7 @@ Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)
                            t->ndim, axes, body);
     if (!c)
         return NULL;
+    memcpy(c->dyn, t->dyn, sizeof c->dyn);
     c->id = t->id;
     Stage *cs = stage_new(c);
     cs->scope = scope;

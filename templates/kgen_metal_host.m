@@ -63,7 +63,7 @@ static int {{NAME}}_init(void)
 {
     const kgen_gpu_program *p = &{{NAME}}_program;
 {{IO}}    (void){{ARENA}};
-    if (!{{NAME}}_dev && {{NAME}}_init() != KGEN_OK)
+{{DIM_CHECKS}}    if (!{{NAME}}_dev && {{NAME}}_init() != KGEN_OK)
         return KGEN_ERR_DEVICE;
     @autoreleasepool {
         for (int i = 0; i < p->nbuffers; i++)
@@ -78,7 +78,7 @@ static int {{NAME}}_init(void)
                 const kgen_gpu_buffer *b = &p->buffers[l->args[a]];
                 [enc setBuffer:{{NAME}}_bufs[l->args[a]] offset:(b->kind == KGEN_GPU_ARENA ? b->offset : 0) atIndex:a];
             }
-            [enc dispatchThreadgroups:MTLSizeMake(l->grid[0], l->grid[1], l->grid[2])
+{{DIM_ARGS}}            [enc dispatchThreadgroups:MTLSizeMake(l->grid[0], l->grid[1], l->grid[2])
                 threadsPerThreadgroup:MTLSizeMake(l->block[0], l->block[1], l->block[2])];
         }
         [enc endEncoding];

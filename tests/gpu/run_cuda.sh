@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_cuda.sh - the CUDA target on a machine with an NVIDIA GPU: the whole ONNX conformance
 # set (tests/conformance.sh with KGEN_CONF_TARGET=cuda: batches of models in one nvcc
-# build each, every model run in its own process on the GPU) and the committed real
-# models (built with their generated Makefile, run, compared with the reference), then
+# build each, every model run in its own process on the GPU), the committed real
+# models (built with their generated Makefile, run, compared with the reference) and the
+# models with dims decided at run time (tests/dyn_gpu.sh with KGEN_DYN_GPU_CUDA=1), then
 # "N passed, N failed". Needs nvcc and a driver; everything else is made here.
 #
 #   bash tests/gpu/run_cuda.sh            (from the repository root; `make` first)
@@ -38,6 +39,15 @@ for dir in tests/models/*/; do
     fail=$((fail + 1))
   fi
 done
+
+# dims decided at run time: tests/dyn_gpu.sh's runs through CUDA too
+KGEN_DYN_GPU_CUDA=1 bash tests/dyn_gpu.sh 2>&1 | tee $work/dyn_gpu.log | grep -E '^FAIL|^dyn_gpu:'
+line=$(grep '^dyn_gpu:' $work/dyn_gpu.log)
+if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+  pass=$((pass + BASH_REMATCH[1])); fail=$((fail + BASH_REMATCH[2]))
+else
+  fail=$((fail + 1))
+fi
 
 # the conformance set
 KGEN_CONF_TARGET=cuda bash tests/conformance.sh 2>&1 | tee $work/conformance.log | grep -E '^(FAIL|UNSUPPORTED)|^passed|^time|conformance-cuda:'

@@ -123,6 +123,24 @@ int main(void)
     CHECK_STR("((x / 4) < 3)", show(ir_simplify(B(OP_LT, B(OP_DIV, v(x), c(4)), c(3)), NULL)));
     CHECK_STR("ii", show(ir_simplify(B(OP_MIN, v(ii), c(20)), &m)));
     CHECK_STR("x", show(ir_simplify(B(OP_MAX, v(x), B(OP_SUB, v(x), c(1))), NULL)));
+    /* division by a run-time extent (a dim W in 4..64, fused over the leaves: f in 0..159):
+     * f % W is in [0, W), C's / and % where f >= 0, f / W * W + f % W is f again */
+    {
+        Var *W = ir_var_new("W", DT_INDEX);
+        W->is_dim = 1;
+        W->lo = 4;
+        W->hi = 64;
+        int64_t lo = 0, hi = 0;
+        CHECK(ir_const_bounds(B(OP_FLOORMOD, fused, v(W)), &m, &lo, &hi) && lo == 0 && hi == 63);
+        CHECK(ir_const_bounds(B(OP_FLOORDIV, fused, v(W)), &m, &lo, &hi) && lo == 0 && hi == 39);
+        CHECK(!ir_const_bounds(B(OP_FLOORDIV, v(x), v(W)), &m, &lo, &hi));
+        CHECK_STR("(((io * 16) + ii) % W)", show(ir_simplify(B(OP_FLOORMOD, fused, v(W)), &m)));
+        CHECK_STR("(x %% W)", show(ir_simplify(B(OP_FLOORMOD, v(x), v(W)), NULL)));
+        CHECK_STR("true", show(ir_simplify(B(OP_LT, B(OP_FLOORMOD, v(x), v(W)), v(W)), NULL)));
+        CHECK_STR("((x %% W) < y)", show(ir_simplify(B(OP_LT, B(OP_FLOORMOD, v(x), v(W)), v(y)), NULL)));
+        CHECK_STR("((io * 16) + ii)", show(ir_simplify(B(OP_ADD, B(OP_MUL, B(OP_FLOORDIV, fused, v(W)), v(W)),
+                                                           B(OP_FLOORMOD, fused, v(W))), &m)));
+    }
     /* expression depth: a leaf is 1 (index expressions count too) */
     CHECK_EQ(1, ir_expr_depth(v(x)));
     CHECK_EQ(3, ir_expr_depth(B(OP_MUL, B(OP_ADD, v(x), c(1)), c(3))));

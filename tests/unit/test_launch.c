@@ -3,7 +3,8 @@
  * Kernels are built by hand with the ir_* constructors: the plan's launches, grids, shared
  * bytes and workspace list are checked against the numbers the kernels were built with,
  * each refusal against its message, the --dump=gpu-launch text against the plan; then the
- * printer core's identifiers, unique names, comment text and float digits. */
+ * printer core's identifiers, unique names, comment text and float digits. A launch over a
+ * run-time extent keeps its grid as an Expr of the dims. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "../../lower/launch.h"
@@ -148,6 +149,55 @@ static int taken_below_3(void *ctx, const char *s)
     return !strcmp(s, "x") || !strcmp(s, "x_1") || !strcmp(s, "x_2");
 }
 
+/* A block index bound over a run-time extent (a dim H in 1..100): the grid is (H + 31) / 32
+ * at run time, its bound's value (4) checked against the limits; the loop over it needs no
+ * guard, a thread loop or a loop of another extent does; a block loop over a thread-
+ * variable extent is refused. */
+static void test_runtime_grid(void)
+{
+    Program *p = ir_program_new("dyn");
+    IrDim *d = ir_program_add_dim(p, "H", 1, 100, 0, 0);
+    Expr *ext = ir_bin(OP_FLOORDIV, ir_add(ir_varref(d->var), ir_idx(31)), ir_idx(32));
+    Buffer *Y = ir_buffer_new("Y", DT_F32, 1, s256, SCOPE_PARAM);
+    Var *b = ir_var_new("b", DT_I32), *t;
+    Stmt *loop = ir_for(b, ir_int(0, DT_I32), ext, FOR_BOUND,
+                        bound("t", "threadIdx.x", 32, ir_store(Y, ir_int(0, DT_I32), ir_float(1, DT_F32)), &t));
+    loop->u.loop.bind_tag = "blockIdx.x";
+    LowerLaunchPlan plan;
+    CHECK_EQ(0, lower_launch_plan(kernel("dyn", Y, loop), &limits, &plan));
+    CHECK_EQ(1, plan.n);
+    if (plan.n == 1) {
+        const LowerLaunch *l = &plan.items[0];
+        CHECK_EQ(4, l->ext[0]);
+        CHECK_EQ(32, l->ext[3]);
+        CHECK(l->dext[0] && ir_expr_equal(l->dext[0], ext));
+        CHECK(!l->dext[1] && !l->dext[2]);
+        CHECK_EQ(0, lower_launch_guarded(l, 0, ext));
+        CHECK_EQ(1, lower_launch_guarded(l, 0, ir_idx(2)));
+        CHECK_EQ(0, lower_launch_guarded(l, 3, ir_idx(32)));
+        CHECK_EQ(1, lower_launch_guarded(l, 3, ir_idx(16)));
+    }
+    lower_launch_free(&plan);
+    /* a block count that reaches 0 (H - 1 at H = 1) runs one block: guarded */
+    Expr *ext0 = ir_bin(OP_SUB, ir_varref(d->var), ir_idx(1));
+    Stmt *loop0 = ir_for(ir_var_new("b", DT_I32), ir_int(0, DT_I32), ext0, FOR_BOUND,
+                         ir_store(Y, ir_int(0, DT_I32), ir_float(1, DT_F32)));
+    loop0->u.loop.bind_tag = "blockIdx.y";
+    CHECK_EQ(0, lower_launch_plan(kernel("dyn0", Y, loop0), &limits, &plan));
+    if (plan.n == 1) {
+        CHECK_EQ(99, plan.items[0].ext[1]);
+        CHECK_EQ(1, lower_launch_guarded(&plan.items[0], 1, ext0));
+    }
+    lower_launch_free(&plan);
+    /* run-time threads are not a launch: refused */
+    Stmt *tl = ir_for(ir_var_new("t", DT_I32), ir_int(0, DT_I32), ext, FOR_BOUND,
+                      ir_store(Y, ir_int(0, DT_I32), ir_float(1, DT_F32)));
+    tl->u.loop.bind_tag = "threadIdx.x";
+    CHECK_EQ(-1, lower_launch_plan(kernel("dynt", Y, tl), &limits, &plan));
+    CHECK_HAS(ir_errmsg(), "a run-time extent only where a block index is bound");
+    lower_launch_free(&plan);
+}
+
 static void test_printer_core(void)
 {
     char *s = em_ident_base("i.outer", "v", 1);
@@ -204,6 +254,7 @@ int main(void)
     test_slots();
     test_plan();
     test_refusals();
+    test_runtime_grid();
     test_printer_core();
     ir_arena_set(NULL);
     ir_arena_free(arena);

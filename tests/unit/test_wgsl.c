@@ -44,7 +44,7 @@ static int print(StrBuf *out, const char *name, int64_t blocks, Buffer **params,
     EmLaunch *L = NULL;
     int rc = em_wgsl_kernel(M, k, name, &L);
     if (rc > 0 && first)
-        *first = (EmLaunch){NULL, {L[0].grid[0], L[0].grid[1], L[0].grid[2]}, {L[0].block[0], L[0].block[1], L[0].block[2]}, 0};
+        *first = (EmLaunch){NULL, {L[0].grid[0], L[0].grid[1], L[0].grid[2]}, {L[0].block[0], L[0].block[1], L[0].block[2]}, 0, {NULL, NULL, NULL}};
     if (rc > 0)
         rc = em_wgsl_finish(M, out, "test") ? -1 : rc;
     em_free_launches(L, rc > 0 ? rc : 0);
