@@ -188,6 +188,19 @@ static void put_elements(StrBuf *o, const Tensor *t)
     sb_puts(o, "\n");
 }
 
+/* Does e use a dim read from the inputs (not one computed from values)? */
+static int uses_input_dim(const Program *p, const Expr *e)
+{
+    for (int j = 0; e && j < p->dims.n; j++) {
+        const IrDim *d = p->dims.items[j];
+        if (!d->count && ir_expr_uses_var(e, d->var))
+            return 1;
+    }
+    return 0;
+}
+
+/* The info tables: -1 for a dim read from the inputs; a dim computed from values shows its
+ * bound (the capacity the caller allocates; NAME_tensors writes the real extent back). */
 static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmValue *v, int n)
 {
     sb_printf(o, "\nconst kgen_value_info %s_%s_info[%d] = {\n", m->name, what, n ? n : 1);
@@ -205,7 +218,7 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
         sb_printf(o, "\", {%s, %d, 1}, %d, {", em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim);
         for (int d = 0; d < b->ndim; d++) {
             sb_puts(o, d ? ", " : "");
-            em_c_put_i64(o, b->dyn[d] ? -1 : b->shape[d]);
+            em_c_put_i64(o, uses_input_dim(m->model->prog, b->dyn[d]) ? -1 : b->shape[d]);
         }
         if (!b->ndim)
             sb_puts(o, "0");
@@ -216,7 +229,26 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
     sb_puts(o, "};\n");
 }
 
-/* the signature of the model function: inputs, outputs, arena */
+/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
+static const char *c_elem0(const Buffer *b)
+{
+    return b->scope == SCOPE_WORKSPACE
+               ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype), (long long)b->ws_offset)
+               : ir_fmt("%s[0]", b->name);
+}
+
+int em_c_dim_returned(const EmModel *m, const IrDim *d)
+{
+    for (int i = 0; i < m->noutputs && d->count; i++)
+        for (int k = 0; k < m->outputs[i].buf->ndim; k++)
+            if (m->outputs[i].buf->dyn[k] && ir_expr_uses_var(m->outputs[i].buf->dyn[k], d->var))
+                return 1;
+    return 0;
+}
+
+/* the signature of the model function: inputs, outputs, arena, then the run-time dims: an
+ * extent for each dim read from the inputs, a pointer for each output dim computed from
+ * values (out_NAME) */
 void em_c_model_signature(StrBuf *o, const EmModel *m)
 {
     sb_printf(o, "int %s(", m->name);
@@ -226,28 +258,84 @@ void em_c_model_signature(StrBuf *o, const EmModel *m)
         sb_printf(o, "%s *restrict %s, ", ir_dtype_ctype(m->outputs[i].buf->dtype), m->outputs[i].buf->name);
     sb_puts(o, "void *restrict arena");
     const PtrVec *dims = &m->model->prog->dims;
-    for (int i = 0; i < dims->n; i++)
-        sb_printf(o, ", int64_t %s", ((const IrDim *)dims->items[i])->name);
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        if (!d->count)
+            sb_printf(o, ", int64_t %s", d->name);
+        else if (em_c_dim_returned(m, d))
+            sb_printf(o, ", int64_t *out_%s", d->name);
+    }
     sb_puts(o, ")");
 }
 
-/* The model function's first statements with run-time dims: each in its range, then the
- * checks derived from the graph (extents that must agree), else KGEN_ERR_SHAPE. */
-static void dim_checks(StrBuf *c, const Model *mod)
+/* The last kernel after which check e can run: the latest that computes a dim of e from
+ * values (-1: none, before the first kernel). */
+static int check_after(const Model *mod, const Expr *e)
+{
+    int after = -1;
+    for (int i = 0; i < mod->prog->dims.n; i++)
+        if (mod->dim_after[i] > after && ir_expr_uses_var(e, ((const IrDim *)mod->prog->dims.items[i])->var))
+            after = mod->dim_after[i];
+    return after;
+}
+
+/* The checks derived from the graph (extents that must agree) that can run after kernel
+ * `after` (-1: first), else KGEN_ERR_SHAPE. */
+static void put_checks(StrBuf *c, const Model *mod, int after)
 {
     const Program *p = mod->prog;
-    for (int i = 0; i < p->dims.n; i++) {
-        const IrDim *d = p->dims.items[i];
-        sb_printf(c, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", d->name, (long long)d->lo,
-                  d->name, (long long)d->hi);
-    }
     for (int i = 0; i < p->checks.n; i++) {
+        if (check_after(mod, p->checks.items[i]) != after)
+            continue;
         sb_puts(c, "    /* ");
         em_comment_text(c, p->check_msgs.items[i]);
         sb_puts(c, " */\n    if (!");
         em_c_put_dim_expr(c, p->checks.items[i]);
         sb_puts(c, ")\n        return KGEN_ERR_SHAPE;\n");
     }
+}
+
+static void range_check(StrBuf *c, const IrDim *d)
+{
+    sb_printf(c, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", d->name, (long long)d->lo, d->name,
+              (long long)d->hi);
+}
+
+/* The model function's first statements with run-time dims: each dim given in its range,
+ * a variable for each computed from values (its pointer not NULL where returned), then the
+ * checks that need no computed dim. */
+static void dim_checks(StrBuf *c, const EmModel *m, const Model *mod)
+{
+    const Program *p = mod->prog;
+    for (int i = 0; i < p->dims.n; i++) {
+        const IrDim *d = p->dims.items[i];
+        if (!d->count)
+            range_check(c, d);
+        else if (em_c_dim_returned(m, d))
+            sb_printf(c, "    int64_t %s;\n    if (!out_%s)\n        return KGEN_ERR_NULL;\n", d->name, d->name);
+        else
+            sb_printf(c, "    int64_t %s;\n", d->name);
+    }
+    put_checks(c, mod, -1);
+}
+
+/* After kernel k: the dims it computes from values, read from their counts and checked
+ * against their ranges, then the checks that needed them. */
+static void value_dims_after(StrBuf *c, const Model *mod, int k)
+{
+    const Program *p = mod->prog;
+    int any = 0;
+    for (int i = 0; i < p->dims.n; i++) {
+        const IrDim *d = p->dims.items[i];
+        if (mod->dim_after[i] != k)
+            continue;
+        sb_printf(c, "    /* the extent %s, computed by %s */\n", d->name, mod->dim_count[i]->name);
+        sb_printf(c, "    %s = %s;\n", d->name, c_elem0(mod->dim_count[i]));
+        range_check(c, d);
+        any = 1;
+    }
+    if (any)
+        put_checks(c, mod, k);
 }
 
 void em_c_model_header(StrBuf *h, const EmModel *m)
@@ -296,15 +384,29 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
         sb_puts(h, ")\n");
     }
     const PtrVec *dims = &mod->prog->dims;
+    int nvalue = 0;
+    for (int i = 0; i < dims->n; i++)
+        nvalue += ((const IrDim *)dims->items[i])->count != NULL;
     if (dims->n) {
         sb_puts(h, " * Dims decided at run time, the last arguments, each in its range:\n");
         for (int i = 0; i < dims->n; i++) {
             const IrDim *d = dims->items[i];
-            sb_printf(h, " *   %s in [%lld, %lld]\n", d->name, (long long)d->lo, (long long)d->hi);
+            if (!d->count)
+                sb_printf(h, " *   %s in [%lld, %lld]\n", d->name, (long long)d->lo, (long long)d->hi);
+            else if (em_c_dim_returned(m, d))
+                sb_printf(h, " *   out_%s: gets the extent %s, computed from values, in [%lld, %lld]\n", d->name,
+                          d->name, (long long)d->lo, (long long)d->hi);
         }
         sb_printf(h, " * The arena is planned for the largest extents (%s_ARENA_BYTES holds every run);\n"
                      " * buffers are compact row-major for the actual extents. A dim out of its range, or\n"
                      " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+        if (nvalue)
+            sb_puts(h, " * An extent computed from values (an output's count of selected elements) is known\n"
+                       " * only while the model runs: an output with one is allocated for its bound (the\n"
+                       " * shape above with each such dim at its most) and written compact for the real\n"
+                       " * extents, returned through out_NAME (not NULL). Such an extent out of its range,\n"
+                       " * or one that does not fit another, returns KGEN_ERR_SHAPE while the model runs,\n"
+                       " * with outputs partly written.\n");
     }
     sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n"
                    : dims->n ? " * Returns KGEN_OK or KGEN_ERR_SHAPE. */\n" : " * Returns KGEN_OK. */\n");
@@ -312,8 +414,10 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
     sb_puts(h, ";\n\n");
     if (dims->n) {
         sb_printf(h, "/* The run-time dims, in argument order; NAME_tensors() reads each from the shape of\n"
-                     " * an input. %s_output_shape: output `output`'s shape for the dims given (in that\n"
-                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n", m->name);
+                     " * an input%s. %s_output_shape: output `output`'s shape for the dims given (in that\n"
+                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n",
+                  nvalue ? " (input -1: computed from values; give its bound, hi, for an output's capacity)" : "",
+                  m->name);
         sb_printf(h, "#define %s_NUM_DIMS %d\n", up, dims->n);
         sb_printf(h, "extern const kgen_dim_info %s_dim_info[%d];\n", m->name, dims->n);
         sb_printf(h, "int %s_output_shape(int output, const int64_t *dims, int64_t *shape);\n\n", m->name);
@@ -327,6 +431,10 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
     sb_printf(h, "/* %s on DLPack-compatible tensors: the inputs, then the outputs, in the order above;\n"
                  " * every tensor is checked first; returns KGEN_OK or the first KGEN_ERR_* found. */\n",
               m->name);
+    if (nvalue)
+        sb_puts(h, "/* An output with an extent computed from values is passed with its bound's shape (its\n"
+                   " * capacity, compact); on KGEN_OK its shape holds the real extents (and its strides,\n"
+                   " * when given, the compact strides for them): the data is compact for that shape. */\n");
     sb_printf(h, "int %s_tensors(kgen_tensor *const *args, int nargs, void *arena);\n\n", m->name);
     int mode = weights_mode(m);
     if (mode == EM_WEIGHTS_INCBIN)
@@ -446,13 +554,6 @@ static int uses_ukernels(const Model *mod)
     return 0;
 }
 
-/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
-static const char *c_elem0(const Buffer *b)
-{
-    return b->scope == SCOPE_WORKSPACE
-               ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype), (long long)b->ws_offset)
-               : ir_fmt("%s[0]", b->name);
-}
 
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
@@ -500,7 +601,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    (void)arena;\n");
     if (in_file && mod->constants.n)
         sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
-    dim_checks(c, mod);
+    dim_checks(c, m, mod);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
         for (int k = 0; k < mod->kernels.n && !used; k++) {
@@ -556,12 +657,17 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             sb_printf(c, ", (int32_t)%s", ((const Var *)kk->dims.items[q])->name);
         sb_printf(c, ");\n%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
         free(fn);
+        value_dims_after(c, mod, k);
         for (int j = 0; j < mod->nloops; j++)
             if (k == mod->loops[j].end - 1) {
                 sb_puts(c, "    }\n");
                 ind = "    ";
             }
     }
+    for (int i = 0; i < mod->prog->dims.n; i++)
+        if (em_c_dim_returned(m, mod->prog->dims.items[i]))
+            sb_printf(c, "    *out_%s = %s;\n", ((const IrDim *)mod->prog->dims.items[i])->name,
+                      ((const IrDim *)mod->prog->dims.items[i])->name);
     sb_puts(c, "    return KGEN_OK;\n}\n");
 
     em_c_model_tables(c, m);

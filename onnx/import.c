@@ -483,7 +483,7 @@ static int check_declared(const OnnxValueInfo *vi, const Tensor *t, const char *
         return 0;
     int mismatch = vi->ndim != t->ndim;
     for (int d = 0; d < vi->ndim && !mismatch; d++)
-        mismatch = vi->dims[d] >= 0 && !vi->dim_params[d] && vi->dims[d] != t->shape[d];
+        mismatch = vi->dims[d] >= 0 && !vi->dim_params[d] && vi->dims[d] != t->shape[d] && !t->dyn[d];
     if (!mismatch)
         return 0;
     const char *decl = "[";
