@@ -414,10 +414,11 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
     sb_puts(h, ";\n\n");
     if (dims->n) {
         sb_printf(h, "/* The run-time dims, in argument order; NAME_tensors() reads each from the shape of\n"
-                     " * an input%s. %s_output_shape: output `output`'s shape for the dims given (in that\n"
-                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n",
-                  nvalue ? " (input -1: computed from values; give its bound, hi, for an output's capacity)" : "",
-                  m->name);
+                     " * an input. %s_output_shape: output `output`'s shape for the dims given (in that\n"
+                     " * order) into shape; KGEN_ERR_NARGS for no such output.%s */\n",
+                  m->name,
+                  nvalue ? "\n * A dim computed from values has input -1 in the table: give its bound (hi) for an\n"
+                           " * output's capacity" : "");
         sb_printf(h, "#define %s_NUM_DIMS %d\n", up, dims->n);
         sb_printf(h, "extern const kgen_dim_info %s_dim_info[%d];\n", m->name, dims->n);
         sb_printf(h, "int %s_output_shape(int output, const int64_t *dims, int64_t *shape);\n\n", m->name);
