@@ -512,8 +512,6 @@ IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, 
 /* A dim computed from values by count (an int64 tensor of one element, in p), in [lo, hi],
  * named after name (made unique among p's dims). */
 IrDim *ir_program_add_value_dim(Program *p, const char *name, int64_t lo, int64_t hi, const Tensor *count);
-/* The dim of p whose variable is v, or NULL. */
-const IrDim *ir_program_dim_of(const Program *p, const Var *v);
 /* A condition the entry points check (cond a bool expression of dim variables). */
 void ir_program_add_check(Program *p, Expr *cond, const char *msg);
 /* dyn.c: the run-time extents of compute t's axes from the run-time dims it reads each as

@@ -301,14 +301,6 @@ IrDim *ir_program_add_value_dim(Program *p, const char *name, int64_t lo, int64_
     return d;
 }
 
-const IrDim *ir_program_dim_of(const Program *p, const Var *v)
-{
-    for (int i = 0; i < p->dims.n; i++)
-        if (((const IrDim *)p->dims.items[i])->var == v)
-            return p->dims.items[i];
-    return NULL;
-}
-
 void ir_program_add_check(Program *p, Expr *cond, const char *msg)
 {
     for (int i = 0; i < p->checks.n; i++)
