@@ -721,6 +721,58 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
     sb_puts(c, "    default:\n        return KGEN_ERR_NARGS;\n    }\n}\n");
 }
 
+/* The runner's wrapper of a model with dims computed from values (returns their count;
+ * writes nothing without): kgen_main.h allocates each output at the info table's shape,
+ * where such a dim is its bound, or with input dims through output_shape() (the dims the
+ * inputs give, input_dims[], and the bound of each computed one), and writes the shape
+ * NAME_tensors() returns; run_values() gives each run the allocated capacity back. */
+static int runner_value_dims(StrBuf *r, const EmModel *m, const char *inner)
+{
+    const PtrVec *dims = &m->model->prog->dims;
+    int nvalue = 0;
+    for (int i = 0; i < dims->n; i++)
+        nvalue += ((const IrDim *)dims->items[i])->count != NULL;
+    if (!nvalue)
+        return 0;
+    sb_puts(r, "/* Outputs with extents computed from values: allocated at their bounds (the capacity),\n"
+               " * their real shapes written back by the model; each run gets the capacity back first. */\n");
+    if (nvalue < dims->n) {
+        sb_printf(r, "static const kgen_dim_info input_dims[%d] = {\n", dims->n - nvalue);
+        for (int i = 0; i < dims->n; i++) {
+            const IrDim *d = dims->items[i];
+            if (!d->count)
+                sb_printf(r, "    {\"%s\", %lld, %lld, %d, %d},\n", d->name, (long long)d->lo, (long long)d->hi, d->input,
+                          d->dim);
+        }
+        sb_puts(r, "};\n\n");
+        sb_printf(r, "static int output_shape(int output, const int64_t *dims, int64_t *shape)\n{\n"
+                     "    int64_t all[%d];\n", dims->n);
+        for (int i = 0, k = 0; i < dims->n; i++) {
+            const IrDim *d = dims->items[i];
+            if (d->count)
+                sb_printf(r, "    all[%d] = %lld;   /* %s: its bound */\n", i, (long long)d->hi, d->name);
+            else
+                sb_printf(r, "    all[%d] = dims[%d];\n", i, k++);
+        }
+        sb_printf(r, "    return %s_output_shape(output, all, shape);\n}\n\n", m->name);
+    }
+    sb_printf(r, "static int run_values(kgen_tensor *const *args, int nargs, void *arena)\n{\n"
+                 "    static int64_t caps[%d][KGEN_MAX_DIMS];\n"
+                 "    static int saved;\n"
+                 "    int i, d;\n"
+                 "    for (i = %d; i < nargs && i < %d; i++)\n"
+                 "        for (d = 0; d < args[i]->ndim && d < KGEN_MAX_DIMS; d++) {\n"
+                 "            if (saved)\n"
+                 "                args[i]->shape[d] = caps[i - %d][d];\n"
+                 "            else\n"
+                 "                caps[i - %d][d] = args[i]->shape[d];\n"
+                 "        }\n"
+                 "    saved = 1;\n"
+                 "    return %s(args, nargs, arena);\n}\n\n",
+              m->noutputs, m->ninputs, m->ninputs + m->noutputs, m->ninputs, m->ninputs, inner);
+    return nvalue;
+}
+
 void em_c_runner_files(OutSet *o, const EmModel *m)
 {
     int gpu = m->target && target_is_gpu(m->target);
@@ -757,16 +809,21 @@ void em_c_runner_files(OutSet *o, const EmModel *m)
                      "    }\n"
                      "    return %s_tensors(args, nargs, arena);\n}\n\n",
                   up, m->name, m->name, m->name, m->name);
-        sb_puts(r, "#define KGEN_MAIN_RUN run\n");
-    } else {
-        sb_printf(r, "#define KGEN_MAIN_RUN %s_tensors\n", m->name);
     }
+    const char *inner = weights_mode(m) == EM_WEIGHTS_FILE ? "run" : ir_fmt("%s_tensors", m->name);
+    int nvalue = runner_value_dims(r, m, inner);
+    sb_printf(r, "#define KGEN_MAIN_RUN %s\n", nvalue ? "run_values" : inner);
     sb_printf(r, "#define KGEN_MAIN_INPUTS %s_input_info\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_OUTPUTS %s_output_info\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_NUM_INPUTS %s_NUM_INPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_NUM_OUTPUTS %s_NUM_OUTPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_ARENA_BYTES %s_ARENA_BYTES\n", up);
-    if (m->model->prog->dims.n) {
+    int ninput_dims = m->model->prog->dims.n - nvalue;
+    if (ninput_dims && nvalue) {
+        sb_puts(r, "#define KGEN_MAIN_DIMS input_dims\n");
+        sb_printf(r, "#define KGEN_MAIN_NUM_DIMS %d\n", ninput_dims);
+        sb_puts(r, "#define KGEN_MAIN_OUTPUT_SHAPE output_shape\n");
+    } else if (ninput_dims) {
         sb_printf(r, "#define KGEN_MAIN_DIMS %s_dim_info\n", m->name);
         sb_printf(r, "#define KGEN_MAIN_NUM_DIMS %s_NUM_DIMS\n", up);
         sb_printf(r, "#define KGEN_MAIN_OUTPUT_SHAPE %s_output_shape\n", m->name);

@@ -262,31 +262,6 @@ static void kgen_main_print_(int k, const kgen_io_tensor *t)
     printf("%s\n", t->count > n ? " ..." : "");
 }
 
-#ifdef KGEN_MAIN_DIMS
-/* Each output's allocated shape: a dim computed from values (NonZero's count...) is
- * allocated at its bound, the capacity NAME_tensors() takes; it writes the real extent
- * into the output's shape, which each run sets back to the capacity first. */
-static int64_t kgen_main_caps_[KGEN_MAIN_NOUT_ + 1][KGEN_MAX_DIMS];
-
-static int kgen_main_run_(kgen_tensor *const *args, kgen_io_tensor *outs, void *arena)
-{
-    int i, d, status;
-    for (i = 0; i < KGEN_MAIN_NOUT_; i++)
-        for (d = 0; d < outs[i].ndim; d++)
-            outs[i].shape[d] = kgen_main_caps_[i][d];
-    status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
-    for (i = 0; i < KGEN_MAIN_NOUT_; i++) {
-        outs[i].count = 1;
-        for (d = 0; d < outs[i].ndim; d++)
-            outs[i].count *= (size_t)outs[i].shape[d];
-    }
-    return status;
-}
-#define KGEN_MAIN_CALL_(args, outs, arena) kgen_main_run_(args, outs, arena)
-#else
-#define KGEN_MAIN_CALL_(args, outs, arena) KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena)
-#endif
-
 int main(int argc, char **argv)
 {
     kgen_io_tensor ins[KGEN_MAIN_NIN_ + 1], outs[KGEN_MAIN_NOUT_ + 1], arena_block;
@@ -397,10 +372,6 @@ int main(int argc, char **argv)
     /* the run-time dims from the inputs' shapes; each output's shape from them */
     for (i = 0; i < KGEN_MAIN_NUM_DIMS; i++) {
         const kgen_dim_info *di = &KGEN_MAIN_DIMS[i];
-        if (di->input < 0) {
-            dims[i] = di->hi;   /* computed from values: outputs are allocated at the bound */
-            continue;
-        }
         dims[i] = ins[di->input].shape[di->dim];
         if (dims[i] < di->lo || dims[i] > di->hi) {
             fprintf(stderr, "%s: input %d '%s': dim %d (%s) is %lld, outside the range [%lld, %lld] it was built for\n",
@@ -415,7 +386,6 @@ int main(int argc, char **argv)
         memcpy(oshape, v->shape, sizeof oshape);
 #ifdef KGEN_MAIN_DIMS
         KGEN_MAIN_OUTPUT_SHAPE(i, dims, oshape);
-        memcpy(kgen_main_caps_[i], oshape, sizeof kgen_main_caps_[i]);
 #endif
         if (kgen_io_alloc(&outs[i], v->dtype, v->ndim, oshape, err, sizeof err) != KGEN_IO_OK) {
             fprintf(stderr, "%s: output %d '%s': %s\n", KGEN_MAIN_NAME, i, v->name, err);
@@ -435,7 +405,7 @@ int main(int argc, char **argv)
     }
     arena = arena_block.data;
 
-    status = KGEN_MAIN_CALL_(args, outs, arena);
+    status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
     if (status == KGEN_OK && bench > 0) {
         times = (double *)malloc((size_t)bench * sizeof *times);
         if (!times) {
@@ -444,7 +414,7 @@ int main(int argc, char **argv)
         }
         for (i = 0; i < bench && status == KGEN_OK; i++) {
             t0 = kgen_main_now_ms_();
-            status = KGEN_MAIN_CALL_(args, outs, arena);
+            status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
             times[i] = kgen_main_now_ms_() - t0;
             sum += times[i];
 #ifdef KGEN_MAIN_DEVICE_MS
@@ -468,7 +438,7 @@ int main(int argc, char **argv)
             for (k = 0; k < kgen_main_prof_n_; k++)
                 kgen_main_prof_ms_[k] = 0;
             t0 = kgen_main_now_ms_();
-            status = KGEN_MAIN_CALL_(args, outs, arena);
+            status = KGEN_MAIN_RUN(args, KGEN_MAIN_NIN_ + KGEN_MAIN_NOUT_, arena);
             times[i] = kgen_main_now_ms_() - t0;
             for (k = 0; k < nk; k++)
                 ktimes[(long)k * profile + i] = kgen_main_prof_ms_[k];

@@ -7,7 +7,10 @@
 #   1. kgen net.onnx --main ONCE, the runner built with strict flags (-Werror);
 #   2. the same runner on every input set in_S_*.npy (the sets select different counts,
 #      none to all), each output compared with out_S_J.npy (npycmp: shape, dtype, values);
-#   3. --bench 3 on the last set: the runs after the first get the capacity again (the
+#   3. where the model has bad_0_*.npy (dyn_mixed: a count that meets a dim given at run
+#      time, kgen_args holding the --dim), inputs whose extents do not agree: the model
+#      returns KGEN_ERR_SHAPE while it runs;
+#   4. --bench 3 on the last set: the runs after the first get the capacity again (the
 #      runner sets the output shapes back) and return KGEN_OK.
 # Then a target other than C refuses such a model with a clear message.
 # Prints FAIL lines and last "dyn_values: N passed, N failed". Run from the repository
@@ -33,7 +36,9 @@ for model in tests/models/dyn_*/net.onnx; do
   nmodels=$((nmodels + 1))
   src=$(dirname "$model") name=$(basename "$(dirname "$model")")
   dir=$out/$name
-  if ! timeout 60 "$KGEN" "$model" --target c -o "$dir" --name "$name" --main > "$dir.kgen.log" 2>&1; then
+  args=()
+  [ -f "$src/kgen_args" ] && read -r -a args < "$src/kgen_args"
+  if ! timeout 60 "$KGEN" "$model" --target c -o "$dir" --name "$name" --main "${args[@]}" > "$dir.kgen.log" 2>&1; then
     bad "$name: kgen failed: $(head -1 "$dir.kgen.log")"; continue
   fi
   if ! make -s -C "$dir" CC="$CC" CFLAGS="$STRICT" > "$dir.build.log" 2>&1; then
@@ -61,6 +66,13 @@ for model in tests/models/dyn_*/net.onnx; do
       fi
     done
   done
+  # inputs whose extents do not agree with the count: the model refuses them while it runs
+  if [ -f "$src/bad_0_0.npy" ]; then
+    timeout 60 "$dir/$name" "$src"/bad_0_*.npy -o "$dir/out_bad" > "$dir.bad.log" 2>&1; rc=$?
+    if [ $rc = 1 ] && grep -q 'wrong shape' "$dir.bad.log"; then ok; else
+      bad "$name: extents that do not agree: exit $rc, $(head -2 "$dir.bad.log")"
+    fi
+  fi
   if timeout 60 "$dir/$name" --bench 3 "${last[@]}" > "$dir.bench.log" 2>&1 && grep -q '^median_ms=' "$dir.bench.log"; then
     ok
   else

@@ -156,8 +156,31 @@ def dyn_nms():
             np.save(os.path.join(d, "out_%d_0.npy" % s), np.load(out))
 
 
+def dyn_mixed():
+    """NonZero's count meets a dim given at run time (--dim W=1..6, in kgen_args): Cast + z,
+    which the model checks agree while it runs (bad_0_*.npy: they do not)."""
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["i"]),
+        helper.make_node("Cast", ["i"], ["f"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["f", "z"], ["y"]),
+    ]
+    d = save_model("dyn_mixed", nodes, [f32("x", [2, 3]), f32("z", [2, "W"])], [f32("y", [2, None])])
+    with open(os.path.join(d, "kgen_args"), "w") as f:
+        f.write("--dim W=1..6\n")
+    rng = np.random.default_rng(16)
+    for s, n in enumerate([1, 3, 6]):
+        x = np.zeros(6, np.float32)
+        x[rng.permutation(6)[:n]] = rng.random(n).astype(np.float32) + 0.5
+        x = x.reshape(2, 3)
+        z = rng.standard_normal((2, n)).astype(np.float32)
+        idx = torch.nonzero(torch.from_numpy(x)).T.contiguous().numpy().astype(np.float32)
+        save_set(d, s, [x, z], [(idx + z).astype(np.float32)])
+    np.save(os.path.join(d, "bad_0_0.npy"), np.ones((2, 3), np.float32))
+    np.save(os.path.join(d, "bad_0_1.npy"), np.ones((2, 2), np.float32))
+
+
 def main():
-    for f in [dyn_nonzero, dyn_compress, dyn_unique, dyn_topk, dyn_nms]:
+    for f in [dyn_nonzero, dyn_compress, dyn_unique, dyn_topk, dyn_nms, dyn_mixed]:
         if len(sys.argv) < 2 or f.__name__ in sys.argv[1:]:
             f()
             print("wrote", f.__name__)
