@@ -1,6 +1,7 @@
 /* values.c - operators whose output extent depends on input values, computed at run time:
- * NonZero, Compress and Unique of inputs known only at run time, NonMaxSuppression, and
- * the run-time K of TopK (reduce.c calls op_value_dim).
+ * NonZero, Compress and Unique of inputs known only at run time, NonMaxSuppression, the
+ * run-time K of TopK (reduce.c calls op_value_dim) and the scan outputs of a Loop run at
+ * run time (the importer calls op_loop_scan_next and op_loop_scan_out).
  *
  * Each output keeps its bound as the static extent (the most elements the operator can
  * give: NonZero of n elements [rank, n], Compress the selected axis' extent, Unique n,
@@ -531,6 +532,35 @@ static int nms(OpCtx *c)
     if (!y)
         return -1;
     op_set_value_dim(y, 0, dim);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Loop's scan outputs */
+
+Tensor *op_loop_scan_next(OpCtx *c, Tensor *iter, Tensor *acc, Tensor *val)
+{
+    IterVar **ax = op_axes(acc->ndim, acc->shape);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, acc->ndim, idx);
+    Expr *at = bin(OP_EQ, ir_cast(DT_I64, idx[0]), read0(iter));
+    return op_emit(c, op_name(c, ir_fmt("%s_next", acc->name)), acc->ndim, ax,
+                   sel(at, op_read(val, idx + 1), op_read(acc, idx)));
+}
+
+int op_loop_scan_out(OpCtx *c, int out, Tensor *iter, Tensor *acc, const IrDim **dim)
+{
+    if (!*dim) {
+        int64_t one = 1;
+        IterVar **cx = op_axes(1, &one);
+        Tensor *count = op_emit(c, op_name(c, "iterations"), 1, cx, read0(iter));
+        if (!count)
+            return -1;
+        *dim = op_value_dim(c, count, 0, acc->shape[0], ir_fmt("%s_dim0", c->out_names[out]));
+    }
+    Tensor *t = op_copy(c, out, acc);
+    if (!t)
+        return -1;
+    op_set_value_dim(t, 0, *dim);
     return 0;
 }
 

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """make_dyn_values.py - writes the models of tests/dyn_values.sh: operators whose output
 extent depends on input values (NonZero, Compress, Unique, TopK with a run-time K,
-NonMaxSuppression), each followed by elementwise operators, with several input sets whose
-counts differ (from none selected to all).
+NonMaxSuppression, the scan output of a Loop whose condition is known only at run time),
+each followed by elementwise operators, with several input sets whose counts differ (from
+none selected to all).
 
 For each model NAME this writes tests/models/NAME/net.onnx, the input sets in_S_I.npy
 (set S, graph input I) and the references out_S_J.npy (output J of set S). References:
 numpy/torch for NonZero, Compress, Unique and TopK (torch.nonzero, numpy.unique,
-torch.topk); onnxruntime-node with graph optimizations disabled for NonMaxSuppression
-(tests/bench/ort_run.mjs; onnxruntime-node in $ORT_DIR, default /work/ort-cache). The
+torch.topk); onnxruntime-node with graph optimizations disabled for NonMaxSuppression and
+Loop (tests/bench/ort_run.mjs; onnxruntime-node in $ORT_DIR, default /work/ort-cache). The
 files are committed: tests/dyn_values.sh needs neither python nor node.
 
     /usr/bin/python3 tests/models/make_dyn_values.py
@@ -147,13 +148,7 @@ def dyn_nms():
         boxes = np.concatenate([lo, lo + 1 + rng.random((1, 8, 2)).astype(np.float32)], axis=2)
         scores = rng.permutation(16).reshape(1, 2, 8).astype(np.float32) / 16 + (0.0 if s else -1.0)
         save_set(d, s, [boxes.astype(np.float32), scores.astype(np.float32)], [])
-        with tempfile.TemporaryDirectory() as t:
-            out = os.path.join(t, "out.npy")
-            subprocess.run(["node", os.path.join(ROOT, "tests/bench/ort_run.mjs"), os.path.join(d, "net.onnx"),
-                            os.path.join(d, "in_%d_0.npy" % s), os.path.join(d, "in_%d_1.npy" % s), "--runs", "1",
-                            "--warmup", "0", "--ort", ORT_DIR, "--opt", "disabled", "--out", out], check=True,
-                           stdout=subprocess.DEVNULL)
-            np.save(os.path.join(d, "out_%d_0.npy" % s), np.load(out))
+        ort_ref(d, s, 2)
 
 
 def dyn_mixed():
@@ -179,8 +174,42 @@ def dyn_mixed():
     np.save(os.path.join(d, "bad_0_1.npy"), np.ones((2, 2), np.float32))
 
 
+def ort_ref(d, s, nin):
+    """Output 0 of set s by onnxruntime-node, graph optimizations disabled."""
+    with tempfile.TemporaryDirectory() as t:
+        out = os.path.join(t, "out.npy")
+        ins = [os.path.join(d, "in_%d_%d.npy" % (s, i)) for i in range(nin)]
+        subprocess.run(["node", os.path.join(ROOT, "tests/bench/ort_run.mjs"), os.path.join(d, "net.onnx")] + ins +
+                       ["--runs", "1", "--warmup", "0", "--ort", ORT_DIR, "--opt", "disabled", "--out", out], check=True,
+                       stdout=subprocess.DEVNULL)
+        np.save(os.path.join(d, "out_%d_0.npy" % s), np.load(out))
+
+
+def dyn_loop():
+    """A Loop of at most 6 iterations while a running sum stays under a run-time limit: its
+    scan output (a row per iteration run) through Relu."""
+    f = TensorProto.FLOAT
+    body = helper.make_graph([
+        helper.make_node("Cast", ["it"], ["itf"], to=f),
+        helper.make_node("Add", ["s", "itf"], ["s1"]),
+        helper.make_node("Mul", ["s1", "xs"], ["scan"]),
+        helper.make_node("ReduceSum", ["s1"], ["tot"], keepdims=1),
+        helper.make_node("Less", ["tot", "lim"], ["cond_out"]),
+    ], "body", [helper.make_tensor_value_info("it", TensorProto.INT64, []),
+                helper.make_tensor_value_info("cin", TensorProto.BOOL, []), f32("s", [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, [1]), f32("s1", [2]), f32("scan", [2])])
+    nodes = [helper.make_node("Loop", ["M", "t", "s0"], ["sf", "scans"], body=body),
+             helper.make_node("Relu", ["scans"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(6, np.int64), "M"), numpy_helper.from_array(np.array(True), "t")]
+    d = save_model("dyn_loop", nodes, [f32("s0", [2]), f32("lim", [1]), f32("xs", [2])],
+                   [f32("y", [None, 2]), f32("sf", [2])], inits)
+    for s, lim in enumerate([0.5, 3.0, 12.0, 100.0]):
+        save_set(d, s, [np.array([0, 1], np.float32), np.array([lim], np.float32), np.array([1, -2], np.float32)], [])
+        ort_ref(d, s, 3)
+
+
 def main():
-    for f in [dyn_nonzero, dyn_compress, dyn_unique, dyn_topk, dyn_nms, dyn_mixed]:
+    for f in [dyn_nonzero, dyn_compress, dyn_unique, dyn_topk, dyn_nms, dyn_mixed, dyn_loop]:
         if len(sys.argv) < 2 or f.__name__ in sys.argv[1:]:
             f()
             print("wrote", f.__name__)
