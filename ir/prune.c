@@ -1,6 +1,6 @@
 /* prune.c - the graph pass "prune": drop the computes no graph output needs (graph inputs
  * stay: they are the signature), and the tensor closure it and the ONNX constant folding
- * share. requires: a program with its outputs marked; gives: the program with only what
+ * share (what a tensor reads, and the count of each extent computed from values it has). requires: a program with its outputs marked; gives: the program with only what
  * they read, in the same order. */
 #include "pass.h"
 

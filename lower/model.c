@@ -1,7 +1,7 @@
 /* model.c - ir_lower_model: a scheduled program as a model, one kernel per root stage run
  * in order by the model function, through the model passes (the table below): the
- * kernels, the run-time loops' kernels between them, the constants they read, the
- * in-place outputs and the arena plan.
+ * kernels, the run-time loops' kernels between them, where each extent computed from
+ * values is read, the constants they read, the in-place outputs and the arena plan.
  * requires: a verified program and a schedule whose primitives succeeded; produces: a
  * Model (lower.h), or NULL with ir_fail().
  */
