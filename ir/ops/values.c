@@ -27,6 +27,15 @@ static Expr *var(IterVar *iv) { return ir_varref(iv->var); }
 static Expr *i64(int64_t v) { return ir_int(v, DT_I64); }
 static Expr *as_index(Expr *e) { return e ? ir_cast(DT_INDEX, e) : NULL; }
 static IterVar *raxis(const char *name, int64_t extent) { return ir_itervar_new(name, extent, IV_REDUCE); }
+/* The sum over axes of v where cond holds (int64 0 elsewhere); count_if: of 1. */
+static Expr *sum_if(Expr *cond, Expr *v, IterVar **axes, int n) { return red(RED_SUM, sel(cond, v, i64(0)), axes, n); }
+static Expr *count_if(Expr *cond, IterVar **axes, int n) { return sum_if(cond, i64(1), axes, n); }
+/* A gathered position, clamped to [0, n): the positions past a run-time extent (and the
+ * branch a condition rules out) read in bounds whatever the code evaluates. */
+static Expr *clamped(Expr *e, int64_t n)
+{
+    return e ? ir_bin(OP_MIN, ir_bin(OP_MAX, as_index(e), ir_idx(0)), ir_idx(n - 1)) : NULL;
+}
 
 IrDim *op_value_dim(OpCtx *c, Tensor *count, int64_t lo, int64_t hi, const char *name)
 {
@@ -53,6 +62,7 @@ static Expr *read_flat(Tensor *x, Expr *flat)
     return op_read(x, idx);
 }
 
+/* The first element of t (a scalar input: rank 0 or one element). */
 static Expr *read0(Tensor *t)
 {
     Expr *z[KG_MAX_DIMS];
@@ -71,13 +81,12 @@ static Tensor *compact(OpCtx *c, int64_t n, Expr *(*flag)(void *, Expr *), void 
     IterVar **ax = op_axes(1, &n);
     IterVar *m = raxis("r0", n);
     Expr *before = bin(OP_LT, var(m), var(ax[0]));
-    Expr *rank_body = red(RED_SUM, sel(bin(OP_AND, before, flag(ctx, var(m))), i64(1), i64(0)), &m, 1);
+    Expr *rank_body = count_if(bin(OP_AND, before, flag(ctx, var(m))), &m, 1);
     Tensor *rank = op_emit(c, op_name(c, "rank"), 1, ax, rank_body);
     int64_t one = 1;
     IterVar **cx = op_axes(1, &one);
     IterVar *q = raxis("r0", n);
-    Tensor *count = op_emit(c, op_name(c, "count"), 1, cx,
-                            red(RED_SUM, sel(flag(ctx, var(q)), i64(1), i64(0)), &q, 1));
+    Tensor *count = op_emit(c, op_name(c, "count"), 1, cx, count_if(flag(ctx, var(q)), &q, 1));
     if (!rank || !count)
         return NULL;
     *dim = op_value_dim(c, count, 0, n, name);
@@ -85,7 +94,7 @@ static Tensor *compact(OpCtx *c, int64_t n, Expr *(*flag)(void *, Expr *), void 
     IterVar *k = raxis("r0", n);
     Expr *ki[1] = {var(k)};
     Expr *hit = bin(OP_AND, flag(ctx, var(k)), bin(OP_EQ, op_read(rank, ki), ir_cast(DT_I64, var(sx[0]))));
-    Tensor *src = op_emit(c, op_name(c, "src"), 1, sx, red(RED_SUM, sel(hit, ir_cast(DT_I64, var(k)), i64(0)), &k, 1));
+    Tensor *src = op_emit(c, op_name(c, "src"), 1, sx, sum_if(hit, ir_cast(DT_I64, var(k)), &k, 1));
     if (!src)
         return NULL;
     op_set_value_dim(src, 0, *dim);
@@ -120,7 +129,7 @@ int op_nonzero_dyn(OpCtx *c, Tensor *x)
     int64_t shape[2] = {x->ndim, n};
     IterVar **ax = op_axes(2, shape);
     Expr *si[1] = {var(ax[1])};
-    Expr *flat = as_index(op_read(src, si)), *body = NULL;
+    Expr *flat = clamped(op_read(src, si), n), *body = NULL;
     /* coordinate d of the flat position: (flat / stride_d) % shape_d */
     for (int d = x->ndim - 1, stride = 1; d >= 0; stride *= (int)x->shape[d], d--) {
         Expr *v = ir_cast(DT_I64, ir_bin(OP_MOD, ir_bin(OP_DIV, flat, ir_idx(stride)), ir_idx(x->shape[d])));
@@ -166,7 +175,7 @@ int op_compress_dyn(OpCtx *c, Tensor *x, Tensor *cond, int has_axis, int axis)
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, nd, idx);
     Expr *si[1] = {idx[has_axis ? axis : 0]};
-    Expr *at = as_index(op_read(src, si));
+    Expr *at = clamped(op_read(src, si), n);
     Expr *body;
     if (has_axis) {
         idx[axis] = at;
@@ -249,7 +258,7 @@ static int unique(OpCtx *c)
     IterVar *b = raxis("r0", L);
     Expr *ab[2] = {var(ux[0]), var(b)};
     Expr *eq_before = bin(OP_AND, bin(OP_LT, var(b), var(ux[0])), bin(OP_EQ, op_read(diff, ab), i64(P)));
-    Tensor *dup = op_emit(c, op_name(c, "dup"), 1, ux, red(RED_SUM, sel(eq_before, i64(1), i64(0)), &b, 1));
+    Tensor *dup = op_emit(c, op_name(c, "dup"), 1, ux, count_if(eq_before, &b, 1));
     if (!dup)
         return -1;
     /* uidx[a] */
@@ -261,18 +270,19 @@ static int unique(OpCtx *c)
         /* slice b sorts before slice a: they differ first at f, where b's element is less */
         Expr *ba[2] = {var(b2), var(vx[0])};
         Expr *f = op_read(diff, ba);
-        Expr *fi = as_index(f);
-        ahead = bin(OP_AND, bin(OP_LT, f, i64(P)), bin(OP_LT, slice_elem(&s, var(b2), fi), slice_elem(&s, var(vx[0]), fi)));
+        Expr *fi = clamped(f, P);
+        Expr *less = bin(OP_LT, slice_elem(&s, var(b2), fi), slice_elem(&s, var(vx[0]), fi));
+        ahead = bin(OP_AND, bin(OP_LT, f, i64(P)), less);
     } else {
         ahead = bin(OP_LT, var(b2), var(vx[0]));
     }
-    Tensor *uidx = op_emit(c, op_name(c, "uidx"), 1, vx, red(RED_SUM, sel(bin(OP_AND, b_first, ahead), i64(1), i64(0)), &b2, 1));
+    Tensor *uidx = op_emit(c, op_name(c, "uidx"), 1, vx, count_if(bin(OP_AND, b_first, ahead), &b2, 1));
     /* the count: the first occurrences */
     IterVar **cx = op_axes(1, &one);
     IterVar *b3 = raxis("r0", L);
     Expr *b3i[1] = {var(b3)};
     Tensor *count = op_emit(c, op_name(c, "count"), 1, cx,
-                            red(RED_SUM, sel(bin(OP_EQ, op_read(dup, b3i), i64(0)), i64(1), i64(0)), &b3, 1));
+                            count_if(bin(OP_EQ, op_read(dup, b3i), i64(0)), &b3, 1));
     if (!uidx || !count)
         return -1;
     const char *out = c->out_names[0] ? c->out_names[0] : c->base;
@@ -284,7 +294,7 @@ static int unique(OpCtx *c)
     Expr *is_u = bin(OP_AND, bin(OP_EQ, op_read(dup, ai), i64(0)),
                      bin(OP_EQ, op_read(uidx, ai), ir_cast(DT_I64, var(px[0]))));
     Tensor *pos = op_emit(c, c->out_names[1] && c->nout > 1 ? c->out_names[1] : op_name(c, "first"), 1, px,
-                          red(RED_SUM, sel(is_u, ir_cast(DT_I64, var(a)), i64(0)), &a, 1));
+                          sum_if(is_u, ir_cast(DT_I64, var(a)), &a, 1));
     if (!pos)
         return -1;
     op_set_value_dim(pos, 0, dim);
@@ -299,7 +309,7 @@ static int unique(OpCtx *c)
     op_axis_exprs(yx, ynd, yi);
     int ua = s.axis < 0 ? 0 : s.axis;
     Expr *pu[1] = {yi[ua]};
-    Expr *at = as_index(op_read(pos, pu));
+    Expr *at = clamped(op_read(pos, pu), L);
     Expr *ybody;
     if (s.axis < 0) {
         ybody = read_flat(x, at);
@@ -318,8 +328,9 @@ static int unique(OpCtx *c)
         IterVar **ix = op_axes(1, &L);
         IterVar *b4 = raxis("r0", L);
         Expr *ab4[2] = {var(ix[0]), var(b4)};
-        Expr *first_eq = red(RED_MIN, sel(bin(OP_EQ, op_read(diff, ab4), i64(P)), ir_cast(DT_I64, var(b4)), i64(L)), &b4, 1);
-        Expr *fe[1] = {as_index(first_eq)};
+        Expr *same = bin(OP_EQ, op_read(diff, ab4), i64(P));
+        Expr *first_eq = red(RED_MIN, sel(same, ir_cast(DT_I64, var(b4)), i64(L)), &b4, 1);
+        Expr *fe[1] = {clamped(first_eq, L)};
         if (!op_emit_out(c, 2, 1, ix, op_read(uidx, fe)))
             return -1;
     }
@@ -328,8 +339,8 @@ static int unique(OpCtx *c)
         IterVar **kx = op_axes(1, &L);
         IterVar *a5 = raxis("r0", L);
         Expr *ku[1] = {var(kx[0])};
-        Expr *d5[2] = {var(a5), as_index(op_read(pos, ku))};
-        Tensor *counts = op_emit_out(c, 3, 1, kx, red(RED_SUM, sel(bin(OP_EQ, op_read(diff, d5), i64(P)), i64(1), i64(0)), &a5, 1));
+        Expr *d5[2] = {var(a5), clamped(op_read(pos, ku), L)};
+        Tensor *counts = op_emit_out(c, 3, 1, kx, count_if(bin(OP_EQ, op_read(diff, d5), i64(P)), &a5, 1));
         if (!counts)
             return -1;
         op_set_value_dim(counts, 0, dim);
@@ -445,13 +456,13 @@ static int nms(OpCtx *c)
     Expr *s_n = op_read(scores, sn), *s_m = op_read(scores, sm);
     Expr *cand_m = sthr ? bin(OP_GT, s_m, sthr) : ir_bool(1);
     Expr *ahead = bin(OP_OR, bin(OP_GT, s_m, s_n), bin(OP_AND, bin(OP_EQ, s_m, s_n), bin(OP_LT, var(m), var(rx[2]))));
-    Tensor *rank = op_emit(c, op_name(c, "rank"), 3, rx, red(RED_SUM, sel(bin(OP_AND, cand_m, ahead), i64(1), i64(0)), &m, 1));
+    Tensor *rank = op_emit(c, op_name(c, "rank"), 3, rx, count_if(bin(OP_AND, cand_m, ahead), &m, 1));
     /* ncand[b][c] */
     IterVar **nx = op_axes(2, bc);
     IterVar *m2 = raxis("r0", N);
     Expr *sm2[3] = {var(nx[0]), var(nx[1]), var(m2)};
     Expr *cand2 = sthr ? bin(OP_GT, op_read(scores, sm2), sthr) : ir_bool(1);
-    Tensor *ncand = op_emit(c, op_name(c, "ncand"), 2, nx, red(RED_SUM, sel(cand2, i64(1), i64(0)), &m2, 1));
+    Tensor *ncand = op_emit(c, op_name(c, "ncand"), 2, nx, count_if(cand2, &m2, 1));
     if (!rank || !ncand)
         return -1;
     /* order[b][c][p]: the box of rank p */
@@ -460,7 +471,7 @@ static int nms(OpCtx *c)
     Expr *sm3[3] = {var(ox[0]), var(ox[1]), var(m3)};
     Expr *cand3 = sthr ? bin(OP_GT, op_read(scores, sm3), sthr) : ir_bool(1);
     Expr *is_p = bin(OP_AND, cand3, bin(OP_EQ, op_read(rank, sm3), ir_cast(DT_I64, var(ox[2]))));
-    Tensor *order = op_emit(c, op_name(c, "order"), 3, ox, red(RED_SUM, sel(is_p, ir_cast(DT_I64, var(m3)), i64(0)), &m3, 1));
+    Tensor *order = op_emit(c, op_name(c, "order"), 3, ox, sum_if(is_p, ir_cast(DT_I64, var(m3)), &m3, 1));
     if (!order)
         return -1;
     /* alive[s][b][c][q]: rank q is a candidate not suppressed by the boxes kept among the
@@ -478,7 +489,8 @@ static int nms(OpCtx *c)
     Expr *aq[4] = {prev, var(sx[1]), var(sx[2]), var(sx[3])}, *ap[4] = {prev, var(sx[1]), var(sx[2]), prev};
     Expr *oq[3] = {var(sx[1]), var(sx[2]), var(sx[3])}, *op_[3] = {var(sx[1]), var(sx[2]), prev};
     Expr *hit = bin(OP_AND, bin(OP_GT, var(sx[3]), prev), op_read(alive, ap));
-    hit = bin(OP_AND, hit, overlaps(&bx, var(sx[1]), as_index(op_read(order, op_)), as_index(op_read(order, oq)), thr));
+    Expr *box_p = clamped(op_read(order, op_), N), *box_q = clamped(op_read(order, oq), N);
+    hit = bin(OP_AND, hit, overlaps(&bx, var(sx[1]), box_p, box_q, thr));
     Expr *update = bin(OP_AND, op_read(alive, aq), ir_un(UN_NOT, hit));
     if (!init || !update || ir_scan_finish(alive, 1, init, update) || ir_program_add(c->prog, alive))
         return -1;
@@ -487,7 +499,7 @@ static int nms(OpCtx *c)
     IterVar *q = raxis("r0", N);
     Expr *kq[4] = {ir_idx(N), var(kx[0]), var(kx[1]), var(q)};
     Expr *kept_before = bin(OP_AND, bin(OP_LT, var(q), var(kx[2])), op_read(alive, kq));
-    Tensor *before = op_emit(c, op_name(c, "before"), 3, kx, red(RED_SUM, sel(kept_before, i64(1), i64(0)), &q, 1));
+    Tensor *before = op_emit(c, op_name(c, "before"), 3, kx, count_if(kept_before, &q, 1));
     if (!before)
         return -1;
     Expr *cap = op_has_input(c, 2) && c->in[2]->kind != T_CONSTANT ? scalar_in(c, 2, DT_I64, 0) : i64(mb);
@@ -496,7 +508,7 @@ static int nms(OpCtx *c)
     IterVar *p1 = raxis("r0", N);
     Expr *k1[4] = {ir_idx(N), var(cx[0]), var(cx[1]), var(p1)}, *b1[3] = {var(cx[0]), var(cx[1]), var(p1)};
     Expr *ch1 = bin(OP_AND, op_read(alive, k1), bin(OP_LT, op_read(before, b1), cap));
-    Tensor *nsel = op_emit(c, op_name(c, "nsel"), 2, cx, red(RED_SUM, sel(ch1, i64(1), i64(0)), &p1, 1));
+    Tensor *nsel = op_emit(c, op_name(c, "nsel"), 2, cx, count_if(ch1, &p1, 1));
     if (!nsel)
         return -1;
     /* off[b][c]: rows of the (batch, class) pairs before */
@@ -505,7 +517,7 @@ static int nms(OpCtx *c)
     Expr *flat_r = ir_bin(OP_ADD, ir_bin(OP_MUL, var(rb[0]), ir_idx(C)), var(rb[1]));
     Expr *flat_o = ir_bin(OP_ADD, ir_bin(OP_MUL, var(fx[0]), ir_idx(C)), var(fx[1]));
     Expr *rbi[2] = {var(rb[0]), var(rb[1])};
-    Tensor *off = op_emit(c, op_name(c, "off"), 2, fx, red(RED_SUM, sel(bin(OP_LT, flat_r, flat_o), op_read(nsel, rbi), i64(0)), rb, 2));
+    Tensor *off = op_emit(c, op_name(c, "off"), 2, fx, sum_if(bin(OP_LT, flat_r, flat_o), op_read(nsel, rbi), rb, 2));
     /* the count */
     int64_t one = 1;
     IterVar **tx = op_axes(1, &one);
@@ -528,7 +540,7 @@ static int nms(OpCtx *c)
                      bin(OP_EQ, row, ir_cast(DT_I64, var(yx[0]))));
     Expr *val = sel(bin(OP_EQ, var(yx[1]), ir_idx(0)), ir_cast(DT_I64, var(yr[0])),
                     sel(bin(OP_EQ, var(yx[1]), ir_idx(1)), ir_cast(DT_I64, var(yr[1])), op_read(order, yb)));
-    Tensor *y = op_emit_out(c, 0, 2, yx, red(RED_SUM, sel(yhit, val, i64(0)), yr, 3));
+    Tensor *y = op_emit_out(c, 0, 2, yx, sum_if(yhit, val, yr, 3));
     if (!y)
         return -1;
     op_set_value_dim(y, 0, dim);
