@@ -34,10 +34,14 @@ void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *
 void em_c_model_header(StrBuf *h, const EmModel *m);        /* NAME.h */
 void em_c_weights_file(StrBuf *w, const EmModel *m);        /* NAME_weights.c */
 void em_c_model_tables(StrBuf *c, const EmModel *m);        /* NAME_tensors and the info tables */
-void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, outputs, arena) */
+void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, outputs, arena, dims) */
 /* The model function's first statements with run-time dims: each in its range, then the
  * checks derived from the graph (extents that must agree), else return KGEN_ERR_SHAPE. */
 void em_c_dim_checks(StrBuf *c, const Program *p);
+/* Is d a dim computed from values that an output has (an out_NAME pointer of NAME())? */
+int em_c_dim_returned(const EmModel *m, const IrDim *d);
+/* Does e use a dim of dims computed from values? */
+int em_c_uses_value_dim(const PtrVec *dims, const Expr *e);
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b);
 /* --weights=file: constant b's byte offset in NAME_weights.bin, the constants (Buffer*, a
  * model's) one after the other, each 64-byte aligned (-1 for a b not among them); with

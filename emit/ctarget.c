@@ -199,20 +199,75 @@ static int layout_of(const Kernel *k, int i)
     return i;
 }
 
+int em_c_uses_value_dim(const PtrVec *dims, const Expr *e)
+{
+    for (int j = 0; e && dims && j < dims->n; j++) {
+        const IrDim *d = dims->items[j];
+        if (d->count && ir_expr_uses_var(e, d->var))
+            return 1;
+    }
+    return 0;
+}
+
+/* Has buffer b (an output) a dim computed from values? */
+static int has_value_dim(const PtrVec *dims, const Buffer *b)
+{
+    for (int d = 0; d < b->ndim; d++)
+        if (em_c_uses_value_dim(dims, b->dyn[d]))
+            return 1;
+    return 0;
+}
+
+/* Dim d of buffer b as the caller passes it: its extent, or for a dim computed from values
+ * the bound (the capacity; the real extent is written back). */
+static void put_passed_dim(StrBuf *o, const PtrVec *dims, const Buffer *b, int d)
+{
+    if (b->dyn[d] && !em_c_uses_value_dim(dims, b->dyn[d]))
+        em_c_put_dim_expr(o, b->dyn[d]);
+    else
+        em_c_put_i64(o, b->shape[d]);
+}
+
+/* The real shape of output i (buffer b) into args[i]->shape, and compact strides for it
+ * where the caller gave strides. */
+static void put_real_shape(StrBuf *o, const Buffer *b, int i)
+{
+    for (int d = 0; d < b->ndim; d++) {
+        if (!b->dyn[d])
+            continue;
+        sb_printf(o, "    args[%d]->shape[%d] = ", i, d);
+        em_c_put_dim_expr(o, b->dyn[d]);
+        sb_puts(o, ";\n");
+    }
+    sb_printf(o, "    if (args[%d]->strides) {\n", i);
+    for (int d = 0; d < b->ndim; d++) {
+        sb_printf(o, "        args[%d]->strides[%d] = ", i, d);
+        em_c_put_dim_expr(o, ir_simplify(ir_buffer_stride(b, d), NULL));
+        sb_puts(o, ";\n");
+    }
+    sb_puts(o, "    }\n");
+}
+
 void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws, const PtrVec *dims)
 {
     int n = k->params.n, nd = dims ? dims->n : 0;
     sb_printf(o, "\nint %s_tensors(kgen_tensor *const *args, int nargs, void *%s)\n{\n", fn, ws);
     if (nd) {
-        /* the run-time dims, read from the tensors that have them */
+        /* the run-time dims, read from the tensors that have them (or computed) */
+        int nvalue = 0;
         sb_puts(o, "    int64_t ");
-        for (int j = 0; j < nd; j++)
-            sb_printf(o, "%s%s", j ? ", " : "", ((const IrDim *)dims->items[j])->name);
+        for (int j = 0; j < nd; j++) {
+            const IrDim *dm = dims->items[j];
+            sb_printf(o, "%s%s%s", j ? ", " : "", dm->name, dm->count ? " = 0" : "");
+            nvalue += dm->count != NULL;
+        }
         sb_puts(o, ";\n    int status;\n\n");
         sb_printf(o, "    if (nargs != %d)\n        return KGEN_ERR_NARGS;\n", n);
         sb_puts(o, "    if (!args)\n        return KGEN_ERR_NULL;\n");
         for (int j = 0; j < nd; j++) {
             const IrDim *dm = dims->items[j];
+            if (dm->count)
+                continue;
             const Buffer *b = k->params.items[dm->input];
             sb_printf(o, "    if (!args[%d] || (args[%d]->ndim == %d && !args[%d]->shape))\n        return KGEN_ERR_NULL;\n",
                       dm->input, dm->input, b->ndim, dm->input);
@@ -225,31 +280,41 @@ void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *
             const Buffer *b = k->params.items[i];
             if (b->ndim == 0)
                 continue;
+            int value = has_value_dim(dims, b);
             sb_printf(o, "    {\n        const int64_t shape%d[%d] = {", i, b->ndim);
             for (int d = 0; d < b->ndim; d++) {
                 sb_puts(o, d ? ", " : "");
-                if (b->dyn[d])
-                    em_c_put_dim_expr(o, b->dyn[d]);
-                else
-                    em_c_put_i64(o, b->shape[d]);
+                put_passed_dim(o, dims, b, d);
             }
             sb_printf(o, "};\n        const int64_t strides%d[%d] = {", i, b->ndim);
             for (int d = 0; d < b->ndim; d++) {
                 sb_puts(o, d ? ", " : "");
-                em_c_put_dim_expr(o, ir_simplify(ir_buffer_stride(b, d), NULL));
+                if (!value) {
+                    em_c_put_dim_expr(o, ir_simplify(ir_buffer_stride(b, d), NULL));
+                    continue;
+                }
+                /* compact for the shape passed */
+                int any = 0;
+                for (int e = d + 1; e < b->ndim; e++) {
+                    sb_puts(o, any ? " * " : "");
+                    put_passed_dim(o, dims, b, e);
+                    any = 1;
+                }
+                sb_puts(o, any ? "" : "1");
             }
             sb_printf(o, "};\n        /* %d: ", i);
             em_comment_text(o, b->name);
             sb_puts(o, " ");
             em_c_put_shape(o, b);
-            sb_printf(o, " */\n        status = kgen_check_tensor(args[%d], KGEN_DEVICE_CPU, %s, %d, %d, shape%d, "
-                         "strides%d);\n", i, em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim, i, i);
+            sb_printf(o, "%s */\n        status = kgen_check_tensor(args[%d], KGEN_DEVICE_CPU, %s, %d, %d, shape%d, "
+                         "strides%d);\n", value ? ", passed with the bound's shape" : "", i,
+                      em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim, i, i);
             sb_puts(o, "        if (status != KGEN_OK)\n            return status;\n    }\n");
         }
         if (k->workspace_bytes > 0)
             sb_printf(o, "    if (!%s)\n        return KGEN_ERR_NULL;\n", ws);
-        sb_printf(o, "    return %s(", fn);
-        int indent = (int)strlen(fn) + 12;
+        sb_printf(o, "    %s%s(", nvalue ? "status = " : "return ", fn);
+        int indent = (int)strlen(fn) + (nvalue ? 14 : 12);
         for (int i = 0; i < n; i++) {
             const Buffer *b = k->params.items[i];
             if (i)
@@ -258,9 +323,28 @@ void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *
                       b->is_input ? "const " : "", ir_dtype_ctype(b->dtype), i, i);
         }
         sb_printf(o, ",\n%*s%s", indent, "", ws);
-        for (int j = 0; j < nd; j++)
-            sb_printf(o, ", %s", ((const IrDim *)dims->items[j])->name);
-        sb_puts(o, ");\n}\n");
+        for (int j = 0; j < nd; j++) {
+            const IrDim *dm = dims->items[j];
+            int ret = 0;
+            for (int i = 0; i < n && dm->count && !ret; i++) {
+                const Buffer *b = k->params.items[i];
+                for (int d = 0; d < b->ndim && !ret; d++)
+                    ret = !b->is_input && b->dyn[d] && ir_expr_uses_var(b->dyn[d], dm->var);
+            }
+            if (!dm->count || ret)
+                sb_printf(o, ", %s%s", dm->count ? "&" : "", dm->name);
+        }
+        sb_puts(o, ");\n");
+        if (!nvalue) {
+            sb_puts(o, "}\n");
+            return;
+        }
+        /* the outputs' real shapes */
+        sb_puts(o, "    if (status != KGEN_OK)\n        return status;\n");
+        for (int i = 0; i < n; i++)
+            if (!((const Buffer *)k->params.items[i])->is_input && has_value_dim(dims, k->params.items[i]))
+                put_real_shape(o, k->params.items[i], i);
+        sb_puts(o, "    return KGEN_OK;\n}\n");
         return;
     }
     for (int i = 0; i < n; i++) {

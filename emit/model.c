@@ -188,6 +188,19 @@ static void put_elements(StrBuf *o, const Tensor *t)
     sb_puts(o, "\n");
 }
 
+/* Does e use a dim read from the inputs (not one computed from values)? */
+static int uses_input_dim(const Program *p, const Expr *e)
+{
+    for (int j = 0; e && j < p->dims.n; j++) {
+        const IrDim *d = p->dims.items[j];
+        if (!d->count && ir_expr_uses_var(e, d->var))
+            return 1;
+    }
+    return 0;
+}
+
+/* The info tables: -1 for a dim read from the inputs; a dim computed from values shows its
+ * bound (the capacity the caller allocates; NAME_tensors writes the real extent back). */
 static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmValue *v, int n)
 {
     sb_printf(o, "\nconst kgen_value_info %s_%s_info[%d] = {\n", m->name, what, n ? n : 1);
@@ -205,7 +218,7 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
         sb_printf(o, "\", {%s, %d, 1}, %d, {", em_c_dlpack_code(b->dtype), ir_dtype_bits(b->dtype), b->ndim);
         for (int d = 0; d < b->ndim; d++) {
             sb_puts(o, d ? ", " : "");
-            em_c_put_i64(o, b->dyn[d] ? -1 : b->shape[d]);
+            em_c_put_i64(o, uses_input_dim(m->model->prog, b->dyn[d]) ? -1 : b->shape[d]);
         }
         if (!b->ndim)
             sb_puts(o, "0");
@@ -216,7 +229,26 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
     sb_puts(o, "};\n");
 }
 
-/* the signature of the model function: inputs, outputs, arena */
+/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
+static const char *c_elem0(const Buffer *b)
+{
+    return b->scope == SCOPE_WORKSPACE
+               ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype), (long long)b->ws_offset)
+               : ir_fmt("%s[0]", b->name);
+}
+
+int em_c_dim_returned(const EmModel *m, const IrDim *d)
+{
+    for (int i = 0; i < m->noutputs && d->count; i++)
+        for (int k = 0; k < m->outputs[i].buf->ndim; k++)
+            if (m->outputs[i].buf->dyn[k] && ir_expr_uses_var(m->outputs[i].buf->dyn[k], d->var))
+                return 1;
+    return 0;
+}
+
+/* the signature of the model function: inputs, outputs, arena, then the run-time dims: an
+ * extent for each dim read from the inputs, a pointer for each output dim computed from
+ * values (out_NAME) */
 void em_c_model_signature(StrBuf *o, const EmModel *m)
 {
     sb_printf(o, "int %s(", m->name);
@@ -226,19 +258,72 @@ void em_c_model_signature(StrBuf *o, const EmModel *m)
         sb_printf(o, "%s *restrict %s, ", ir_dtype_ctype(m->outputs[i].buf->dtype), m->outputs[i].buf->name);
     sb_puts(o, "void *restrict arena");
     const PtrVec *dims = &m->model->prog->dims;
-    for (int i = 0; i < dims->n; i++)
-        sb_printf(o, ", int64_t %s", ((const IrDim *)dims->items[i])->name);
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        if (!d->count)
+            sb_printf(o, ", int64_t %s", d->name);
+        else if (em_c_dim_returned(m, d))
+            sb_printf(o, ", int64_t *out_%s", d->name);
+    }
     sb_puts(o, ")");
 }
 
-/* (declared in cfamily.h) */
-void em_c_dim_checks(StrBuf *c, const Program *p)
+/* The last kernel after which check e can run: the latest that computes a dim of e from
+ * values (-1: none, before the first kernel). */
+static int check_after(const Model *mod, const Expr *e)
 {
+    int after = -1;
+    for (int i = 0; i < mod->prog->dims.n; i++)
+        if (mod->dim_after[i] > after && ir_expr_uses_var(e, ((const IrDim *)mod->prog->dims.items[i])->var))
+            after = mod->dim_after[i];
+    return after;
+}
+
+/* The checks derived from the graph (extents that must agree) that can run after kernel
+ * `after` (-1: first), else KGEN_ERR_SHAPE. */
+static void put_checks(StrBuf *c, const Model *mod, int after)
+{
+    const Program *p = mod->prog;
+    for (int i = 0; i < p->checks.n; i++) {
+        if (check_after(mod, p->checks.items[i]) != after)
+            continue;
+        sb_puts(c, "    /* ");
+        em_comment_text(c, p->check_msgs.items[i]);
+        sb_puts(c, " */\n    if (!");
+        em_c_put_dim_expr(c, p->checks.items[i]);
+        sb_puts(c, ")\n        return KGEN_ERR_SHAPE;\n");
+    }
+}
+
+static void range_check(StrBuf *c, const IrDim *d)
+{
+    sb_printf(c, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", d->name, (long long)d->lo, d->name,
+              (long long)d->hi);
+}
+
+/* The model function's first statements with run-time dims: each dim given in its range,
+ * a variable for each computed from values (its pointer not NULL where returned), then the
+ * checks that need no computed dim. */
+static void dim_checks(StrBuf *c, const EmModel *m, const Model *mod)
+{
+    const Program *p = mod->prog;
     for (int i = 0; i < p->dims.n; i++) {
         const IrDim *d = p->dims.items[i];
-        sb_printf(c, "    if (%s < %lld || %s > %lld)\n        return KGEN_ERR_SHAPE;\n", d->name, (long long)d->lo,
-                  d->name, (long long)d->hi);
+        if (!d->count)
+            range_check(c, d);
+        else if (em_c_dim_returned(m, d))
+            sb_printf(c, "    int64_t %s;\n    if (!out_%s)\n        return KGEN_ERR_NULL;\n", d->name, d->name);
+        else
+            sb_printf(c, "    int64_t %s;\n", d->name);
     }
+    put_checks(c, mod, -1);
+}
+
+/* (declared in cfamily.h; the GPU hosts: every dim given, none computed from values) */
+void em_c_dim_checks(StrBuf *c, const Program *p)
+{
+    for (int i = 0; i < p->dims.n; i++)
+        range_check(c, p->dims.items[i]);
     for (int i = 0; i < p->checks.n; i++) {
         sb_puts(c, "    /* ");
         em_comment_text(c, p->check_msgs.items[i]);
@@ -246,6 +331,25 @@ void em_c_dim_checks(StrBuf *c, const Program *p)
         em_c_put_dim_expr(c, p->checks.items[i]);
         sb_puts(c, ")\n        return KGEN_ERR_SHAPE;\n");
     }
+}
+
+/* After kernel k: the dims it computes from values, read from their counts and checked
+ * against their ranges, then the checks that needed them. */
+static void value_dims_after(StrBuf *c, const Model *mod, int k)
+{
+    const Program *p = mod->prog;
+    int any = 0;
+    for (int i = 0; i < p->dims.n; i++) {
+        const IrDim *d = p->dims.items[i];
+        if (mod->dim_after[i] != k)
+            continue;
+        sb_printf(c, "    /* the extent %s, computed by %s */\n", d->name, mod->dim_count[i]->name);
+        sb_printf(c, "    %s = %s;\n", d->name, c_elem0(mod->dim_count[i]));
+        range_check(c, d);
+        any = 1;
+    }
+    if (any)
+        put_checks(c, mod, k);
 }
 
 void em_c_model_header(StrBuf *h, const EmModel *m)
@@ -294,15 +398,29 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
         sb_puts(h, ")\n");
     }
     const PtrVec *dims = &mod->prog->dims;
+    int nvalue = 0;
+    for (int i = 0; i < dims->n; i++)
+        nvalue += ((const IrDim *)dims->items[i])->count != NULL;
     if (dims->n) {
         sb_puts(h, " * Dims decided at run time, the last arguments, each in its range:\n");
         for (int i = 0; i < dims->n; i++) {
             const IrDim *d = dims->items[i];
-            sb_printf(h, " *   %s in [%lld, %lld]\n", d->name, (long long)d->lo, (long long)d->hi);
+            if (!d->count)
+                sb_printf(h, " *   %s in [%lld, %lld]\n", d->name, (long long)d->lo, (long long)d->hi);
+            else if (em_c_dim_returned(m, d))
+                sb_printf(h, " *   out_%s: gets the extent %s, computed from values, in [%lld, %lld]\n", d->name,
+                          d->name, (long long)d->lo, (long long)d->hi);
         }
         sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents; the arena is planned\n"
                      " * for the largest (%s_ARENA_BYTES holds every run). A dim out of its range, or\n"
                      " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+        if (nvalue)
+            sb_puts(h, " * An extent computed from values (an output's count of selected elements) is known\n"
+                       " * only while the model runs: an output with one is allocated for its bound (the\n"
+                       " * shape above with each such dim at its most) and written compact for the real\n"
+                       " * extents, returned through out_NAME (not NULL). Such an extent out of its range,\n"
+                       " * or one that does not fit another, returns KGEN_ERR_SHAPE while the model runs,\n"
+                       " * with outputs partly written.\n");
     }
     sb_puts(h, gpu ? " * Returns KGEN_OK, or KGEN_ERR_DEVICE (the reason printed on stderr). */\n"
                    : dims->n ? " * Returns KGEN_OK or KGEN_ERR_SHAPE. */\n" : " * Returns KGEN_OK. */\n");
@@ -311,7 +429,10 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
     if (dims->n) {
         sb_printf(h, "/* The run-time dims, in argument order; %s_tensors() reads each from the shape of\n"
                      " * an input. %s_output_shape: output `output`'s shape for the dims given (in that\n"
-                     " * order) into shape; KGEN_ERR_NARGS for no such output. */\n", m->name, m->name);
+                     " * order) into shape; KGEN_ERR_NARGS for no such output.%s */\n",
+                  m->name, m->name,
+                  nvalue ? "\n * A dim computed from values has input -1 in the table: give its bound (hi) for an\n"
+                           " * output's capacity" : "");
         sb_printf(h, "#define %s_NUM_DIMS %d\n", up, dims->n);
         sb_printf(h, "extern const kgen_dim_info %s_dim_info[%d];\n", m->name, dims->n);
         sb_printf(h, "int %s_output_shape(int output, const int64_t *dims, int64_t *shape);\n", m->name);
@@ -329,6 +450,10 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
     sb_printf(h, "/* %s on DLPack-compatible tensors: the inputs, then the outputs, in the order above;\n"
                  " * every tensor is checked first; returns KGEN_OK or the first KGEN_ERR_* found. */\n",
               m->name);
+    if (nvalue)
+        sb_puts(h, "/* An output with an extent computed from values is passed with its bound's shape (its\n"
+                   " * capacity, compact); on KGEN_OK its shape holds the real extents (and its strides,\n"
+                   " * when given, the compact strides for them): the data is compact for that shape. */\n");
     sb_printf(h, "int %s_tensors(kgen_tensor *const *args, int nargs, void *arena);\n\n", m->name);
     int mode = weights_mode(m);
     if (mode == EM_WEIGHTS_INCBIN)
@@ -448,13 +573,6 @@ static int uses_ukernels(const Model *mod)
     return 0;
 }
 
-/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
-static const char *c_elem0(const Buffer *b)
-{
-    return b->scope == SCOPE_WORKSPACE
-               ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype), (long long)b->ws_offset)
-               : ir_fmt("%s[0]", b->name);
-}
 
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
@@ -502,7 +620,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    (void)arena;\n");
     if (in_file && mod->constants.n)
         sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
-    em_c_dim_checks(c, mod->prog);
+    dim_checks(c, m, mod);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
         for (int k = 0; k < mod->kernels.n && !used; k++) {
@@ -558,12 +676,17 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             sb_printf(c, ", (int32_t)%s", ((const Var *)kk->dims.items[q])->name);
         sb_printf(c, ");\n%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
         free(fn);
+        value_dims_after(c, mod, k);
         for (int j = 0; j < mod->nloops; j++)
             if (k == mod->loops[j].end - 1) {
                 sb_puts(c, "    }\n");
                 ind = "    ";
             }
     }
+    for (int i = 0; i < mod->prog->dims.n; i++)
+        if (em_c_dim_returned(m, mod->prog->dims.items[i]))
+            sb_printf(c, "    *out_%s = %s;\n", ((const IrDim *)mod->prog->dims.items[i])->name,
+                      ((const IrDim *)mod->prog->dims.items[i])->name);
     sb_puts(c, "    return KGEN_OK;\n}\n");
 
     em_c_model_tables(c, m);
@@ -626,6 +749,58 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
     sb_puts(c, ";\n}\n");
 }
 
+/* The runner's wrapper of a model with dims computed from values (returns their count;
+ * writes nothing without): kgen_main.h allocates each output at the info table's shape,
+ * where such a dim is its bound, or with input dims through output_shape() (the dims the
+ * inputs give, input_dims[], and the bound of each computed one), and writes the shape
+ * NAME_tensors() returns; run_values() gives each run the allocated capacity back. */
+static int runner_value_dims(StrBuf *r, const EmModel *m, const char *inner)
+{
+    const PtrVec *dims = &m->model->prog->dims;
+    int nvalue = 0;
+    for (int i = 0; i < dims->n; i++)
+        nvalue += ((const IrDim *)dims->items[i])->count != NULL;
+    if (!nvalue)
+        return 0;
+    sb_puts(r, "/* Outputs with extents computed from values: allocated at their bounds (the capacity),\n"
+               " * their real shapes written back by the model; each run gets the capacity back first. */\n");
+    if (nvalue < dims->n) {
+        sb_printf(r, "static const kgen_dim_info input_dims[%d] = {\n", dims->n - nvalue);
+        for (int i = 0; i < dims->n; i++) {
+            const IrDim *d = dims->items[i];
+            if (!d->count)
+                sb_printf(r, "    {\"%s\", %lld, %lld, %d, %d},\n", d->name, (long long)d->lo, (long long)d->hi, d->input,
+                          d->dim);
+        }
+        sb_puts(r, "};\n\n");
+        sb_printf(r, "static int output_shape(int output, const int64_t *dims, int64_t *shape)\n{\n"
+                     "    int64_t all[%d];\n", dims->n);
+        for (int i = 0, k = 0; i < dims->n; i++) {
+            const IrDim *d = dims->items[i];
+            if (d->count)
+                sb_printf(r, "    all[%d] = %lld;   /* %s: its bound */\n", i, (long long)d->hi, d->name);
+            else
+                sb_printf(r, "    all[%d] = dims[%d];\n", i, k++);
+        }
+        sb_printf(r, "    return %s_output_shape(output, all, shape);\n}\n\n", m->name);
+    }
+    sb_printf(r, "static int run_values(kgen_tensor *const *args, int nargs, void *arena)\n{\n"
+                 "    static int64_t caps[%d][KGEN_MAX_DIMS];\n"
+                 "    static int saved;\n"
+                 "    int i, d;\n"
+                 "    for (i = %d; i < nargs && i < %d; i++)\n"
+                 "        for (d = 0; d < args[i]->ndim && d < KGEN_MAX_DIMS; d++) {\n"
+                 "            if (saved)\n"
+                 "                args[i]->shape[d] = caps[i - %d][d];\n"
+                 "            else\n"
+                 "                caps[i - %d][d] = args[i]->shape[d];\n"
+                 "        }\n"
+                 "    saved = 1;\n"
+                 "    return %s(args, nargs, arena);\n}\n\n",
+              m->noutputs, m->ninputs, m->ninputs + m->noutputs, m->ninputs, m->ninputs, inner);
+    return nvalue;
+}
+
 void em_c_runner_files(OutSet *o, const EmModel *m)
 {
     int gpu = m->target && target_is_gpu(m->target);
@@ -662,16 +837,21 @@ void em_c_runner_files(OutSet *o, const EmModel *m)
                      "    }\n"
                      "    return %s_tensors(args, nargs, arena);\n}\n\n",
                   up, m->name, m->name, m->name, m->name);
-        sb_puts(r, "#define KGEN_MAIN_RUN run\n");
-    } else {
-        sb_printf(r, "#define KGEN_MAIN_RUN %s_tensors\n", m->name);
     }
+    const char *inner = weights_mode(m) == EM_WEIGHTS_FILE ? "run" : ir_fmt("%s_tensors", m->name);
+    int nvalue = runner_value_dims(r, m, inner);
+    sb_printf(r, "#define KGEN_MAIN_RUN %s\n", nvalue ? "run_values" : inner);
     sb_printf(r, "#define KGEN_MAIN_INPUTS %s_input_info\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_OUTPUTS %s_output_info\n", m->name);
     sb_printf(r, "#define KGEN_MAIN_NUM_INPUTS %s_NUM_INPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_NUM_OUTPUTS %s_NUM_OUTPUTS\n", up);
     sb_printf(r, "#define KGEN_MAIN_ARENA_BYTES %s_ARENA_BYTES\n", up);
-    if (m->model->prog->dims.n) {
+    int ninput_dims = m->model->prog->dims.n - nvalue;
+    if (ninput_dims && nvalue) {
+        sb_puts(r, "#define KGEN_MAIN_DIMS input_dims\n");
+        sb_printf(r, "#define KGEN_MAIN_NUM_DIMS %d\n", ninput_dims);
+        sb_puts(r, "#define KGEN_MAIN_OUTPUT_SHAPE output_shape\n");
+    } else if (ninput_dims) {
         sb_printf(r, "#define KGEN_MAIN_DIMS %s_dim_info\n", m->name);
         sb_printf(r, "#define KGEN_MAIN_NUM_DIMS %s_NUM_DIMS\n", up);
         sb_printf(r, "#define KGEN_MAIN_OUTPUT_SHAPE %s_output_shape\n", m->name);

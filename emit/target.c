@@ -272,10 +272,18 @@ int em_model_files(OutSet *o, const EmModel *m, const Target *t)
     /* only the C target tells the other --weights modes apart; the rest embed or load */
     EmModel other = *m;
     other.weights_in_file = m->weights_in_file == EM_WEIGHTS_FILE;
-    if (m->model->prog->dims.n && t->kind == TARGET_WEBGPU)
+    const PtrVec *dims = &m->model->prog->dims;
+    for (int i = 0; i < dims->n && t->kind != TARGET_C; i++) {
+        const IrDim *d = dims->items[i];
+        if (d->count)
+            return ir_fail("output extents computed from values (%s: NonZero, Compress, Unique, NonMaxSuppression, "
+                           "TopK of a run-time K) are supported by the C target only yet, not --target %s",
+                           d->name, t->name);
+    }
+    if (dims->n && t->kind == TARGET_WEBGPU)
         return ir_fail("dims decided at run time (%s, ...) are not supported by the WebGPU target yet (C, JS, WASM, "
                        "CUDA, OpenCL and Metal take them); fix them (--dim or --input-shape with one value) for --target %s",
-                       ((const IrDim *)m->model->prog->dims.items[0])->name, t->name);
+                       ((const IrDim *)dims->items[0])->name, t->name);
     switch (t->kind) {
     case TARGET_C: {
         EmModel c = *m;

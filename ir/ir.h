@@ -460,12 +460,19 @@ int ir_tensor_has_sym(const Tensor *t);
 
 /* A dimension decided at run time: a variable of the generated entry points (an
  * int64_t extent argument, or read from a tensor's shape), in [lo, hi]. The program's
- * other run-time extents are expressions of these. */
+ * other run-time extents are expressions of these.
+ * A dim computed from values (count != NULL: NonZero, Unique, Compress, NonMaxSuppression,
+ * TopK of a run-time K) is not an argument: the model function reads it from the one
+ * int64 element of count right after the kernel that computes it, checks it against
+ * [lo, hi] (hi: the bound, the most the operator can give) and passes it to the kernels
+ * after it; an output dim of it is returned (input and dim are -1). */
 typedef struct {
-    const char *name;      /* a C identifier: the --dim symbol, or INPUT_dimD */
+    const char *name;      /* a C identifier: the --dim symbol, INPUT_dimD, or OUTPUT_dimD */
     Var *var;              /* DT_INDEX; its value in the kernels */
     int64_t lo, hi;
     int input, dim;        /* where an entry point reads it: graph input `input`, dim `dim` */
+    const Tensor *count;   /* a dim computed from values: its int64 one-element tensor; the
+                              lowering finds it by name (graph passes may rebuild it) */
 } IrDim;
 
 /* Dim d of t as an index expression: its run-time extent, or the constant shape. */
@@ -502,6 +509,9 @@ typedef struct {
 
 /* A run-time dim named name in [lo, hi], appended to p->dims (its variable is fresh). */
 IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, int input, int dim);
+/* A dim computed from values by count (an int64 tensor of one element, in p), in [lo, hi],
+ * named after name (made unique among p's dims). */
+IrDim *ir_program_add_value_dim(Program *p, const char *name, int64_t lo, int64_t hi, const Tensor *count);
 /* A condition the entry points check (cond a bool expression of dim variables). */
 void ir_program_add_check(Program *p, Expr *cond, const char *msg);
 /* dyn.c: the run-time extents of compute t's axes from the run-time dims it reads each as

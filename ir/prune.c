@@ -1,8 +1,10 @@
 /* prune.c - the graph pass "prune": drop the computes no graph output needs (graph inputs
  * stay: they are the signature), and the tensor closure it and the ONNX constant folding
- * share. requires: a program with its outputs marked; gives: the program with only what
+ * share (what a tensor reads, and the count of each extent computed from values it has). requires: a program with its outputs marked; gives: the program with only what
  * they read, in the same order. */
 #include "pass.h"
+
+#include <string.h>
 
 void ir_tensor_closure(const Program *p, Tensor *t, PtrVec *seen)
 {
@@ -42,6 +44,16 @@ void ir_tensor_closure(const Program *p, Tensor *t, PtrVec *seen)
                 if (dep[i] && dep[i] != x)
                     ir_vec_push(&todo, (void *)dep[i], 1 << 24, "tensors");
         }
+        /* a dim computed from values depends on the tensor that counts it */
+        for (int d = 0; d < x->ndim; d++)
+            for (int k = 0; k < p->dims.n && x->dyn[d]; k++) {
+                const IrDim *dm = p->dims.items[k];
+                if (!dm->count || !ir_expr_uses_var(x->dyn[d], dm->var))
+                    continue;
+                for (int j = 0; j < p->tensors.n; j++)
+                    if (!strcmp(((const Tensor *)p->tensors.items[j])->name, dm->count->name))
+                        ir_vec_push(&todo, p->tensors.items[j], 1 << 24, "tensors");
+            }
         if (x->kind == T_COMPUTE)
             ir_expr_tensors(x->body, &reads);
         else if (x->kind == T_SCAN) {

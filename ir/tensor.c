@@ -285,6 +285,22 @@ IrDim *ir_program_add_dim(Program *p, const char *name, int64_t lo, int64_t hi, 
     return d;
 }
 
+IrDim *ir_program_add_value_dim(Program *p, const char *name, int64_t lo, int64_t hi, const Tensor *count)
+{
+    const char *n = name;
+    for (int k = 2;; k++) {
+        int taken = 0;
+        for (int i = 0; i < p->dims.n && !taken; i++)
+            taken = !strcmp(((const IrDim *)p->dims.items[i])->name, n);
+        if (!taken)
+            break;
+        n = ir_fmt("%s_%d", name, k);
+    }
+    IrDim *d = ir_program_add_dim(p, n, lo, hi, -1, -1);
+    d->count = count;
+    return d;
+}
+
 void ir_program_add_check(Program *p, Expr *cond, const char *msg)
 {
     for (int i = 0; i < p->checks.n; i++)

@@ -54,6 +54,11 @@ typedef struct {
     ModelLoop *loops;            /* in kernel order, none nested */
     int nloops;
     const Program *prog;         /* its dims decided at run time (prog->dims) and their checks */
+    /* for each dim of prog computed from values (IrDim.count), NULL / -1 for the others:
+     * the buffer of its count and the kernel that writes it, after which the model function
+     * reads it (the "value-dims" pass) */
+    const Buffer **dim_count;
+    int *dim_after;
 } Model;
 
 Model *ir_lower_model(Schedule *s, const char *name);

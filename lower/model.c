@@ -1,7 +1,7 @@
 /* model.c - ir_lower_model: a scheduled program as a model, one kernel per root stage run
  * in order by the model function, through the model passes (the table below): the
- * kernels, the run-time loops' kernels between them, the constants they read, the
- * in-place outputs and the arena plan.
+ * kernels, the run-time loops' kernels between them, where each extent computed from
+ * values is read, the constants they read, the in-place outputs and the arena plan.
  * requires: a verified program and a schedule whose primitives succeeded; produces: a
  * Model (lower.h), or NULL with ir_fail().
  */
@@ -195,6 +195,60 @@ static int prune_constants(LowerModel *b)
     return 0;
 }
 
+/* "value-dims": each dim computed from values gets the buffer of its count and the kernel
+ * that writes it; no kernel before that one, nor it, may read the dim, and that kernel
+ * must run exactly once (not in a run-time If's branch or a run-time loop). */
+static int value_dims(LowerModel *b)
+{
+    Model *m = b->m;
+    const PtrVec *dims = &m->prog->dims;
+    m->dim_count = ir_alloc(sizeof *m->dim_count * (size_t)(dims->n + 1));
+    m->dim_after = ir_alloc(sizeof *m->dim_after * (size_t)(dims->n + 1));
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        m->dim_after[i] = -1;
+        if (!d->count)
+            continue;
+        const Buffer *c = lower_model_buffer(m, d->count->name);
+        int k = -1;
+        for (int j = 0; j < m->kernels.n && c && k < 0; j++) {
+            const Kernel *kk = m->kernels.items[j];
+            for (int q = 0; q < kk->params.n && k < 0; q++)
+                if (kk->params.items[q] == c)
+                    k = j;
+        }
+        if (k < 0 || c->dtype != DT_I64 || c->size < 1)
+            return ir_fail("the extent %s (computed from values) has no kernel that computes it", d->name);
+        const Kernel *kk = m->kernels.items[k];
+        int in_loop = 0;
+        for (int j = 0; j < m->nloops; j++)
+            in_loop |= k >= m->loops[j].begin && k < m->loops[j].end;
+        if (kk->nguards || in_loop)
+            return ir_fail("the extent %s is computed from values inside a run-time %s: not supported yet",
+                           d->name, in_loop ? "Loop" : "If");
+        for (int j = 0; j <= k; j++) {
+            const Kernel *r = m->kernels.items[j];
+            for (int q = 0; q < r->dims.n; q++)
+                if (r->dims.items[q] == d->var)
+                    return ir_fail("kernel %s reads the extent %s before it is computed", r->name, d->name);
+        }
+        m->dim_count[i] = c;
+        m->dim_after[i] = k;
+    }
+    return 0;
+}
+
+static void dump_value_dims(FILE *f, const LowerModel *b)
+{
+    const Model *m = b->m;
+    fprintf(f, "model %s after value-dims:\n", m->name);
+    for (int i = 0; i < m->prog->dims.n; i++)
+        if (m->dim_count[i])
+            fprintf(f, "  %s = %s[0] after kernel %d %s\n", ((const IrDim *)m->prog->dims.items[i])->name,
+                    m->dim_count[i]->name, m->dim_after[i],
+                    ((const Kernel *)m->kernels.items[m->dim_after[i]])->name);
+}
+
 /* the kernels in order, each with its parameters (and with its loops, full) */
 static void dump_kernels(FILE *f, const LowerModel *b, const char *pass, int full)
 {
@@ -230,6 +284,8 @@ static const ModelPass model_passes[] = {
     {{"partition", "one kernel per root stage, through the loop passes (models)"}, partition, dump_partition},
     {{"run-time-loops", "the start and next kernels of each run-time loop placed around its body's (models)"},
      lower_place_loops, dump_loops},
+    {{"value-dims", "each extent computed from values read after the kernel that counts it (models)"}, value_dims,
+     dump_value_dims},
     {{"prune-constants", "the constants no kernel reads dropped (models)"}, prune_constants, dump_constants},
     {{"in-place", "liveness of the intermediates; outputs written over an input that dies there (models)"}, lower_inplace,
      lower_dump_inplace},

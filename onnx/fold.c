@@ -15,10 +15,12 @@ const char *onnx_unique_name(Program *p, const char *base)
     return name;
 }
 
+/* Every tensor a constant or a compute, none with a dim decided at run time (a dim
+ * computed from values, over constants: the values are the bound's, not the extent's)? */
 static int all_const(const PtrVec *ts)
 {
     for (int i = 0; i < ts->n; i++)
-        if (((Tensor *)ts->items[i])->kind == T_PLACEHOLDER)
+        if (((Tensor *)ts->items[i])->kind == T_PLACEHOLDER || ir_tensor_is_dynamic(ts->items[i]))
             return 0;
     return 1;
 }

@@ -483,7 +483,7 @@ static int check_declared(const OnnxValueInfo *vi, const Tensor *t, const char *
         return 0;
     int mismatch = vi->ndim != t->ndim;
     for (int d = 0; d < vi->ndim && !mismatch; d++)
-        mismatch = vi->dims[d] >= 0 && !vi->dim_params[d] && vi->dims[d] != t->shape[d];
+        mismatch = vi->dims[d] >= 0 && !vi->dim_params[d] && vi->dims[d] != t->shape[d] && !t->dyn[d];
     if (!mismatch)
         return 0;
     const char *decl = "[";
@@ -770,15 +770,24 @@ static Tensor *loop_state(Import *I, IrLoop *L, const char *name, DType t, int n
  * known only at run time, or a count too large to unroll (why says which). The body is
  * imported once; it reads the loop's states, which the model function sets before the
  * first iteration and into which it copies the body's next values after each one. So the
- * carried values must keep their type and shape, and scan outputs (whose length would be
- * known only at run time) are refused. */
+ * carried values must keep their type and shape. A scan output is one more state, its
+ * bound the trip count (which must be known when compiling), a row written per iteration;
+ * its extent, the iterations run, is a dim computed from values. */
 static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip,
                         int64_t trip_count, Tensor *cond, const char *why)
 {
+    int nscan = 0;
     for (int i = ncar; i < c->nout; i++)
-        if (c->out_names[i])
-            return ir_fail("Loop: %s, and scan output %d is used: its length would be known only at run time "
-                           "(fix the inputs the count depends on with --bind)", why, i - ncar);
+        if (c->out_names[i]) {
+            if (trip || trip_count < 1 || trip_count > ONNX_MAX_UNROLL)
+                return ir_fail("Loop: %s, and scan output %d is used: its length would be known only at run time, "
+                               "%s (fix the inputs the count depends on with --bind)", why, i - ncar,
+                               trip ? "and so would its bound, the trip count"
+                               : trip_count < 1 ? "with no bound (no trip count)"
+                                                : ir_fmt("and its bound, the trip count %lld, is more than kgen stacks "
+                                                         "at run time (%d)", (long long)trip_count, ONNX_MAX_UNROLL));
+            nscan = i - ncar + 1;
+        }
     if (I->guard)
         return ir_fail("Loop: %s, inside the branch of an If decided at run time; kgen runs such a loop only "
                        "outside run-time branches (fix the condition's inputs with --bind)", why);
@@ -790,16 +799,16 @@ static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph 
                        shape_str(trip->ndim, trip->shape));
     if (cond && ir_tensor_numel(cond) != 1)
         return ir_fail("Loop: the condition has %lld elements, not one", (long long)ir_tensor_numel(cond));
-    if (ncar + 2 > IR_LOOP_MAX_STATES)
-        return ir_fail("Loop: %d loop-carried values (limit %d)", ncar, IR_LOOP_MAX_STATES - 2);
+    if (ncar + nscan + 2 > IR_LOOP_MAX_STATES)
+        return ir_fail("Loop: %d loop-carried values and scan outputs (limit %d)", ncar + nscan, IR_LOOP_MAX_STATES - 2);
     IrLoop *L = ir_alloc(sizeof *L);
     L->name = node_label(n);
     L->trip = trip;
     L->trip_count = trip ? -1 : trip_count;
     L->nstate = ncar + 2;
-    L->state = ir_alloc(sizeof *L->state * (size_t)L->nstate);
-    L->init = ir_alloc(sizeof *L->init * (size_t)L->nstate);
-    L->next = ir_alloc(sizeof *L->next * (size_t)L->nstate);
+    L->state = ir_alloc(sizeof *L->state * (size_t)(L->nstate + nscan));
+    L->init = ir_alloc(sizeof *L->init * (size_t)(L->nstate + nscan));
+    L->next = ir_alloc(sizeof *L->next * (size_t)(L->nstate + nscan));
     int64_t one = 1;
     L->state[0] = loop_state(I, L, ir_fmt("%s_iter", c->base), DT_I64, g->inputs[0].has_shape && g->inputs[0].ndim == 1,
                              &one);
@@ -855,6 +864,21 @@ static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph 
         }
         L->next[i] = o;
     }
+    /* scan outputs: states [trip count, ...] (not set before the loop: only the rows the
+     * iterations write are read) */
+    for (int k = 0; k < nscan; k++) {
+        Tensor *v = outs[1 + ncar + k], *acc;
+        int64_t shape[KG_MAX_DIMS] = {trip_count};
+        if (v->ndim + 1 > KG_MAX_DIMS || ir_tensor_is_dynamic(v))
+            return ir_fail("Loop: scan output %d is %s%s, which kgen cannot stack at run time", k,
+                           ir_dtype_name(v->dtype), shape_str(v->ndim, v->shape));
+        memcpy(shape + 1, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+        int s = L->nstate++;
+        L->state[s] = acc = loop_state(I, L, ir_fmt("%s_scan%d", c->base, k), v->dtype, v->ndim + 1, shape);
+        L->next[s] = acc ? op_loop_scan_next(c, L->state[0], acc, v) : NULL;
+        if (!L->next[s])
+            return -1;
+    }
     for (int j = first; j < I->prog->tensors.n; j++) {
         Tensor *t = I->prog->tensors.items[j];
         if (!ir_tensor_is_leaf(t))
@@ -863,6 +887,10 @@ static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph 
     /* the loop's results: the carried values after the last iteration */
     for (int k = 0; k < ncar && k < c->nout; k++)
         if (!op_copy(c, k, L->state[2 + k]))
+            return -1;
+    const IrDim *iterations = NULL;
+    for (int k = 0; k < nscan; k++)
+        if (c->out_names[ncar + k] && op_loop_scan_out(c, ncar + k, L->state[0], L->state[ncar + 2 + k], &iterations))
             return -1;
     ir_vec_push(&I->out->notes, ir_fmt("%s: %s; it runs as a loop of the model function (C, JS, WASM; the OpenCL "
                                                    "and CUDA hosts read its condition back; not Metal)", L->name, why),

@@ -1,7 +1,9 @@
 /* misc.c - ONNX operators that make tensors from attributes, shapes or compile-time
  * values: Constant, ConstantOfShape, Shape, Size, Range, EyeLike, OneHot and NonZero.
- * Shapes are static, so Shape and Size give constants; Range and NonZero, whose output
- * shape depends on input values, need those values at compile time. */
+ * Shapes are static, so Shape and Size give constants; Range, whose output shape depends
+ * on input values, needs those values at compile time; NonZero and Compress fold values
+ * known when compiling (constants, inputs bound with --bind or --bind-inputs data) and
+ * compute their extent at run time otherwise (values.c). */
 #include "ops.h"
 
 #include <math.h>
@@ -351,8 +353,7 @@ static int non_zero(OpCtx *c)
     if (x->ndim == 0)
         return ir_fail("%s: the input must have rank 1 or more", c->op);
     if (!op_is_const(c, 0))
-        return ir_fail("%s: the input must be known when compiling (the output shape depends on its values)",
-                       c->op);
+        return op_nonzero_dyn(c, x);   /* known at run time: values.c */
     x = c->in[0];   /* (maybe folded just now) */
     int64_t numel = ir_tensor_numel(x);
     if (numel > MAX_ELEMS)
@@ -398,13 +399,12 @@ static int compress(OpCtx *c)
         return -1;
     if (cond->ndim != 1)
         return ir_fail("%s: the condition has rank %d, not 1", c->op, cond->ndim);
-    if (!op_is_const(c, 1))
-        return ir_fail("%s: the condition must be known when compiling (the output shape depends on its values)",
-                       c->op);
     int has_axis = op_attr(c, "axis") != NULL;
     int axis = 0;
     if (has_axis && op_axis(c, op_attr_int(c, "axis", 0), x->ndim, "axis", &axis))
         return -1;
+    if (!op_is_const(c, 1))
+        return op_compress_dyn(c, x, cond, has_axis, axis);   /* known at run time: values.c */
     int64_t len = has_axis ? x->shape[axis] : ir_tensor_numel(x), n = ir_tensor_numel(c->in[1]);
     if (n > MAX_ELEMS)
         return ir_fail("%s: the condition is too large", c->op);

@@ -5,12 +5,12 @@
 
 extern const OpDef op_defs_elementwise[], op_defs_reduce[], op_defs_nn[], op_defs_shape[], op_defs_resize[],
     op_defs_rnn[], op_defs_quant[], op_defs_misc[], op_defs_loss[], op_defs_signal[], op_defs_image[],
-    op_defs_array[], op_defs_attention[], op_defs_training[];
+    op_defs_array[], op_defs_attention[], op_defs_training[], op_defs_values[];
 
 static const OpDef *const tables[] = {op_defs_elementwise, op_defs_reduce, op_defs_nn,    op_defs_shape,
                                       op_defs_resize,      op_defs_rnn,    op_defs_quant, op_defs_misc,
                                       op_defs_loss,        op_defs_signal, op_defs_image, op_defs_array,
-                                      op_defs_attention,   op_defs_training};
+                                      op_defs_attention,   op_defs_training, op_defs_values};
 
 #define NTABLES ((int)(sizeof tables / sizeof *tables))
 

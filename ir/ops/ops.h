@@ -197,6 +197,22 @@ int op_norm_axes(OpCtx *c, int64_t *axes, int n, int r, const char *what);
 int op_dtype_from_onnx(int onnx_dtype, DType *out);
 int op_dtype_to_onnx(DType t);
 
+/* ---------------------------------------------------------------- values.c: extents from values */
+/* A dim computed from values (ir_program_add_value_dim): count, an int64 tensor of one
+ * element the builder emitted, in [lo, hi]; named after name. */
+IrDim *op_value_dim(OpCtx *c, Tensor *count, int64_t lo, int64_t hi, const char *name);
+/* Dim d of t (and of its axis, for a compute) runs to dm's extent. */
+void op_set_value_dim(Tensor *t, int d, const IrDim *dm);
+/* NonZero of x and Compress of x by cond (along axis, or flattened) known only at run
+ * time: output 0 with its extent computed from the values. 0, or -1 with ir_fail(). */
+int op_nonzero_dyn(OpCtx *c, Tensor *x);
+int op_compress_dyn(OpCtx *c, Tensor *x, Tensor *cond, int has_axis, int axis);
+/* A run-time Loop's scan output: acc, a state [bound, ...] of the loop, gets row *iter (the
+ * iteration-number state) from val, the body's scan value, in the compute this returns
+ * (the state's next value); after the loop, output `out` is acc's first *iter rows, a dim
+ * computed from values (*dim: made by the first scan output, shared by the others). */
+Tensor *op_loop_scan_next(OpCtx *c, Tensor *iter, Tensor *acc, Tensor *val);
+int op_loop_scan_out(OpCtx *c, int out, Tensor *iter, Tensor *acc, const IrDim **dim);
 /* ---------------------------------------------------------------- training.c: random numbers */
 
 /* A uniform draw in [0, 1) in the float type t (f32 or f64) for the element at idx of a

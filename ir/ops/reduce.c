@@ -482,7 +482,9 @@ static int cumsum(OpCtx *c)
 
 /* rank[i] = #{m : x[m] beats x[i], or ties with it at a lower index}; output j is the
  * element of rank j. The ranks are a permutation, so each output sums exactly one hit.
- * O(n^2) along the axis; `sorted` = 0 gets the sorted order too. */
+ * O(n^2) along the axis; `sorted` = 0 gets the sorted order too. A K known only at run
+ * time (not bound): the outputs hold the axis' extent and run to K, a dim computed from
+ * values (values.c). */
 static int topk(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "X");
@@ -491,8 +493,26 @@ static int topk(OpCtx *c)
     if (x->ndim < 1)
         return ir_fail("%s: the input must have rank 1 or more", c->op);
     int64_t k;
+    int axis;
+    if (op_axis(c, op_attr_int(c, "axis", -1), x->ndim, "axis", &axis))
+        return -1;
+    int64_t len = x->shape[axis];
+    const IrDim *kdim = NULL;   /* K known only at run time: the outputs' extent */
     if (c->opset < 10) {
         k = op_attr_int(c, "k", -1);
+    } else if (op_has_input(c, 1) && !op_is_const(c, 1)) {
+        if (ir_tensor_numel(c->in[1]) != 1 || (c->in[1]->dtype != DT_I64 && c->in[1]->dtype != DT_I32))
+            return ir_fail("%s: K must hold one integer", c->op);
+        int64_t one = 1;
+        IterVar **kx = op_axes(1, &one);
+        Expr *z[KG_MAX_DIMS] = {0};
+        for (int d = 0; d < c->in[1]->ndim; d++)
+            z[d] = ir_idx(0);
+        Tensor *kt = op_emit(c, op_name(c, "k"), 1, kx, ir_cast(DT_I64, op_read(c->in[1], z)));
+        if (!kt)
+            return -1;
+        kdim = op_value_dim(c, kt, 0, len, ir_fmt("%s_dim%d", c->out_names[0] ? c->out_names[0] : c->base, axis));
+        k = len;
     } else {
         int64_t n = op_const_ints(c, 1, "K", &k, 1);
         if (n < 0)
@@ -500,10 +520,6 @@ static int topk(OpCtx *c)
         if (n != 1)
             return ir_fail("%s: K must hold one value", c->op);
     }
-    int axis;
-    if (op_axis(c, op_attr_int(c, "axis", -1), x->ndim, "axis", &axis))
-        return -1;
-    int64_t len = x->shape[axis];
     if (k < 1 || k > len)
         return ir_fail("%s: K is %lld, outside 1..%lld (the axis length)", c->op, (long long)k, (long long)len);
     int largest = op_attr_int(c, "largest", 1) != 0;
@@ -548,8 +564,11 @@ static int topk(OpCtx *c)
         Expr *body = red(RED_SUM, sel(hit, v, op_lit(0, v->dtype)), &i, 1);
         if (!body)
             return ir_fail("%s: %s", c->op, ir_errmsg());
-        if (!op_emit_out(c, o, x->ndim, oa, body))
+        Tensor *t = op_emit_out(c, o, x->ndim, oa, body);
+        if (!t)
             return -1;
+        if (kdim)
+            op_set_value_dim(t, axis, kdim);
     }
     return 0;
 }

@@ -152,7 +152,8 @@ int main(void)
     /* the pass lists, in the order the passes run */
     static const char *loop_names[] = {"simplify", "runtime-tails", "unroll", "peel-tails", "peel-heads", "unswitch",
                                        "reduce-interchange", "tensorize", "check-loops"};
-    static const char *model_names[] = {"partition", "run-time-loops", "prune-constants", "in-place", "arena"};
+    static const char *model_names[] = {"partition", "run-time-loops", "value-dims", "prune-constants", "in-place",
+                                        "arena"};
     int n = -1;
     const PassInfo *lp = lower_loop_passes(&n);
     CHECK_EQ(9, n);
@@ -161,8 +162,8 @@ int main(void)
         CHECK(lp[i].what && strlen(lp[i].what) > 10);
     }
     const PassInfo *mp = lower_model_passes(&n);
-    CHECK_EQ(5, n);
-    for (int i = 0; i < n && i < 5; i++) {
+    CHECK_EQ(6, n);
+    for (int i = 0; i < n && i < 6; i++) {
         CHECK_STR(model_names[i], mp[i].name);
         CHECK(mp[i].what && strlen(mp[i].what) > 10);
     }
