@@ -248,6 +248,18 @@ static void put_real_shape(StrBuf *o, const Buffer *b, int i)
     sb_puts(o, "    }\n");
 }
 
+/* The call's arguments: each tensor's data as its parameter's type, one a line */
+static void put_tensor_args(StrBuf *o, const Kernel *k, int indent)
+{
+    for (int i = 0; i < k->params.n; i++) {
+        const Buffer *b = k->params.items[i];
+        if (i)
+            sb_printf(o, ",\n%*s", indent, "");
+        sb_printf(o, "(%s%s *)((char *)args[%d]->data + args[%d]->byte_offset)",
+                  b->is_input ? "const " : "", ir_dtype_ctype(b->dtype), i, i);
+    }
+}
+
 void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *ws, const PtrVec *dims)
 {
     int n = k->params.n, nd = dims ? dims->n : 0;
@@ -315,13 +327,7 @@ void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *
             sb_printf(o, "    if (!%s)\n        return KGEN_ERR_NULL;\n", ws);
         sb_printf(o, "    %s%s(", nvalue ? "status = " : "return ", fn);
         int indent = (int)strlen(fn) + (nvalue ? 14 : 12);
-        for (int i = 0; i < n; i++) {
-            const Buffer *b = k->params.items[i];
-            if (i)
-                sb_printf(o, ",\n%*s", indent, "");
-            sb_printf(o, "(%s%s *)((char *)args[%d]->data + args[%d]->byte_offset)",
-                      b->is_input ? "const " : "", ir_dtype_ctype(b->dtype), i, i);
-        }
+        put_tensor_args(o, k, indent);
         sb_printf(o, ",\n%*s%s", indent, "", ws);
         for (int j = 0; j < nd; j++) {
             const IrDim *dm = dims->items[j];
@@ -387,13 +393,7 @@ void em_c_tensors_entry(StrBuf *o, const Kernel *k, const char *fn, const char *
         sb_printf(o, "    if (!%s)\n        return KGEN_ERR_NULL;\n", ws);
     sb_printf(o, "    return %s(", fn);
     int indent = (int)strlen(fn) + 12;
-    for (int i = 0; i < n; i++) {
-        const Buffer *b = k->params.items[i];
-        if (i)
-            sb_printf(o, ",\n%*s", indent, "");
-        sb_printf(o, "(%s%s *)((char *)args[%d]->data + args[%d]->byte_offset)",
-                  b->is_input ? "const " : "", ir_dtype_ctype(b->dtype), i, i);
-    }
+    put_tensor_args(o, k, indent);
     if (n)
         sb_printf(o, ",\n%*s", indent, "");
     sb_printf(o, "%s);\n}\n", ws);

@@ -692,6 +692,16 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     em_c_model_tables(c, m);
 }
 
+/* A generated function's first lines: each run-time dim a local from its argument `dims`
+ * (voided: an expression may leave some out) */
+static void dims_from_array(StrBuf *c, const PtrVec *dims)
+{
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(c, "    const int64_t %s = dims[%d];\n", ((const IrDim *)dims->items[i])->name, i);
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(c, "    (void)%s;\n", ((const IrDim *)dims->items[i])->name);
+}
+
 void em_c_model_tables(StrBuf *c, const EmModel *m)
 {
     const Model *mod = m->model;
@@ -716,12 +726,7 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
     }
     sb_puts(c, "};\n");
     sb_printf(c, "\nint %s_output_shape(int output, const int64_t *dims, int64_t *shape)\n{\n", m->name);
-    for (int i = 0; i < dims->n; i++) {
-        const IrDim *d = dims->items[i];
-        sb_printf(c, "    const int64_t %s = dims[%d];\n", d->name, i);
-    }
-    for (int i = 0; i < dims->n; i++)
-        sb_printf(c, "    (void)%s;\n", ((const IrDim *)dims->items[i])->name);
+    dims_from_array(c, dims);
     sb_puts(c, "    switch (output) {\n");
     for (int i = 0; i < m->noutputs; i++) {
         const Buffer *b = m->outputs[i].buf;
@@ -738,12 +743,7 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
     }
     sb_puts(c, "    default:\n        return KGEN_ERR_NARGS;\n    }\n}\n");
     sb_printf(c, "\nint64_t %s_arena_bytes(const int64_t *dims)\n{\n", m->name);
-    for (int i = 0; i < dims->n; i++) {
-        const IrDim *d = dims->items[i];
-        sb_printf(c, "    const int64_t %s = dims[%d];\n", d->name, i);
-    }
-    for (int i = 0; i < dims->n; i++)
-        sb_printf(c, "    (void)%s;\n", ((const IrDim *)dims->items[i])->name);
+    dims_from_array(c, dims);
     sb_puts(c, "    return ");
     em_c_put_dim_expr(c, lower_arena_need(mod));
     sb_puts(c, ";\n}\n");
