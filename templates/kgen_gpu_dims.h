@@ -69,19 +69,14 @@ static inline int kgen_cuda_run_dims(kgen_cuda_state *st, const kgen_gpu_program
     const kgen_gpu_program *p = &r->program;
     void *args[64];
     int i, a, status;
-    float ms = 0;
     kgen_gpu_cursor cur;
     if (!st->ready && (status = kgen_cuda_init(st, bound)) != KGEN_OK) {
         kgen_cuda_release(st, bound);
         return status;
     }
-    for (i = 0; i < p->nbuffers; i++) {
-        const kgen_gpu_buffer *b = &p->buffers[i];
-        if (b->kind == KGEN_GPU_INPUT && b->bytes)
-            KGEN_CUDA_CHECK(cudaMemcpyAsync(st->mems[i], inputs[b->index], b->bytes, cudaMemcpyHostToDevice, st->stream),
-                            b->name);
-    }
-    KGEN_CUDA_CHECK(cudaEventRecord(st->start, st->stream), "cudaEventRecord");
+    if ((status = kgen_cuda_copy_in(st, p, inputs)) != KGEN_OK)
+        return status;
+    /* kgen_cuda_launch_all's loop, each launch's dims after its buffers */
     cur.ran = -1;
     while ((i = kgen_gpu_next(p, &cur, kgen_cuda_read, st)) < p->nlaunches) {
         if (i < 0)
@@ -98,17 +93,7 @@ static inline int kgen_cuda_run_dims(kgen_cuda_state *st, const kgen_gpu_program
                                          dim3(l->block[0], l->block[1], l->block[2]), args, 0, st->stream),
                         l->name);
     }
-    KGEN_CUDA_CHECK(cudaEventRecord(st->stop, st->stream), "cudaEventRecord");
-    for (i = 0; i < p->nbuffers; i++) {
-        const kgen_gpu_buffer *b = &p->buffers[i];
-        if (b->kind == KGEN_GPU_OUTPUT && b->bytes)
-            KGEN_CUDA_CHECK(cudaMemcpyAsync(outputs[b->index], st->mems[i], b->bytes, cudaMemcpyDeviceToHost, st->stream),
-                            b->name);
-    }
-    KGEN_CUDA_CHECK(cudaStreamSynchronize(st->stream), "running the kernels");
-    KGEN_CUDA_CHECK(cudaEventElapsedTime(&ms, st->start, st->stop), "cudaEventElapsedTime");
-    st->last_ms = ms;
-    return KGEN_OK;
+    return kgen_cuda_copy_out(st, p, outputs);
 }
 #endif
 

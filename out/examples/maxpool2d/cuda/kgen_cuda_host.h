@@ -117,16 +117,10 @@ static inline int kgen_cuda_launch_all(kgen_cuda_state *st, const kgen_gpu_progr
     return KGEN_OK;
 }
 
-/* One run on host arrays: inputs copied in, launches, outputs copied out. */
-static inline int kgen_cuda_run(kgen_cuda_state *st, const kgen_gpu_program *p, const void *const *inputs,
-                                void *const *outputs)
+/* A run's first step: the inputs copied in (p's bytes), the start event recorded. */
+static inline int kgen_cuda_copy_in(kgen_cuda_state *st, const kgen_gpu_program *p, const void *const *inputs)
 {
-    int i, status;
-    float ms = 0;
-    if (!st->ready && (status = kgen_cuda_init(st, p)) != KGEN_OK) {
-        kgen_cuda_release(st, p);
-        return status;
-    }
+    int i;
     for (i = 0; i < p->nbuffers; i++) {
         const kgen_gpu_buffer *b = &p->buffers[i];
         if (b->kind == KGEN_GPU_INPUT && b->bytes)
@@ -134,8 +128,14 @@ static inline int kgen_cuda_run(kgen_cuda_state *st, const kgen_gpu_program *p, 
                             b->name);
     }
     KGEN_CUDA_CHECK(cudaEventRecord(st->start, st->stream), "cudaEventRecord");
-    if ((status = kgen_cuda_launch_all(st, p)) != KGEN_OK)
-        return status;
+    return KGEN_OK;
+}
+
+/* A run's last step: the stop event, the outputs copied out, the device time kept. */
+static inline int kgen_cuda_copy_out(kgen_cuda_state *st, const kgen_gpu_program *p, void *const *outputs)
+{
+    int i;
+    float ms = 0;
     KGEN_CUDA_CHECK(cudaEventRecord(st->stop, st->stream), "cudaEventRecord");
     for (i = 0; i < p->nbuffers; i++) {
         const kgen_gpu_buffer *b = &p->buffers[i];
@@ -147,6 +147,20 @@ static inline int kgen_cuda_run(kgen_cuda_state *st, const kgen_gpu_program *p, 
     KGEN_CUDA_CHECK(cudaEventElapsedTime(&ms, st->start, st->stop), "cudaEventElapsedTime");
     st->last_ms = ms;
     return KGEN_OK;
+}
+
+/* One run on host arrays: inputs copied in, launches, outputs copied out. */
+static inline int kgen_cuda_run(kgen_cuda_state *st, const kgen_gpu_program *p, const void *const *inputs,
+                                void *const *outputs)
+{
+    int status;
+    if (!st->ready && (status = kgen_cuda_init(st, p)) != KGEN_OK) {
+        kgen_cuda_release(st, p);
+        return status;
+    }
+    if ((status = kgen_cuda_copy_in(st, p, inputs)) != KGEN_OK || (status = kgen_cuda_launch_all(st, p)) != KGEN_OK)
+        return status;
+    return kgen_cuda_copy_out(st, p, outputs);
 }
 
 #endif
