@@ -18,12 +18,13 @@
 #  3. One node process per batch (tests/js/conf_driver.mjs, the comparison rule of the C
 #     driver) imports each model's NAME.mjs loader and calls init() with the batch's .wasm
 #     bytes; a model whose process died or hung is run again alone.
-# kgen runs once for both variants; the SIMD variant adds a second emcc link and node run
-# per batch, about a quarter of the CPU time (the whole part: about 2.5 CPU minutes, so
-# about 80 s on 2 free cores), so it runs on every test by default. Batches of 200, not
-# 100: each emcc start costs about 2 s of CPU before it compiles anything.
-# KGEN_CONF_WASM_SIMD_EVERY=N runs SIMD on a deterministic subset instead, 1 test in N of
-# the MANIFEST order (3: the 1st, 4th, 7th, ...); its counts are then those of the subset.
+# kgen runs once for both variants (the C is the same; only -msimd128 and the micro-kernels'
+# plain-loop fallbacks differ); each variant is an emcc link and a node run per batch.
+# SIMD128, what --target wasm builds, runs every test; scalar wasm (-nosimd) a deterministic
+# subset, 1 test in KGEN_CONF_WASM_SCALAR_EVERY (3: the 1st, 4th, 7th, ... of the MANIFEST
+# order), which saves about a third of this part's CPU time in make test; 1 runs it on all.
+# KGEN_CONF_WASM_SIMD_EVERY=N likewise thins the SIMD variant (1, every test, by default).
+# Batches of 200, not 100: each emcc start costs about 2 s of CPU before it compiles anything.
 # Tests with the dtypes conformance.sh skips are skipped. Prints FAIL/UNSUPPORTED lines and
 # "conformance-wasm: N passed, N failed, N skipped" and "conformance-wasm-simd: ...";
 # results-wasm.tsv and results-wasm-simd.tsv in $BUILD/conf_wasm.
@@ -31,7 +32,7 @@
 # NODE_PATH=/usr/share/nodejs (set here unless given).
 # Environment: KGEN, BUILD, EMCC (emcc), KGEN_ONNX_TESTS, KGEN_ONNX_TESTS_MORE (empty: the first
 # folder only), KGEN_REQUIRE_ALL=1,
-# KGEN_CONF_ONLY=REGEX, KGEN_CONF_WASM_BATCH (200), KGEN_CONF_WASM_SIMD_EVERY (1).
+# KGEN_CONF_ONLY=REGEX, KGEN_CONF_WASM_BATCH (200), KGEN_CONF_WASM_SIMD_EVERY (1), KGEN_CONF_WASM_SCALAR_EVERY (3).
 set -u
 export LC_ALL=C
 KGEN=${KGEN:-./kgen}
@@ -40,6 +41,7 @@ EMCC=${EMCC:-emcc}
 ONLY=${KGEN_CONF_ONLY:-}
 BATCH=${KGEN_CONF_WASM_BATCH:-200}
 SIMD_EVERY=${KGEN_CONF_WASM_SIMD_EVERY:-1}
+SCALAR_EVERY=${KGEN_CONF_WASM_SCALAR_EVERY:-3}
 JOBS=2
 export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,8 +88,9 @@ tests_abs=$work/tests
 cp "$KGEN" "$work/kgen.bin"
 t_start=$SECONDS
 
-# list.tsv: name, C name, op, the skipped dtypes ("-" when it runs), 1 when SIMD runs it
-awk -F'\t' -v only="$ONLY" -v every="$SIMD_EVERY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" '
+# list.tsv: name, C name, op, the skipped dtypes ("-" when it runs), 1 when SIMD runs it,
+# 1 when scalar wasm runs it
+awk -F'\t' -v only="$ONLY" -v every="$SIMD_EVERY" -v scalar="$SCALAR_EVERY" -v skipre="${KGEN_CONF_SKIP:-^(STRING)$}" '
   NR == 1 { next }
   only != "" && $1 !~ only { next }
   {
@@ -101,7 +104,8 @@ awk -F'\t' -v only="$ONLY" -v every="$SIMD_EVERY" -v skipre="${KGEN_CONF_SKIP:-^
     if (c !~ /^[A-Za-z_]/) c = "t_" c
     while (c in used) c = c "_"
     used[c] = 1
-    print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip) "\t" (k++ % every == 0 ? 1 : 0)
+    print $1 "\t" c "\t" $2 "\t" (skip == "" ? "-" : skip) "\t" (k % every == 0 ? 1 : 0) "\t" (k % scalar == 0 ? 1 : 0)
+    k++
   }' "$tests_abs/MANIFEST.tsv" > "$work/list.tsv"
 
 # ---------------------------------------------------------------- 1. kgen
@@ -229,7 +233,8 @@ variant() {
 
 batch() {
   local b=$1 names=() simd=()
-  mapfile -t names < <(awk -F'\t' -v b="$b" '$1 == b { print $2 }' "$work/batches.tsv")
+  mapfile -t names < <(awk -F'\t' -v b="$b" 'NR == FNR { if ($6 == 1) s[$1] = 1; next } $1 == b && ($2 in s) { print $2 }' \
+    "$work/list.tsv" "$work/batches.tsv")
   mapfile -t simd < <(awk -F'\t' -v b="$b" 'NR == FNR { if ($5 == 1) s[$1] = 1; next } $1 == b && ($2 in s) { print $2 }' \
     "$work/list.tsv" "$work/batches.tsv")
   variant "$b" wasm "" "${names[@]}"
@@ -258,6 +263,7 @@ for v in wasm wasm-simd; do
   awk -F'\t' -v OFS='\t' -v v=$v '
     FILENAME == ARGV[1] { st[$1] = $2; why[$1] = $3; next }
     v == "wasm-simd" && $5 != 1 { next }
+    v == "wasm" && $6 != 1 { next }
     {
       name = $1; op = $3; skip = $4
       if (skip != "-") { s = "SKIP"; r = skip }
@@ -279,5 +285,5 @@ for v in wasm wasm-simd; do
           exit nf > 0 }
   ' "$work/results-$v.tsv" || rc=1
 done
-echo "conformance_wasm time: kgen $((t_kgen - t_start)) s, emcc and node $((t_end - t_kgen)) s ($nbatches batches of at most $BATCH; SIMD on 1 test in $SIMD_EVERY)"
+echo "conformance_wasm time: kgen $((t_kgen - t_start)) s, emcc and node $((t_end - t_kgen)) s ($nbatches batches of at most $BATCH; SIMD on 1 test in $SIMD_EVERY, scalar on 1 in $SCALAR_EVERY)"
 exit $rc
