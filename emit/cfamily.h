@@ -40,6 +40,9 @@ void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, 
 void em_c_dim_checks(StrBuf *c, const Program *p);
 /* Is d a dim computed from values that an output has (an out_NAME pointer of NAME())? */
 int em_c_dim_returned(const EmModel *m, const IrDim *d);
+/* The last kernel of mod after which check e (a condition on dims) can run: the latest
+ * that computes a dim of e from values (-1: none, before the first kernel). */
+int em_c_check_after(const Model *mod, const Expr *e);
 /* Does e use a dim of dims computed from values? */
 int em_c_uses_value_dim(const PtrVec *dims, const Expr *e);
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b);

@@ -268,9 +268,8 @@ void em_c_model_signature(StrBuf *o, const EmModel *m)
     sb_puts(o, ")");
 }
 
-/* The last kernel after which check e can run: the latest that computes a dim of e from
- * values (-1: none, before the first kernel). */
-static int check_after(const Model *mod, const Expr *e)
+/* (declared in cfamily.h) */
+int em_c_check_after(const Model *mod, const Expr *e)
 {
     int after = -1;
     for (int i = 0; i < mod->prog->dims.n; i++)
@@ -285,7 +284,7 @@ static void put_checks(StrBuf *c, const Model *mod, int after)
 {
     const Program *p = mod->prog;
     for (int i = 0; i < p->checks.n; i++) {
-        if (check_after(mod, p->checks.items[i]) != after)
+        if (em_c_check_after(mod, p->checks.items[i]) != after)
             continue;
         sb_puts(c, "    /* ");
         em_comment_text(c, p->check_msgs.items[i]);
