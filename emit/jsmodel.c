@@ -717,7 +717,9 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
 {
     const Model *mod = m->model;
     const Program *prog = mod->prog;
-    int ndims = prog->dims.n;
+    int ndims = prog->dims.n, nret = 0;
+    for (int i = 0; i < ndims; i++)
+        nret += em_c_dim_returned(m, prog->dims.items[i]);
     EmModel c = *m;
     c.with_main = 0;
     c.target = NULL;
@@ -760,7 +762,7 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
         PtrVec names = {0};
         static const char *const api[] = {"name", "inputInfo", "outputInfo", "ARENA_BYTES", "WEIGHTS_BYTES",
                                           "init", "run", "X", "arena", "ins", "outs", "inputBytes",
-                                          "outputBytes", NULL};
+                                          "outputBytes", "counts", NULL};
         names_add(&names, api);
         names_add(&names, dims_api);
         js_put_dims(s, m, js_dim_names(&names, prog));
@@ -778,6 +780,9 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
     }
     sb_printf(s, "export const ARENA_BYTES = %lld;\nexport const WEIGHTS_BYTES = %lld;\n\n", (long long)mod->arena_bytes,
               (long long)wbytes);
+    if (nret)
+        sb_printf(s, "/* where the model writes the %d dim%s it computes from values that outputs have (int64) */\n"
+                     "let counts = 0;\n", nret, nret > 1 ? "s" : "");
     sb_printf(s, "let X = null, arena = 0, ins = [], outs = [];\n\n"
                  "export async function init(wasm, weights) {\n"
                  "    if (X)\n        return;\n"
@@ -790,6 +795,8 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                  "    };\n"
                  "    arena = alloc(ARENA_BYTES);\n",
               m->name);
+    if (nret)
+        sb_printf(s, "    counts = alloc(%d);\n", 8 * nret);
     sb_puts(s, ndims ? "    ins = inputBytes.map(alloc);\n    outs = outputBytes.map(alloc);\n"
                      : "    ins = inputInfo.map((v) => alloc(k.tensorBytes(v)));\n"
                        "    outs = outputInfo.map((v) => alloc(k.tensorBytes(v)));\n");
@@ -801,7 +808,37 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                      "        throw new Error(`${name}: the weights are ${w.byteLength} bytes, expected ${WEIGHTS_BYTES}`);\n",
                   m->name, m->name);
     sb_puts(s, "}\n\n");
-    if (ndims)   /* the C function takes int64_t dims: BigInts (no legalization in a standalone module) */
+    if (nret) {
+        /* the C function takes the dims read from the inputs (int64_t: BigInts) and a pointer
+         * for each it computes from values that outputs have, read back after the run */
+        sb_printf(s, "/* The outputs at their real shapes: the model writes them compact for the dims it\n"
+                     " * computes from values, returned through counts. */\n"
+                     "export function run(inputs) {\n"
+                     "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
+                     "    const d = inputDims(inputs);\n"
+                     "    inputs.forEach((x, i) => new Uint8Array(X.memory.buffer, ins[i], x.data.byteLength).set(new Uint8Array(x.data.buffer, x.data.byteOffset, x.data.byteLength)));\n"
+                     "    const status = X.%s(...ins, ...outs, arena", m->name);
+        for (int i = 0, j = 0; i < ndims; i++) {
+            const IrDim *d = prog->dims.items[i];
+            if (!d->count)
+                sb_printf(s, ", BigInt(d[%d])", i);
+            else if (em_c_dim_returned(m, d))
+                sb_printf(s, ", counts + %d", 8 * j++);
+        }
+        sb_puts(s, ");\n"
+                   "    if (status !== 0)\n"
+                   "        throw new Error(`${name}: the model returned status ${status}${status === 4 ? \" (wrong shape: an extent computed from values out of its range, or one that does not fit another)\" : \"\"}`);\n"
+                   "    const got = new BigInt64Array(X.memory.buffer, counts, ");
+        sb_printf(s, "%d);\n", nret);
+        for (int i = 0, j = 0; i < ndims; i++)
+            if (em_c_dim_returned(m, prog->dims.items[i]))
+                sb_printf(s, "    d[%d] = Number(got[%d]);\n", i, j++);
+        sb_puts(s, "    return outputShapes(...d).map((shape, i) => {\n"
+                   "        const v = {dtype: outputInfo[i].dtype, shape}, y = k.newTensor(v);\n"
+                   "        new Uint8Array(y.buffer).set(new Uint8Array(X.memory.buffer, outs[i], y.byteLength));\n"
+                   "        return {...v, data: y};\n"
+                   "    });\n}\n");
+    } else if (ndims)   /* the C function takes int64_t dims: BigInts (no legalization in a standalone module) */
         sb_printf(s, "export function run(inputs) {\n"
                      "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
                      "    const d = inputDims(inputs);\n"
