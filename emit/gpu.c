@@ -301,6 +301,20 @@ static int has_value_dims(const GProg *g)
     return 0;
 }
 
+/* The launch after which dim i of the model, computed from values, is read back: the last
+ * of the kernel that counts it; -1 for a dim given (or a kernel without launches). */
+static int count_launch(const GProg *g, int i)
+{
+    const Model *mod = g->mod;
+    if (!mod || !mod->dim_count[i])
+        return -1;
+    int last = -1;
+    for (int l = 0; l < g->nlaunches; l++)
+        if (g->launches[l].k == mod->kernels.items[mod->dim_after[i]])
+            last = l;
+    return last;
+}
+
 /* NAME_after (kgen_gpu_after_fn): after the last launch of the kernel that counts a dim
  * from values, that count read back from the device, checked against its range and the
  * conditions that need it (as the C target's model function does), and the run's tables
@@ -319,13 +333,16 @@ static int after_hook(StrBuf *o, const GProg *g)
     for (int i = 0; i < dims->n; i++)
         sb_printf(o, "    int64_t %s = %s_run.dims[%d];\n", ((const IrDim *)dims->items[i])->name, N, i);
     sb_puts(o, "    switch (launch) {\n");
+    for (int i = 0; i < dims->n; i++)
+        if (mod->dim_count[i] && count_launch(g, i) < 0)
+            return ir_fail("the extent %s is counted by kernel %s, which has no launch", ((const IrDim *)dims->items[i])->name,
+                           ((const Kernel *)mod->kernels.items[mod->dim_after[i]])->name);
     for (int l = 0; l < g->nlaunches; l++) {
         int any = 0;
         for (int i = 0; i < dims->n; i++) {
             const IrDim *d = dims->items[i];
-            if (!mod->dim_count[i] || g->launches[l].k != mod->kernels.items[mod->dim_after[i]] ||
-                (l + 1 < g->nlaunches && g->launches[l + 1].k == g->launches[l].k))
-                continue;   /* (the kernel's last launch) */
+            if (count_launch(g, i) != l)
+                continue;
             int c = em_gpu_buf_index(g, mod->dim_count[i]);
             if (c < 0)
                 return ir_fail("the extent %s is counted in %s, which is not a model buffer", d->name,
@@ -509,16 +526,21 @@ static void json_dim_expr(StrBuf *o, const char *key, const Expr *e)
 /* The Metal manifest: the same tables as JSON, for a host in any language. With dims
  * decided at run time also the dims (each launch's kernel takes the ones it lists after
  * its buffers, as 4-byte ints) and, as C expressions of them, the bytes of the inputs and
- * outputs and the grids that follow them (bytes and threadgroups hold the bound's). */
+ * outputs and the grids that follow them (bytes and threadgroups hold the bound's); a dim
+ * computed from values names the buffer whose element 0 (int64) holds it once the launch
+ * count_after_launch has completed. */
 static void manifest(StrBuf *o, const GProg *g, const char *metal_file)
 {
     sb_printf(o, "{\n  \"generator\": \"kgen\",\n  \"name\": \"%s\",\n  \"library_source\": \"%s\",\n", g->name,
               metal_file);
     for (int i = 0; g->dims && i < g->dims->dims.n; i++) {
         const IrDim *d = g->dims->dims.items[i];
-        sb_printf(o, "%s    {\"name\": \"%s\", \"lo\": %lld, \"hi\": %lld, \"input\": %d, \"dim\": %d}%s\n",
-                  i ? "" : "  \"dims\": [\n", d->name, (long long)d->lo, (long long)d->hi, d->input, d->dim,
-                  i + 1 < g->dims->dims.n ? "," : "\n  ],");
+        sb_printf(o, "%s    {\"name\": \"%s\", \"lo\": %lld, \"hi\": %lld, \"input\": %d, \"dim\": %d", i ? "" : "  \"dims\": [\n",
+                  d->name, (long long)d->lo, (long long)d->hi, d->input, d->dim);
+        if (d->count)   /* computed from values: element 0 (int64) of a buffer, after a launch */
+            sb_printf(o, ", \"count_buffer\": %d, \"count_after_launch\": %d",
+                      em_gpu_buf_index(g, g->mod->dim_count[i]), count_launch(g, i));
+        sb_printf(o, "}%s\n", i + 1 < g->dims->dims.n ? "," : "\n  ],");
     }
     sb_printf(o, "  \"arena_bytes\": %lld,\n  \"buffers\": [\n", (long long)g->arena_bytes);
     for (int i = 0; i < g->nbufs; i++) {
@@ -606,13 +628,58 @@ static void host_entry(StrBuf *o, const GProg *g, const EmModel *m, const char *
     sb_printf(o, "void %s_release(void)\n{\n    %s(&%s_state, &%s_program);\n}\n", N, api->release, N, N);
 }
 
+/* The Metal host's parts for dims computed from values (kgen_metal_host.m's READ,
+ * VALUES_START, AFTER, VALUES_MS and DIM_OUT): after a launch that counts one, the
+ * command buffer so far committed and waited for, NAME_after reading the count from the
+ * shared buffer, the rest encoded in a new command buffer; the device time summed; the
+ * counts returned. */
+static void metal_values(StrBuf *v, const GProg *g, const EmModel *m)
+{
+    const char *N = g->name;
+    const PtrVec *dims = &g->dims->dims;
+    sb_printf(&v[0], "\n/* kgen_gpu_read_fn: the first bytes of a buffer (shared storage: the command buffer that\n"
+                     " * wrote it has completed) */\n"
+                     "static int %s_read(void *ctx, int buffer, void *dst, size_t bytes)\n{\n"
+                     "    const kgen_gpu_buffer *b = &%s_buffers[buffer];\n"
+                     "    (void)ctx;\n"
+                     "    memcpy(dst, (const char *)[(id<MTLBuffer>)%s_bufs[buffer] contents] + (b->kind == KGEN_GPU_ARENA ? b->offset : 0), bytes);\n"
+                     "    return 0;\n}\n",
+              N, N, N);
+    sb_puts(&v[1], "        double ms_before = 0;   /* the command buffers before a count was read back */\n");
+    sb_puts(&v[2], "            if (");
+    for (int i = 0, n = 0; i < dims->n; i++)
+        if (count_launch(g, i) >= 0)
+            sb_printf(&v[2], "%si == %d", n++ ? " || " : "", count_launch(g, i));
+    sb_printf(&v[2], ") {\n"
+                     "                /* it counts a dim from values: run what is encoded, read the count back */\n"
+                     "                [enc endEncoding];\n"
+                     "                [cb commit];\n"
+                     "                [cb waitUntilCompleted];\n"
+                     "                if (cb.error) {\n"
+                     "                    fprintf(stderr, \"%s: Metal: %%s\\n\", cb.error.localizedDescription.UTF8String);\n"
+                     "                    return KGEN_ERR_DEVICE;\n"
+                     "                }\n"
+                     "                ms_before += (cb.GPUEndTime - cb.GPUStartTime) * 1e3;\n"
+                     "                int status = %s_after(i, %s_read, NULL);\n"
+                     "                if (status != KGEN_OK)\n"
+                     "                    return status;\n"
+                     "                cb = [%s_queue commandBuffer];\n"
+                     "                enc = [cb computeCommandEncoder];\n"
+                     "            }\n",
+              N, N, N, N);
+    sb_printf(&v[3], "        %s_ms += ms_before;\n", N);
+    for (int i = 0; i < dims->n; i++)
+        if (em_c_dim_returned(m, dims->items[i]))
+            sb_printf(&v[4], "    *out_%s = %s_run.dims[%d];\n", ((const IrDim *)dims->items[i])->name, N, i);
+}
+
 /* A host written whole as a template (Metal's Objective-C): the weights' declarations and
  * the tables, then the template. */
 static int host_from_template(StrBuf *o, const GProg *g, const EmModel *m, const char *signature_text,
                               const char *const *in_names, const char *const *out_names)
 {
     const char *N = g->name;
-    StrBuf weights = {0}, tables = {0}, io = {0}, checks = {0}, args = {0};
+    StrBuf weights = {0}, tables = {0}, io = {0}, checks = {0}, args = {0}, values[5] = {{0}};
     for (int i = 0; i < g->nweights; i++) {
         const GBuf *b = NULL;
         for (int j = 0; j < g->nbufs; j++)
@@ -637,13 +704,18 @@ static int host_from_template(StrBuf *o, const GProg *g, const EmModel *m, const
         sb_printf(&args, "            for (int a = 0; a < %s_run.args[i].ndims; a++)\n"
                          "                [enc setBytes:&%s_run.dims[%s_run.args[i].dims[a]] length:sizeof(int32_t) atIndex:l->nargs + a];\n",
                   N, N, N);
+        if (rc == 0 && has_value_dims(g))
+            metal_values(values, g, m);
     }
     put_io_arrays(&io, g, in_names, out_names);
     char *UP = em_c_macro_name(N);
     const char *vars[] = {"NAME", N, "MACRO", UP, "FILE", g->file, "WEIGHTS", weights.data, "TABLES",
                           tables.data ? tables.data : "", "SIGNATURE", signature_text, "IO", io.data,
                           "ARENA", in_names[g->ninputs + g->noutputs], "DIM_CHECKS", checks.data ? checks.data : "",
-                          "DIM_ARGS", args.data ? args.data : "", NULL};
+                          "DIM_ARGS", args.data ? args.data : "", "READ", values[0].data ? values[0].data : "",
+                          "VALUES_START", values[1].data ? values[1].data : "", "AFTER", values[2].data ? values[2].data : "",
+                          "VALUES_MS", values[3].data ? values[3].data : "", "DIM_OUT", values[4].data ? values[4].data : "",
+                          NULL};
     em_c_banner(o, g->source);
     if (rc == 0)
         rc = em_template_fill(o, g->api->host_template, vars);
@@ -653,6 +725,8 @@ static int host_from_template(StrBuf *o, const GProg *g, const EmModel *m, const
     sb_free(&io);
     sb_free(&checks);
     sb_free(&args);
+    for (int i = 0; i < 5; i++)
+        sb_free(&values[i]);
     return rc;
 }
 
