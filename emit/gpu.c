@@ -18,7 +18,8 @@
  * With dims decided at run time the tables hold the bound, and NAME_at() (dims_tables)
  * copies them with one run's input/output bytes and grids (the launch plan's run-time
  * extents, printed as C over the dims); the kernels take the dims after their buffers
- * (kgen_gpu_dims.h, written for such models only).
+ * (kgen_gpu_dims.h, written for such models only). A dim computed from values is read
+ * back after the launch that counts it (NAME_after: checked, the tables set again at it).
  *
  * Files:  cuda    NAME.cu (kernels, tables, entry points), NAME.h, NAME_weights.c,
  *                 kgen_runtime.h, kgen_gpu.h, kgen_cuda_host.h

@@ -10,7 +10,10 @@
  * With --main both get NAME_main.mjs (the runner, kgen_main.mjs) and kgen_io.mjs.
  * A model with dims decided at run time (Program.dims) adds exports for them (js_put_dims):
  * its run() takes and returns tensors {data, shape}, its model function and kernels take
- * the dims as trailing arguments; without, the output is as it was before them.
+ * the dims as trailing arguments; without, the output is as it was before them. A dim
+ * computed from values (IrDim.count) is read from its count after the kernel that writes
+ * it (js_value_dims_after; WASM: the C function returns it), and run() cuts the outputs
+ * that have it to their real shapes.
  * requires: a lowered kernel or model; breaks: nothing (adds files to an OutSet). */
 #include "jsemit.h"
 #include "cfamily.h"
