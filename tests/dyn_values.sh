@@ -7,7 +7,8 @@
 # references from torch/numpy, or onnxruntime with graph optimizations disabled), through
 # the C target, js, wasm (SIMD128), wasm -nosimd (node, emcc) and opencl (pocl):
 #   1. kgen net.onnx --main ONCE (kgen_args holding the --dim), the runner built (C and
-#      the OpenCL host with strict flags, -Werror; wasm with emcc);
+#      the OpenCL host with strict flags, -Werror; wasm with emcc); JS and WASM: --info
+#      lists the count as a dim "(computed from values)" (dims: computed: true);
 #   2. the same runner on every input set in_S_*.npy (the sets select different counts,
 #      none to all), each output compared with out_S_J.npy (npycmp: shape, dtype, values:
 #      the outputs are written at their real shapes);
@@ -91,6 +92,13 @@ for model in tests/models/dyn_*/net.onnx; do
       bad "$label: the runner does not build: $(grep -m3 -i -e error -e warning "$dir.build.log")"; continue
     fi
     ok
+    # JS, WASM: the module's dims mark the count computed (the runner's --info says so)
+    case $tg in
+      js|wasm*)
+        node $dir/m_main.mjs --info > "$dir.info" 2>&1
+        if grep -q '^dim [A-Za-z_0-9]*: [0-9]*\.\.[0-9]* (computed from values)$' "$dir.info"; then ok
+        else bad "$label: --info shows no dim computed from values: $(tr '\n' '|' < "$dir.info")"; fi ;;
+    esac
     last=()
     for first in "$src"/in_*_0.npy; do
       s=${first#"$src"/in_}; s=${s%_0.npy}
