@@ -8,7 +8,9 @@
 # the C target, js, wasm (SIMD128), wasm -nosimd (node, emcc) and opencl (pocl):
 #   1. kgen net.onnx --main ONCE (kgen_args holding the --dim), the runner built (C and
 #      the OpenCL host with strict flags, -Werror; wasm with emcc); JS and WASM: --info
-#      lists the count as a dim "(computed from values)" (dims: computed: true);
+#      lists the count as a dim "(computed from values)" (dims: computed: true), and
+#      dyn_mixed's module passes tests/js/dyn_values.mjs (its exports, run(), the JS model
+#      function, the refusal);
 #   2. the same runner on every input set in_S_*.npy (the sets select different counts,
 #      none to all), each output compared with out_S_J.npy (npycmp: shape, dtype, values:
 #      the outputs are written at their real shapes);
@@ -97,7 +99,12 @@ for model in tests/models/dyn_*/net.onnx; do
       js|wasm*)
         node $dir/m_main.mjs --info > "$dir.info" 2>&1
         if grep -q '^dim [A-Za-z_0-9]*: [0-9]*\.\.[0-9]* (computed from values)$' "$dir.info"; then ok
-        else bad "$label: --info shows no dim computed from values: $(tr '\n' '|' < "$dir.info")"; fi ;;
+        else bad "$label: --info shows no dim computed from values: $(tr '\n' '|' < "$dir.info")"; fi
+        # dyn_mixed through the module's API (tests/js/dyn_values.mjs)
+        if [ $name = dyn_mixed ]; then
+          if timeout 60 node tests/js/dyn_values.mjs $dir/m.mjs $src > "$dir.api.log" 2>&1; then ok
+          else bad "$label: the module's API: $(grep -m3 FAIL "$dir.api.log" | tr '\n' '|')$(tail -1 "$dir.api.log")"; fi
+        fi ;;
     esac
     last=()
     for first in "$src"/in_*_0.npy; do
