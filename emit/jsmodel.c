@@ -95,7 +95,14 @@ void em_js_runtime_file(OutSet *o)
     sb_puts(em_outset_add(o, "kgen_runtime.mjs"), rt);
 }
 
-static int js_nvalue(const Program *p);
+/* How many of p's run-time dims are computed from values (IrDim.count)? */
+static int js_nvalue(const Program *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->dims.n; i++)
+        n += ((const IrDim *)p->dims.items[i])->count != NULL;
+    return n;
+}
 
 void em_js_runner_files(OutSet *o, const EmModel *m, int async_run)
 {
@@ -180,15 +187,6 @@ static void names_add(PtrVec *names, const char *const *api)
 {
     for (int i = 0; api[i]; i++)
         ir_vec_push(names, (void *)api[i], 1 << 24, "module names");
-}
-
-/* How many of p's run-time dims are computed from values (IrDim.count)? */
-static int js_nvalue(const Program *p)
-{
-    int n = 0;
-    for (int i = 0; i < p->dims.n; i++)
-        n += ((const IrDim *)p->dims.items[i])->count != NULL;
-    return n;
 }
 
 /* The JS names of p's run-time dims (module level, registered in names). */
