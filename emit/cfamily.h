@@ -35,11 +35,16 @@ void em_c_model_header(StrBuf *h, const EmModel *m);        /* NAME.h */
 void em_c_weights_file(StrBuf *w, const EmModel *m);        /* NAME_weights.c */
 void em_c_model_tables(StrBuf *c, const EmModel *m);        /* NAME_tensors and the info tables */
 void em_c_model_signature(StrBuf *o, const EmModel *m);     /* int NAME(inputs, outputs, arena, dims) */
-/* The model function's first statements with run-time dims: each in its range, then the
- * checks derived from the graph (extents that must agree), else return KGEN_ERR_SHAPE. */
-void em_c_dim_checks(StrBuf *c, const Program *p);
+/* A GPU host entry's first statements with run-time dims: each given in its range, then the
+ * checks derived from the graph (extents that must agree) that need no dim computed from
+ * values, else return KGEN_ERR_SHAPE; each dim computed from values a variable at its bound
+ * (its out_NAME not NULL where returned: else KGEN_ERR_NULL). */
+void em_c_dim_checks(StrBuf *c, const EmModel *m);
 /* Is d a dim computed from values that an output has (an out_NAME pointer of NAME())? */
 int em_c_dim_returned(const EmModel *m, const IrDim *d);
+/* The last kernel of mod after which check e (a condition on dims) can run: the latest
+ * that computes a dim of e from values (-1: none, before the first kernel). */
+int em_c_check_after(const Model *mod, const Expr *e);
 /* Does e use a dim of dims computed from values? */
 int em_c_uses_value_dim(const PtrVec *dims, const Expr *e);
 const char *em_c_weight_symbol(const EmModel *m, const Buffer *b);

@@ -18,7 +18,8 @@
  * With dims decided at run time the tables hold the bound, and NAME_at() (dims_tables)
  * copies them with one run's input/output bytes and grids (the launch plan's run-time
  * extents, printed as C over the dims); the kernels take the dims after their buffers
- * (kgen_gpu_dims.h, written for such models only).
+ * (kgen_gpu_dims.h, written for such models only). A dim computed from values is read
+ * back after the launch that counts it (NAME_after: checked, the tables set again at it).
  *
  * Files:  cuda    NAME.cu (kernels, tables, entry points), NAME.h, NAME_weights.c,
  *                 kgen_runtime.h, kgen_gpu.h, kgen_cuda_host.h
@@ -292,6 +293,93 @@ static const char *at_call(const GProg *g)
     return r;
 }
 
+/* Has the model dims computed from values (IrDim.count)? */
+static int has_value_dims(const GProg *g)
+{
+    for (int i = 0; g->dims && i < g->dims->dims.n; i++)
+        if (((const IrDim *)g->dims->dims.items[i])->count)
+            return 1;
+    return 0;
+}
+
+/* The launch after which dim i of the model, computed from values, is read back: the last
+ * of the kernel that counts it; -1 for a dim given (or a kernel without launches). */
+static int count_launch(const GProg *g, int i)
+{
+    const Model *mod = g->mod;
+    if (!mod || !mod->dim_count[i])
+        return -1;
+    int last = -1;
+    for (int l = 0; l < g->nlaunches; l++)
+        if (g->launches[l].k == mod->kernels.items[mod->dim_after[i]])
+            last = l;
+    return last;
+}
+
+/* NAME_after (kgen_gpu_after_fn): after the last launch of the kernel that counts a dim
+ * from values, that count read back from the device, checked against its range and the
+ * conditions that need it (as the C target's model function does), and the run's tables
+ * set again at it (NAME_at). */
+static int after_hook(StrBuf *o, const GProg *g)
+{
+    const char *N = g->name;
+    const Model *mod = g->mod;
+    const PtrVec *dims = &g->dims->dims;
+    if (!mod)
+        return ir_fail("%s: dims computed from values outside a model", N);
+    sb_printf(o, "\n/* after a launch: the dims it computes from values read back and checked, and the\n"
+                 " * tables again at them (the launches after it take them, the outputs are copied out at\n"
+                 " * them); KGEN_ERR_SHAPE, or KGEN_ERR_DEVICE where the read fails */\n"
+                 "static int %s_after(int launch, kgen_gpu_read_fn read, void *ctx)\n{\n", N);
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(o, "    int64_t %s = %s_run.dims[%d];\n", ((const IrDim *)dims->items[i])->name, N, i);
+    sb_puts(o, "    switch (launch) {\n");
+    for (int i = 0; i < dims->n; i++)
+        if (mod->dim_count[i] && count_launch(g, i) < 0)
+            return ir_fail("the extent %s is counted by kernel %s, which has no launch", ((const IrDim *)dims->items[i])->name,
+                           ((const Kernel *)mod->kernels.items[mod->dim_after[i]])->name);
+    for (int l = 0; l < g->nlaunches; l++) {
+        int any = 0;
+        for (int i = 0; i < dims->n; i++) {
+            const IrDim *d = dims->items[i];
+            if (count_launch(g, i) != l)
+                continue;
+            int c = em_gpu_buf_index(g, mod->dim_count[i]);
+            if (c < 0)
+                return ir_fail("the extent %s is counted in %s, which is not a model buffer", d->name,
+                               mod->dim_count[i]->name);
+            if (!any)
+                sb_printf(o, "    case %d:    /* %s */\n", l, g->launches[l].l.name);
+            any = 1;
+            sb_printf(o, "        /* the extent %s, computed by %s */\n", d->name, mod->dim_count[i]->name);
+            sb_printf(o, "        if (read(ctx, %d, &%s, sizeof %s))\n            return KGEN_ERR_DEVICE;\n", c, d->name,
+                      d->name);
+            sb_printf(o, "        if (%s < %lld || %s > %lld)\n            return KGEN_ERR_SHAPE;\n", d->name,
+                      (long long)d->lo, d->name, (long long)d->hi);
+        }
+        if (!any)
+            continue;
+        const Program *p = mod->prog;
+        for (int i = 0; i < p->checks.n; i++) {
+            int after = em_c_check_after(mod, p->checks.items[i]);
+            if (after < 0 || g->launches[l].k != mod->kernels.items[after])
+                continue;
+            sb_puts(o, "        /* ");
+            em_comment_text(o, p->check_msgs.items[i]);
+            sb_puts(o, " */\n        if (!");
+            em_c_put_dim_expr(o, p->checks.items[i]);
+            sb_puts(o, ")\n            return KGEN_ERR_SHAPE;\n");
+        }
+        sb_puts(o, "        break;\n");
+    }
+    sb_puts(o, "    default:\n        return KGEN_OK;\n    }\n");
+    sb_printf(o, "    %s_at(", N);
+    for (int i = 0; i < dims->n; i++)
+        sb_printf(o, "%s%s", i ? ", " : "", ((const IrDim *)dims->items[i])->name);
+    sb_puts(o, ");\n    return KGEN_OK;\n}\n");
+    return 0;
+}
+
 /* With dims decided at run time, after the bound's tables: the dims each launch takes
  * (after its buffers) and NAME_at(), one run's tables (kgen_gpu_dims.h): the bound's
  * copied, then the bytes of the inputs and outputs and the grids that follow the dims. */
@@ -329,6 +417,9 @@ static int dims_tables(StrBuf *o, const GProg *g)
     sb_printf(o, "static kgen_gpu_buffer %s_run_buffers[%d];\nstatic kgen_gpu_launch %s_run_launches[%d];\n"
                  "static kgen_gpu_run %s_run;\n\n",
               N, g->nbufs ? g->nbufs : 1, N, g->nlaunches ? g->nlaunches : 1, N);
+    int values = has_value_dims(g);
+    if (values)
+        sb_printf(o, "static int %s_after(int launch, kgen_gpu_read_fn read, void *ctx);\n\n", N);
     sb_printf(o, "/* the tables at these extents (each in its range: the caller checks) */\nstatic const kgen_gpu_run *%s_at(", N);
     for (int i = 0; i < dims->n; i++)
         sb_printf(o, "%sint64_t %s", i ? ", " : "", ((const IrDim *)dims->items[i])->name);
@@ -358,8 +449,10 @@ static int dims_tables(StrBuf *o, const GProg *g)
     sb_printf(o, "    %s_run.args = %s_dim_args;\n    %s_run.ndims = %d;\n", N, N, N, dims->n);
     for (int i = 0; i < dims->n; i++)
         sb_printf(o, "    %s_run.dims[%d] = (int32_t)%s;\n", N, i, ((const IrDim *)dims->items[i])->name);
+    if (values)
+        sb_printf(o, "    %s_run.after = %s_after;\n", N, N);
     sb_printf(o, "    return &%s_run;\n}\n", N);
-    return 0;
+    return values ? after_hook(o, g) : 0;
 }
 
 /* The launches of kernels [kb, ke) of the model: *first..*last, or 0 if none */
@@ -434,16 +527,21 @@ static void json_dim_expr(StrBuf *o, const char *key, const Expr *e)
 /* The Metal manifest: the same tables as JSON, for a host in any language. With dims
  * decided at run time also the dims (each launch's kernel takes the ones it lists after
  * its buffers, as 4-byte ints) and, as C expressions of them, the bytes of the inputs and
- * outputs and the grids that follow them (bytes and threadgroups hold the bound's). */
+ * outputs and the grids that follow them (bytes and threadgroups hold the bound's); a dim
+ * computed from values names the buffer whose element 0 (int64) holds it once the launch
+ * count_after_launch has completed. */
 static void manifest(StrBuf *o, const GProg *g, const char *metal_file)
 {
     sb_printf(o, "{\n  \"generator\": \"kgen\",\n  \"name\": \"%s\",\n  \"library_source\": \"%s\",\n", g->name,
               metal_file);
     for (int i = 0; g->dims && i < g->dims->dims.n; i++) {
         const IrDim *d = g->dims->dims.items[i];
-        sb_printf(o, "%s    {\"name\": \"%s\", \"lo\": %lld, \"hi\": %lld, \"input\": %d, \"dim\": %d}%s\n",
-                  i ? "" : "  \"dims\": [\n", d->name, (long long)d->lo, (long long)d->hi, d->input, d->dim,
-                  i + 1 < g->dims->dims.n ? "," : "\n  ],");
+        sb_printf(o, "%s    {\"name\": \"%s\", \"lo\": %lld, \"hi\": %lld, \"input\": %d, \"dim\": %d", i ? "" : "  \"dims\": [\n",
+                  d->name, (long long)d->lo, (long long)d->hi, d->input, d->dim);
+        if (d->count)   /* computed from values: element 0 (int64) of a buffer, after a launch */
+            sb_printf(o, ", \"count_buffer\": %d, \"count_after_launch\": %d",
+                      em_gpu_buf_index(g, g->mod->dim_count[i]), count_launch(g, i));
+        sb_printf(o, "}%s\n", i + 1 < g->dims->dims.n ? "," : "\n  ],");
     }
     sb_printf(o, "  \"arena_bytes\": %lld,\n  \"buffers\": [\n", (long long)g->arena_bytes);
     for (int i = 0; i < g->nbufs; i++) {
@@ -494,8 +592,8 @@ static void put_io_arrays(StrBuf *o, const GProg *g, const char *const *in_names
 
 /* The entry points over host arrays: NAME(inputs..., outputs..., arena) and the rest, over
  * the API's host runtime. */
-static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
-                       const char *const *out_names)
+static void host_entry(StrBuf *o, const GProg *g, const EmModel *m, const char *signature_text,
+                       const char *const *in_names, const char *const *out_names)
 {
     const char *N = g->name;
     const GpuApi *api = g->api;
@@ -504,8 +602,13 @@ static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, co
     put_io_arrays(o, g, in_names, out_names);
     sb_printf(o, "    (void)%s;    /* the arena is in device memory */\n", in_names[g->ninputs + g->noutputs]);
     if (g->dims)
-        em_c_dim_checks(o, g->dims);
-    sb_printf(o, "    return %s(&%s_state, &%s_program, ", g->dims ? api->run_dims : api->run, N, N);
+        em_c_dim_checks(o, m);
+    /* the dims computed from values that outputs have: their values after a run */
+    int nret = 0;
+    for (int i = 0; g->dims && i < g->dims->dims.n; i++)
+        nret += em_c_dim_returned(m, g->dims->dims.items[i]);
+    sb_printf(o, nret ? "    int status = %s(&%s_state, &%s_program, " : "    return %s(&%s_state, &%s_program, ",
+              g->dims ? api->run_dims : api->run, N, N);
     if (g->dims)
         sb_printf(o, "%s, ", at_call(g));
     if (api->run_file) {
@@ -513,18 +616,71 @@ static void host_entry(StrBuf *o, const GProg *g, const char *signature_text, co
         sb_printf(o, "%s%s, ", UP, api->run_file);
         free(UP);
     }
-    sb_puts(o, "ins, outs);\n}\n\n");
+    sb_puts(o, "ins, outs);\n");
+    if (nret) {
+        sb_puts(o, "    if (status != KGEN_OK)\n        return status;\n");
+        for (int i = 0; i < g->dims->dims.n; i++)
+            if (em_c_dim_returned(m, g->dims->dims.items[i]))
+                sb_printf(o, "    *out_%s = %s_run.dims[%d];\n", ((const IrDim *)g->dims->dims.items[i])->name, N, i);
+        sb_puts(o, "    return KGEN_OK;\n");
+    }
+    sb_puts(o, "}\n\n");
     sb_printf(o, "double %s_device_ms(void)\n{\n    return %s_state.last_ms;\n}\n\n", N, N);
     sb_printf(o, "void %s_release(void)\n{\n    %s(&%s_state, &%s_program);\n}\n", N, api->release, N, N);
 }
 
-/* A host written whole as a template (Metal's Objective-C): the weights' declarations and
- * the tables, then the template. */
-static int host_from_template(StrBuf *o, const GProg *g, const char *signature_text, const char *const *in_names,
-                              const char *const *out_names)
+/* The Metal host's parts for dims computed from values (kgen_metal_host.m's READ,
+ * VALUES_START, AFTER, VALUES_MS and DIM_OUT): after a launch that counts one, the
+ * command buffer so far committed and waited for, NAME_after reading the count from the
+ * shared buffer, the rest encoded in a new command buffer; the device time summed; the
+ * counts returned. */
+static void metal_values(StrBuf *v, const GProg *g, const EmModel *m)
 {
     const char *N = g->name;
-    StrBuf weights = {0}, tables = {0}, io = {0}, checks = {0}, args = {0};
+    const PtrVec *dims = &g->dims->dims;
+    sb_printf(&v[0], "\n/* kgen_gpu_read_fn: the first bytes of a buffer (shared storage: the command buffer that\n"
+                     " * wrote it has completed) */\n"
+                     "static int %s_read(void *ctx, int buffer, void *dst, size_t bytes)\n{\n"
+                     "    const kgen_gpu_buffer *b = &%s_buffers[buffer];\n"
+                     "    (void)ctx;\n"
+                     "    memcpy(dst, (const char *)[(id<MTLBuffer>)%s_bufs[buffer] contents] + (b->kind == KGEN_GPU_ARENA ? b->offset : 0), bytes);\n"
+                     "    return 0;\n}\n",
+              N, N, N);
+    sb_puts(&v[1], "        double ms_before = 0;   /* the command buffers before a count was read back */\n");
+    sb_puts(&v[2], "            if (");
+    for (int i = 0, n = 0; i < dims->n; i++)
+        if (count_launch(g, i) >= 0)
+            sb_printf(&v[2], "%si == %d", n++ ? " || " : "", count_launch(g, i));
+    sb_printf(&v[2], ") {\n"
+                     "                /* it counts a dim from values: run what is encoded, read the count back */\n"
+                     "                [enc endEncoding];\n"
+                     "                [cb commit];\n"
+                     "                [cb waitUntilCompleted];\n"
+                     "                if (cb.error) {\n"
+                     "                    fprintf(stderr, \"%s: Metal: %%s\\n\", cb.error.localizedDescription.UTF8String);\n"
+                     "                    return KGEN_ERR_DEVICE;\n"
+                     "                }\n"
+                     "                ms_before += (cb.GPUEndTime - cb.GPUStartTime) * 1e3;\n"
+                     "                int status = %s_after(i, %s_read, NULL);\n"
+                     "                if (status != KGEN_OK)\n"
+                     "                    return status;\n"
+                     "                cb = [%s_queue commandBuffer];\n"
+                     "                enc = [cb computeCommandEncoder];\n"
+                     "            }\n",
+              N, N, N, N);
+    sb_printf(&v[3], "        %s_ms += ms_before;\n", N);
+    for (int i = 0; i < dims->n; i++)
+        if (em_c_dim_returned(m, dims->items[i]))
+            sb_printf(&v[4], "    *out_%s = %s_run.dims[%d];\n", ((const IrDim *)dims->items[i])->name, N, i);
+}
+
+/* A host written whole as a template (Metal's Objective-C): the weights' declarations and
+ * the tables, then the template. */
+static int host_from_template(StrBuf *o, const GProg *g, const EmModel *m, const char *signature_text,
+                              const char *const *in_names, const char *const *out_names)
+{
+    const char *N = g->name;
+    StrBuf weights = {0}, tables = {0}, io = {0}, checks = {0}, args = {0}, values[5] = {{0}};
     for (int i = 0; i < g->nweights; i++) {
         const GBuf *b = NULL;
         for (int j = 0; j < g->nbufs; j++)
@@ -544,18 +700,23 @@ static int host_from_template(StrBuf *o, const GProg *g, const char *signature_t
     if (rc == 0 && g->dims) {
         /* the dims: checked, this run's tables, and each launch's after its buffers */
         rc = dims_tables(&tables, g);
-        em_c_dim_checks(&checks, g->dims);
+        em_c_dim_checks(&checks, m);
         sb_printf(&checks, "    p = &%s->program;\n", at_call(g));
         sb_printf(&args, "            for (int a = 0; a < %s_run.args[i].ndims; a++)\n"
                          "                [enc setBytes:&%s_run.dims[%s_run.args[i].dims[a]] length:sizeof(int32_t) atIndex:l->nargs + a];\n",
                   N, N, N);
+        if (rc == 0 && has_value_dims(g))
+            metal_values(values, g, m);
     }
     put_io_arrays(&io, g, in_names, out_names);
     char *UP = em_c_macro_name(N);
     const char *vars[] = {"NAME", N, "MACRO", UP, "FILE", g->file, "WEIGHTS", weights.data, "TABLES",
                           tables.data ? tables.data : "", "SIGNATURE", signature_text, "IO", io.data,
                           "ARENA", in_names[g->ninputs + g->noutputs], "DIM_CHECKS", checks.data ? checks.data : "",
-                          "DIM_ARGS", args.data ? args.data : "", NULL};
+                          "DIM_ARGS", args.data ? args.data : "", "READ", values[0].data ? values[0].data : "",
+                          "VALUES_START", values[1].data ? values[1].data : "", "AFTER", values[2].data ? values[2].data : "",
+                          "VALUES_MS", values[3].data ? values[3].data : "", "DIM_OUT", values[4].data ? values[4].data : "",
+                          NULL};
     em_c_banner(o, g->source);
     if (rc == 0)
         rc = em_template_fill(o, g->api->host_template, vars);
@@ -565,6 +726,8 @@ static int host_from_template(StrBuf *o, const GProg *g, const char *signature_t
     sb_free(&io);
     sb_free(&checks);
     sb_free(&args);
+    for (int i = 0; i < 5; i++)
+        sb_free(&values[i]);
     return rc;
 }
 
@@ -629,7 +792,7 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
         c = em_outset_add(o, ir_fmt(api->host_file, g->file));
     }
     if (api->host_template) {
-        rc = host_from_template(c, g, signature_text, names, names + g->ninputs);
+        rc = host_from_template(c, g, m, signature_text, names, names + g->ninputs);
         manifest(em_outset_add(o, ir_fmt("%s_manifest.json", g->file)), g, ir_fmt(api->device_file, g->file));
         if (m) {
             /* NAME_tensors and the tables, in plain C beside the host */
@@ -652,7 +815,7 @@ static int gpu_files(OutSet *o, GProg *g, const char *signature_text, const char
             rc = dims_tables(c, g);
         if (api->cplusplus)
             sb_puts(c, "\nextern \"C\" {\n");
-        host_entry(c, g, signature_text, names, names + g->ninputs);
+        host_entry(c, g, m, signature_text, names, names + g->ninputs);
         if (m)
             em_c_model_tables(c, m);
         if (api->cplusplus)
@@ -709,6 +872,7 @@ int em_gpu_tables_model(GProg *g, const EmModel *m, int controls)
     g->ninputs = m->ninputs;
     g->noutputs = m->noutputs;
     g->nweights = mod->constants.n;
+    g->mod = mod;
     g->arena_bytes = mod->arena_bytes;
     if (device_kernels(g, (const Kernel *const *)mod->kernels.items, mod->kernels.n))
         return -1;

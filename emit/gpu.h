@@ -60,6 +60,7 @@ struct GProg {
     GControl controls[GPU_MAX_CONTROLS];   /* run-time If and loops (kgen_gpu_control) */
     int ncontrols;
     const Program *dims;       /* a model with dims decided at run time (its program), or NULL */
+    const Model *mod;          /* the model (em_gpu_tables_model), or NULL for one kernel */
 };
 
 /* The tables of model m: its buffers (inputs, outputs, weights, arena slices, in that

@@ -10,7 +10,10 @@
  * With --main both get NAME_main.mjs (the runner, kgen_main.mjs) and kgen_io.mjs.
  * A model with dims decided at run time (Program.dims) adds exports for them (js_put_dims):
  * its run() takes and returns tensors {data, shape}, its model function and kernels take
- * the dims as trailing arguments; without, the output is as it was before them.
+ * the dims as trailing arguments; without, the output is as it was before them. A dim
+ * computed from values (IrDim.count) is read from its count after the kernel that writes
+ * it (js_value_dims_after; WASM: the C function returns it), and run() cuts the outputs
+ * that have it to their real shapes.
  * requires: a lowered kernel or model; breaks: nothing (adds files to an OutSet). */
 #include "jsemit.h"
 #include "cfamily.h"
@@ -92,6 +95,15 @@ void em_js_runtime_file(OutSet *o)
     sb_puts(em_outset_add(o, "kgen_runtime.mjs"), rt);
 }
 
+/* How many of p's run-time dims are computed from values (IrDim.count)? */
+static int js_nvalue(const Program *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->dims.n; i++)
+        n += ((const IrDim *)p->dims.items[i])->count != NULL;
+    return n;
+}
+
 void em_js_runner_files(OutSet *o, const EmModel *m, int async_run)
 {
     StrBuf *r = em_outset_add(o, ir_fmt("%s_main.mjs", m->name));
@@ -112,8 +124,10 @@ void em_js_runner_files(OutSet *o, const EmModel *m, int async_run)
                                       "                console.log(`device_ms=${model.deviceMs().toFixed(6)} (the last run)`);\n"
                                     : "",
                           "INFO_DIMS",
-                          dyn ? "            model.dims.forEach((d) => console.log(`dim ${d.name}: ${d.lo}..${d.hi} (input ${d.input} dim ${d.dim})`));\n"
-                              : "",
+                          !dyn ? ""
+                          : js_nvalue(m->model->prog)
+                              ? "            model.dims.forEach((d) => console.log(`dim ${d.name}: ${d.lo}..${d.hi} (${d.computed ? \"computed from values\" : `input ${d.input} dim ${d.dim}`})`));\n"
+                              : "            model.dims.forEach((d) => console.log(`dim ${d.name}: ${d.lo}..${d.hi} (input ${d.input} dim ${d.dim})`));\n",
                           "ANY_EXTENT", dyn ? " && v.shape[k] !== -1" : "",
                           "INPUT", dyn ? "t" : "t.data",
                           "CHECK_DIMS",
@@ -270,20 +284,29 @@ static void js_put_shapes(StrBuf *s, const char *what, const EmValue *v, int n, 
  *                              graph puts on them (Program.checks) hold
  *   inputDims(inputs)          the dims of input tensors {data, shape}, every input checked
  *                              against the shapes they give (throws what does not fit)
+ * A dim computed from values (an output's count of selected elements: IrDim.count) is
+ * marked `computed: true` in dims (input and dim -1); checkDims and inputDims take it at
+ * its bound (hi) and check only the rest (the model checks it as it runs).
  * dn: the dims' JS names. */
 static void js_put_dims(StrBuf *s, const EmModel *m, const char **dn)
 {
     const Program *p = m->model->prog;
+    int nvalue = js_nvalue(p);
     sb_puts(s, "/* The dims decided at run time, in argument order: each in [lo, hi], read from dim `dim`\n"
                " * of input `input` (-1 in inputInfo and outputInfo). The arena is planned for the\n"
-               " * largest extents; inputs and outputs are compact row-major for the actual ones. */\n"
-               "export const dims = [\n");
+               " * largest extents; inputs and outputs are compact row-major for the actual ones. */\n");
+    if (nvalue)
+        sb_puts(s, "/* A dim `computed: true` (input and dim -1) is computed from values while the model\n"
+                   " * runs (an output's count of selected elements, in [lo, hi]): run() returns the outputs\n"
+                   " * that have it at their real shapes; checkDims and inputDims take it at its bound (hi)\n"
+                   " * and leave it to the model to check. */\n");
+    sb_puts(s, "export const dims = [\n");
     for (int i = 0; i < p->dims.n; i++) {
         const IrDim *d = p->dims.items[i];
         sb_puts(s, "    {name: ");
         em_js_put_string(s, d->name);
-        sb_printf(s, ", lo: %lld, hi: %lld, input: %d, dim: %d},\n", (long long)d->lo, (long long)d->hi, d->input,
-                  d->dim);
+        sb_printf(s, ", lo: %lld, hi: %lld, input: %d, dim: %d%s},\n", (long long)d->lo, (long long)d->hi, d->input,
+                  d->dim, d->count ? ", computed: true" : "");
     }
     sb_puts(s, "];\n\n/* The shapes of the inputs and of the outputs for the dims given (in the order of dims). */\n");
     js_put_shapes(s, "inputShapes", m->inputs, m->ninputs, p, dn);
@@ -293,12 +316,16 @@ static void js_put_dims(StrBuf *s, const EmModel *m, const char **dn)
     js_dim_params(s, p, dn);
     /* (arguments, not a local: a dim may have any name but the module's) */
     sb_puts(s, " {\n"
-               "    dims.forEach((d, i) => {\n"
-               "        const n = arguments[i];\n"
+               "    dims.forEach((d, i) => {\n");
+    if (nvalue)
+        sb_puts(s, "        if (d.computed)\n            return;   // (the model checks it as it runs)\n");
+    sb_puts(s, "        const n = arguments[i];\n"
                "        if (!Number.isInteger(n) || n < d.lo || n > d.hi)\n"
                "            throw new Error(`${name}: input ${d.input} '${inputInfo[d.input].name}': dim ${d.dim} (${d.name}) is ${n}, outside the range [${d.lo}, ${d.hi}] it was built for`);\n"
                "    });\n");
     for (int i = 0; i < p->checks.n; i++) {
+        if (em_c_uses_value_dim(&p->dims, p->checks.items[i]))
+            continue;   /* (the model function's, once the dim is computed) */
         sb_puts(s, "    if (!");
         js_dim_expr(s, p->checks.items[i], p, dn);
         sb_puts(s, ")\n        throw new Error(`${name}: ` + ");
@@ -317,8 +344,9 @@ static void js_put_dims(StrBuf *s, const EmModel *m, const char **dn)
                "        if (!x || !Array.isArray(x.shape) || x.shape.length !== v.shape.length || !x.shape.every(Number.isInteger))\n"
                "            throw new Error(`${name}: input ${i} '${v.name}' must be a tensor {data, shape} of ${v.dtype}[${v.shape}] (-1: a dim decided at run time)`);\n"
                "    });\n"
-               "    const d = dims.map((v) => inputs[v.input].shape[v.dim]);\n"
-               "    checkDims(...d);\n"
+               "    const d = dims.map((v) => ");
+    sb_puts(s, nvalue ? "v.computed ? v.hi : inputs[v.input].shape[v.dim]);\n" : "inputs[v.input].shape[v.dim]);\n");
+    sb_puts(s, "    checkDims(...d);\n"
                "    inputShapes(...d).forEach((shape, i) => {\n"
                "        const x = inputs[i], v = inputInfo[i], T = k.arrayTypes[v.dtype], n = k.storageLength({dtype: v.dtype, shape});\n"
                "        if (x.shape.some((e, j) => e !== shape[j]) || !(x.data instanceof T) || x.data.length !== n)\n"
@@ -373,6 +401,44 @@ static const char *js_arg(const EmModel *m, const Buffer *b, const char **wname,
     return NULL;
 }
 
+/* After kernel q of the model function (indented by ind): each dim it computes from values,
+ * read from its count (an int64 element: a BigInt) and checked against its range, then the
+ * conditions on the dims that needed it. */
+static int js_value_dims_after(StrBuf *s, const EmModel *m, int q, const char *ind, const char **dn,
+                               const char **wname, const char **aname, const char **pin, const char **pout)
+{
+    const Model *mod = m->model;
+    const Program *p = mod->prog;
+    int any = 0;
+    for (int i = 0; i < p->dims.n; i++) {
+        const IrDim *d = p->dims.items[i];
+        if (mod->dim_after[i] != q)
+            continue;
+        const char *c = js_arg(m, mod->dim_count[i], wname, aname, pin, pout);
+        if (!c)
+            return ir_fail("js: the extent %s is counted in a buffer the model does not hold", d->name);
+        sb_printf(s, "%s/* the extent %s, computed by %s */\n", ind, d->name, mod->dim_count[i]->name);
+        sb_printf(s, "%s%s = Number(%s[0]);\n", ind, dn[i], c);
+        sb_printf(s, "%sif (%s < %lld || %s > %lld)\n", ind, dn[i], (long long)d->lo, dn[i], (long long)d->hi);
+        sb_printf(s, "%s    throw new Error(`${name}: the extent %s, computed from values, is ${%s}, outside its range [%lld, %lld]`);\n",
+                  ind, d->name, dn[i], (long long)d->lo, (long long)d->hi);
+        any = 1;
+    }
+    for (int i = 0; any && i < p->checks.n; i++) {
+        if (em_c_check_after(mod, p->checks.items[i]) != q)
+            continue;
+        sb_printf(s, "%sif (!", ind);
+        js_dim_expr(s, p->checks.items[i], p, dn);
+        sb_printf(s, ")\n%s    throw new Error(`${name}: ` + ", ind);
+        em_js_put_string(s, p->check_msgs.items[i]);
+        sb_puts(s, " + ` (");
+        for (int j = 0; j < p->dims.n; j++)
+            sb_printf(s, "%s%s = ${%s}", j ? ", " : "", ((const IrDim *)p->dims.items[j])->name, dn[j]);
+        sb_puts(s, ")`);\n");
+    }
+    return 0;
+}
+
 static int js_model_files(OutSet *o, const EmModel *m)
 {
     const Model *mod = m->model;
@@ -380,7 +446,7 @@ static int js_model_files(OutSet *o, const EmModel *m)
     static const char *const api[] = {"name", "inputInfo", "outputInfo", "ARENA_BYTES", "WEIGHTS_BYTES",
                                       "setWeights", "init", "run", "arena", "ready", NULL};
     const Program *prog = mod->prog;
-    int ndims = prog->dims.n;
+    int ndims = prog->dims.n, nvalue = js_nvalue(prog);
     names_add(&names, api);
     if (ndims)
         names_add(&names, dims_api);
@@ -425,9 +491,16 @@ static int js_model_files(OutSet *o, const EmModel *m)
                    " *                              compact row-major, with dims decided at run time (dims)\n");
         sb_printf(s, " *   %s(x, ..., y, ...", entry);
         for (int i = 0; i < ndims; i++)
-            sb_printf(s, ", %s", dn[i]);
+            if (!((const IrDim *)prog->dims.items[i])->count)
+                sb_printf(s, ", %s", dn[i]);
         sb_puts(s, ")  the same on typed arrays, writing into the caller's output\n"
                    " *                              arrays (outputShapes gives their shapes)\n");
+        if (nvalue)
+            sb_puts(s, " *                              and returning every dim (those computed from\n"
+                       " *                              values too), in the order of dims; its outputs\n"
+                       " *                              are allocated at the bound (outputShapes with\n"
+                       " *                              such a dim at its hi) and written compact for\n"
+                       " *                              the dims it returns\n");
     } else {
         sb_puts(s, " *   run([x, ...]) -> [y, ...]  typed arrays, compact row-major (inputInfo, outputInfo)\n");
         sb_printf(s, " *   %s(x, ..., y, ...)  the same, writing into the caller's output arrays\n", entry);
@@ -500,9 +573,16 @@ static int js_model_files(OutSet *o, const EmModel *m)
         sb_printf(s, "%s%s", i ? ", " : "", pin[i]);
     for (int i = 0; i < m->noutputs; i++)
         sb_printf(s, "%s%s", i || m->ninputs ? ", " : "", pout[i]);
-    for (int i = 0; i < ndims; i++)
-        sb_printf(s, "%s%s", i || m->ninputs || m->noutputs ? ", " : "", dn[i]);
+    for (int i = 0, np = m->ninputs + m->noutputs; i < ndims; i++)
+        if (!((const IrDim *)prog->dims.items[i])->count)
+            sb_printf(s, "%s%s", np++ ? ", " : "", dn[i]);
     sb_puts(s, ") {\n    if (!ready)\n        throw new Error(`${name}: call init() first: the weights are not loaded`);\n");
+    /* a dim computed from values: its bound until the kernel that counts it has run */
+    for (int i = 0; i < ndims; i++) {
+        const IrDim *d = prog->dims.items[i];
+        if (d->count)
+            sb_printf(s, "    let %s = %lld;   /* computed from values below */\n", dn[i], (long long)d->hi);
+    }
     if (ndims) {
         sb_puts(s, "    checkDims");
         js_dim_params(s, prog, dn);
@@ -552,14 +632,35 @@ static int js_model_files(OutSet *o, const EmModel *m)
         }
         js_dim_args(s, kk, prog, dn);
         sb_puts(s, ");\n");
+        if (nvalue && js_value_dims_after(s, m, q, ind, dn, wname, aname, pin, pout))
+            return -1;
         for (int j = 0; j < mod->nloops; j++)
             if (q == mod->loops[j].end - 1) {
                 sb_puts(s, "    }\n");
                 ind = "    ";
             }
     }
+    if (nvalue) {
+        sb_puts(s, "    return [");
+        for (int i = 0; i < ndims; i++)
+            sb_printf(s, "%s%s", i ? ", " : "", dn[i]);
+        sb_puts(s, "];\n");
+    }
     sb_puts(s, "}\n\n");
-    if (ndims)
+    if (nvalue)
+        sb_printf(s, "/* Run on an array of input tensors {data, shape} (inputDims checks them); returns new\n"
+                     " * output tensors {dtype, shape, data} at their real shapes (the outputs are written at\n"
+                     " * the bound, compact for the dims the model computes from values, then cut to them). */\n"
+                     "export function run(inputs) {\n"
+                     "    const d = inputDims(inputs);\n"
+                     "    const outputs = outputShapes(...d).map((shape, i) => k.newTensor({dtype: outputInfo[i].dtype, shape}));\n"
+                     "    const got = %s(...inputs.map((x) => x.data), ...outputs, ...d.filter((_, i) => !dims[i].computed));\n"
+                     "    return outputShapes(...got).map((shape, i) => {\n"
+                     "        const v = {dtype: outputInfo[i].dtype, shape};\n"
+                     "        return {...v, data: outputs[i].slice(0, k.storageLength(v))};\n"
+                     "    });\n}\n",
+                  entry);
+    else if (ndims)
         sb_printf(s, "/* Run on an array of input tensors {data, shape} (inputDims checks them); returns new\n"
                      " * output tensors {dtype, shape, data}. */\n"
                      "export function run(inputs) {\n"
@@ -617,7 +718,9 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
 {
     const Model *mod = m->model;
     const Program *prog = mod->prog;
-    int ndims = prog->dims.n;
+    int ndims = prog->dims.n, nret = 0;
+    for (int i = 0; i < ndims; i++)
+        nret += em_c_dim_returned(m, prog->dims.items[i]);
     EmModel c = *m;
     c.with_main = 0;
     c.target = NULL;
@@ -660,7 +763,7 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
         PtrVec names = {0};
         static const char *const api[] = {"name", "inputInfo", "outputInfo", "ARENA_BYTES", "WEIGHTS_BYTES",
                                           "init", "run", "X", "arena", "ins", "outs", "inputBytes",
-                                          "outputBytes", NULL};
+                                          "outputBytes", "counts", NULL};
         names_add(&names, api);
         names_add(&names, dims_api);
         js_put_dims(s, m, js_dim_names(&names, prog));
@@ -678,6 +781,9 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
     }
     sb_printf(s, "export const ARENA_BYTES = %lld;\nexport const WEIGHTS_BYTES = %lld;\n\n", (long long)mod->arena_bytes,
               (long long)wbytes);
+    if (nret)
+        sb_printf(s, "/* where the model writes the %d dim%s it computes from values that outputs have (int64) */\n"
+                     "let counts = 0;\n", nret, nret > 1 ? "s" : "");
     sb_printf(s, "let X = null, arena = 0, ins = [], outs = [];\n\n"
                  "export async function init(wasm, weights) {\n"
                  "    if (X)\n        return;\n"
@@ -690,6 +796,8 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                  "    };\n"
                  "    arena = alloc(ARENA_BYTES);\n",
               m->name);
+    if (nret)
+        sb_printf(s, "    counts = alloc(%d);\n", 8 * nret);
     sb_puts(s, ndims ? "    ins = inputBytes.map(alloc);\n    outs = outputBytes.map(alloc);\n"
                      : "    ins = inputInfo.map((v) => alloc(k.tensorBytes(v)));\n"
                        "    outs = outputInfo.map((v) => alloc(k.tensorBytes(v)));\n");
@@ -701,7 +809,37 @@ static int wasm_model_files(OutSet *o, const EmModel *m, const Target *t)
                      "        throw new Error(`${name}: the weights are ${w.byteLength} bytes, expected ${WEIGHTS_BYTES}`);\n",
                   m->name, m->name);
     sb_puts(s, "}\n\n");
-    if (ndims)   /* the C function takes int64_t dims: BigInts (no legalization in a standalone module) */
+    if (nret) {
+        /* the C function takes the dims read from the inputs (int64_t: BigInts) and a pointer
+         * for each it computes from values that outputs have, read back after the run */
+        sb_printf(s, "/* The outputs at their real shapes: the model writes them compact for the dims it\n"
+                     " * computes from values, returned through counts. */\n"
+                     "export function run(inputs) {\n"
+                     "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
+                     "    const d = inputDims(inputs);\n"
+                     "    inputs.forEach((x, i) => new Uint8Array(X.memory.buffer, ins[i], x.data.byteLength).set(new Uint8Array(x.data.buffer, x.data.byteOffset, x.data.byteLength)));\n"
+                     "    const status = X.%s(...ins, ...outs, arena", m->name);
+        for (int i = 0, j = 0; i < ndims; i++) {
+            const IrDim *d = prog->dims.items[i];
+            if (!d->count)
+                sb_printf(s, ", BigInt(d[%d])", i);
+            else if (em_c_dim_returned(m, d))
+                sb_printf(s, ", counts + %d", 8 * j++);
+        }
+        sb_puts(s, ");\n"
+                   "    if (status !== 0)\n"
+                   "        throw new Error(`${name}: the model returned status ${status}${status === 4 ? \" (wrong shape: an extent computed from values out of its range, or one that does not fit another)\" : \"\"}`);\n"
+                   "    const got = new BigInt64Array(X.memory.buffer, counts, ");
+        sb_printf(s, "%d);\n", nret);
+        for (int i = 0, j = 0; i < ndims; i++)
+            if (em_c_dim_returned(m, prog->dims.items[i]))
+                sb_printf(s, "    d[%d] = Number(got[%d]);\n", i, j++);
+        sb_puts(s, "    return outputShapes(...d).map((shape, i) => {\n"
+                   "        const v = {dtype: outputInfo[i].dtype, shape}, y = k.newTensor(v);\n"
+                   "        new Uint8Array(y.buffer).set(new Uint8Array(X.memory.buffer, outs[i], y.byteLength));\n"
+                   "        return {...v, data: y};\n"
+                   "    });\n}\n");
+    } else if (ndims)   /* the C function takes int64_t dims: BigInts (no legalization in a standalone module) */
         sb_printf(s, "export function run(inputs) {\n"
                      "    if (!X)\n        throw new Error(`${name}: call init() first`);\n"
                      "    const d = inputDims(inputs);\n"

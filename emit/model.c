@@ -268,9 +268,8 @@ void em_c_model_signature(StrBuf *o, const EmModel *m)
     sb_puts(o, ")");
 }
 
-/* The last kernel after which check e can run: the latest that computes a dim of e from
- * values (-1: none, before the first kernel). */
-static int check_after(const Model *mod, const Expr *e)
+/* (declared in cfamily.h) */
+int em_c_check_after(const Model *mod, const Expr *e)
 {
     int after = -1;
     for (int i = 0; i < mod->prog->dims.n; i++)
@@ -285,7 +284,7 @@ static void put_checks(StrBuf *c, const Model *mod, int after)
 {
     const Program *p = mod->prog;
     for (int i = 0; i < p->checks.n; i++) {
-        if (check_after(mod, p->checks.items[i]) != after)
+        if (em_c_check_after(mod, p->checks.items[i]) != after)
             continue;
         sb_puts(c, "    /* ");
         em_comment_text(c, p->check_msgs.items[i]);
@@ -302,36 +301,27 @@ static void range_check(StrBuf *c, const IrDim *d)
 }
 
 /* The model function's first statements with run-time dims: each dim given in its range,
- * a variable for each computed from values (its pointer not NULL where returned), then the
- * checks that need no computed dim. */
-static void dim_checks(StrBuf *c, const EmModel *m, const Model *mod)
+ * a variable for each computed from values (its pointer not NULL where returned; with
+ * at_bound set to its bound, as the GPU hosts' tables start), then the checks that need no
+ * computed dim. */
+static void dim_checks(StrBuf *c, const EmModel *m, const Model *mod, int at_bound)
 {
     const Program *p = mod->prog;
     for (int i = 0; i < p->dims.n; i++) {
         const IrDim *d = p->dims.items[i];
+        const char *init = at_bound ? ir_fmt(" = %lld", (long long)d->hi) : "";
         if (!d->count)
             range_check(c, d);
         else if (em_c_dim_returned(m, d))
-            sb_printf(c, "    int64_t %s;\n    if (!out_%s)\n        return KGEN_ERR_NULL;\n", d->name, d->name);
+            sb_printf(c, "    int64_t %s%s;\n    if (!out_%s)\n        return KGEN_ERR_NULL;\n", d->name, init, d->name);
         else
-            sb_printf(c, "    int64_t %s;\n", d->name);
+            sb_printf(c, "    int64_t %s%s;\n", d->name, init);
     }
     put_checks(c, mod, -1);
 }
 
-/* (declared in cfamily.h; the GPU hosts: every dim given, none computed from values) */
-void em_c_dim_checks(StrBuf *c, const Program *p)
-{
-    for (int i = 0; i < p->dims.n; i++)
-        range_check(c, p->dims.items[i]);
-    for (int i = 0; i < p->checks.n; i++) {
-        sb_puts(c, "    /* ");
-        em_comment_text(c, p->check_msgs.items[i]);
-        sb_puts(c, " */\n    if (!");
-        em_c_put_dim_expr(c, p->checks.items[i]);
-        sb_puts(c, ")\n        return KGEN_ERR_SHAPE;\n");
-    }
-}
+/* (declared in cfamily.h) */
+void em_c_dim_checks(StrBuf *c, const EmModel *m) { dim_checks(c, m, m->model, 1); }
 
 /* After kernel k: the dims it computes from values, read from their counts and checked
  * against their ranges, then the checks that needed them. */
@@ -620,7 +610,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_puts(c, "    (void)arena;\n");
     if (in_file && mod->constants.n)
         sb_printf(c, "    if (!%s_blob)\n        return KGEN_ERR_NULL;\n", m->name);
-    dim_checks(c, m, mod);
+    dim_checks(c, m, mod, 0);
     for (int i = 0; i < m->ninputs; i++) {
         int used = 0;
         for (int k = 0; k < mod->kernels.n && !used; k++) {

@@ -7,6 +7,13 @@
  * and the dims' values, which every kernel that reads them takes as trailing int32
  * arguments after its buffers (dim_args: which dims, in order).
  *
+ * A dim computed from values (an output's count of selected elements: NonZero, Unique,
+ * NonMaxSuppression...) is known only once the launch that counts it has run: the run's
+ * `after` hook (generated as NAME_after) reads that count back from the device after the
+ * launch, checks it, and sets the run's tables again at it (NAME_at), so that later
+ * launches take it as a dim and get their grids for it, and the outputs are copied out
+ * at their real extents only.
+ *
  * The OpenCL and CUDA parts below run such a program through kgen_opencl_host.h or
  * kgen_cuda_host.h (include one of them first); the Metal host has its own loop.
  */
@@ -29,40 +36,130 @@ typedef struct {
  * blocks where the count can reach 0). */
 static inline unsigned kgen_gpu_blocks(long long n) { return n > 1 ? (unsigned)n : 1u; }
 
+/* After launch `launch` has run: the dims it computes from values read back through read
+ * (kgen_gpu_read_fn), checked, and the run's tables set again for them. KGEN_OK, or
+ * KGEN_ERR_SHAPE (such a dim out of its range or not fitting another) or KGEN_ERR_DEVICE
+ * (the read failed): the run stops. */
+typedef int (*kgen_gpu_after_fn)(int launch, kgen_gpu_read_fn read, void *ctx);
+
 /* One run's tables: the program at this run's extents, the dims' values. */
 typedef struct {
     kgen_gpu_program program;           /* buffers and launches: copies of the bound's */
     const kgen_gpu_dim_args *args;      /* one per launch */
     int ndims;
-    int32_t dims[KGEN_GPU_MAX_DIMS];
+    int32_t dims[KGEN_GPU_MAX_DIMS];    /* a dim computed from values: its bound until it is */
+    kgen_gpu_after_fn after;            /* NULL: no dim computed from values */
 } kgen_gpu_run;
 
 #ifdef KGEN_OPENCL_HOST_H
+/* Launch i's dims set as its trailing arguments. */
+KGEN_INLINE int kgen_cl_set_dims(kgen_cl_state *st, const kgen_gpu_run *r, int i)
+{
+    int j;
+    for (j = 0; j < r->args[i].ndims; j++) {
+        cl_int v = (cl_int)r->dims[r->args[i].dims[j]];
+        cl_int err = clSetKernelArg(st->kernels[i], (cl_uint)(r->program.launches[i].nargs + j), sizeof v, &v);
+        if (err != CL_SUCCESS)
+            return kgen_cl_fail("clSetKernelArg (a dim)", err, r->program.name);
+    }
+    return KGEN_OK;
+}
+
+/* kgen_cl_run's steps for a model whose run computes dims from values: inputs written,
+ * launches enqueued in order, each with its dims set just before it (after r->after has
+ * read back the dims the launch before computed), outputs read at the extents they have
+ * then. */
+KGEN_INLINE int kgen_cl_run_values(kgen_cl_state *st, const kgen_gpu_run *r, const void *const *inputs,
+                                   void *const *outputs)
+{
+    const kgen_gpu_program *p = &r->program;
+    cl_event first = NULL, last = NULL;
+    cl_int err = CL_SUCCESS;
+    int i, status = KGEN_OK;
+    kgen_gpu_cursor cur;
+    for (i = 0; i < p->nbuffers && err == CL_SUCCESS; i++)
+        if (p->buffers[i].kind == KGEN_GPU_INPUT && p->buffers[i].bytes)
+            err = clEnqueueWriteBuffer(st->q, st->mems[i], CL_FALSE, 0, p->buffers[i].bytes,
+                                       inputs[p->buffers[i].index], 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return kgen_cl_fail("clEnqueueWriteBuffer", err, p->name);
+    cur.ran = -1;
+    while (status == KGEN_OK && (i = kgen_gpu_next(p, &cur, kgen_cl_read, st)) < p->nlaunches) {
+        const kgen_gpu_launch *l;
+        size_t local[3], global[3];
+        int d;
+        if (i < 0) {
+            status = kgen_cl_fail("clEnqueueReadBuffer (a run-time condition)", CL_INVALID_VALUE, p->name);
+            break;
+        }
+        l = &p->launches[i];
+        for (d = 0; d < 3; d++) {
+            local[d] = l->block[d];
+            global[d] = (size_t)l->grid[d] * l->block[d];
+        }
+        if ((status = kgen_cl_set_dims(st, r, i)) != KGEN_OK)
+            break;
+        if (first && i == p->nlaunches - 1 && last) {
+            clReleaseEvent(last);   /* (the last launch again, in a loop) */
+            last = NULL;
+        }
+        err = clEnqueueNDRangeKernel(st->q, st->kernels[i], 3, NULL, global, local, 0, NULL,
+                                     !first ? &first : i == p->nlaunches - 1 ? &last : NULL);
+        if (err != CL_SUCCESS) {
+            status = kgen_cl_fail(l->name, err, p->name);
+            break;
+        }
+        cur.ran = i;
+        if ((status = r->after(i, kgen_cl_read, st)) == KGEN_ERR_DEVICE)
+            kgen_cl_fail("clEnqueueReadBuffer (an extent computed from values)", CL_INVALID_VALUE, p->name);
+    }
+    for (i = 0; i < p->nbuffers && status == KGEN_OK && err == CL_SUCCESS; i++)
+        if (p->buffers[i].kind == KGEN_GPU_OUTPUT && p->buffers[i].bytes)
+            err = clEnqueueReadBuffer(st->q, st->mems[i], CL_FALSE, 0, p->buffers[i].bytes,
+                                      outputs[p->buffers[i].index], 0, NULL, NULL);
+    if (status == KGEN_OK && err != CL_SUCCESS)
+        status = kgen_cl_fail("clEnqueueReadBuffer", err, p->name);
+    err = clFinish(st->q);
+    if (status == KGEN_OK && err != CL_SUCCESS)
+        status = kgen_cl_fail("clFinish", err, p->name);
+    st->last_ms = 0;
+    if (first) {
+        cl_ulong t0 = 0, t1 = 0;
+        clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        clGetEventProfilingInfo(last ? last : first, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        st->last_ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0;
+        clReleaseEvent(first);
+        if (last)
+            clReleaseEvent(last);
+    }
+    return status;
+}
+
 /* kgen_cl_run for run r: the device set up for the bound's program on the first run, each
- * launch's dims set as its trailing arguments, then r's program run. */
+ * launch's dims set as its trailing arguments, then r's program run (kgen_cl_run_values
+ * where it computes dims from values). */
 KGEN_INLINE int kgen_cl_run_dims(kgen_cl_state *st, const kgen_gpu_program *bound, const kgen_gpu_run *r,
                                  const char *source_path, const void *const *inputs, void *const *outputs)
 {
-    int i, j, status;
+    int i, status;
     if (!st->ready && (status = kgen_cl_init(st, bound, source_path)) != KGEN_OK) {
         kgen_cl_release(st, bound);
         return status;
     }
+    if (r->after)
+        return kgen_cl_run_values(st, r, inputs, outputs);
     for (i = 0; i < r->program.nlaunches; i++)
-        for (j = 0; j < r->args[i].ndims; j++) {
-            cl_int v = (cl_int)r->dims[r->args[i].dims[j]];
-            cl_int err = clSetKernelArg(st->kernels[i], (cl_uint)(r->program.launches[i].nargs + j), sizeof v, &v);
-            if (err != CL_SUCCESS)
-                return kgen_cl_fail("clSetKernelArg (a dim)", err, bound->name);
-        }
+        if ((status = kgen_cl_set_dims(st, r, i)) != KGEN_OK)
+            return status;
     return kgen_cl_run(st, &r->program, source_path, inputs, outputs);
 }
 #endif
 
 #ifdef KGEN_CUDA_HOST_H
 /* kgen_cuda_run for run r: the device set up for the bound's program on the first run,
- * then r's inputs copied in, its launches (each with its dims after its buffers), its
- * outputs copied out. */
+ * then r's inputs copied in, its launches (each with its dims after its buffers; after
+ * each, r->after where the run computes dims from values), its outputs copied out (at
+ * the extents they have then). */
 static inline int kgen_cuda_run_dims(kgen_cuda_state *st, const kgen_gpu_program *bound, const kgen_gpu_run *r,
                                      const void *const *inputs, void *const *outputs)
 {
@@ -92,6 +189,13 @@ static inline int kgen_cuda_run_dims(kgen_cuda_state *st, const kgen_gpu_program
         KGEN_CUDA_CHECK(cudaLaunchKernel(l->func, dim3(l->grid[0], l->grid[1], l->grid[2]),
                                          dim3(l->block[0], l->block[1], l->block[2]), args, 0, st->stream),
                         l->name);
+        /* the dims this launch computes from values, read back: the tables again at them */
+        if (r->after && (status = r->after(i, kgen_cuda_read, st)) != KGEN_OK) {
+            cudaStreamSynchronize(st->stream);
+            return status == KGEN_ERR_DEVICE
+                       ? kgen_cuda_fail("reading an extent computed from values back", cudaErrorUnknown, p->name)
+                       : status;
+        }
     }
     return kgen_cuda_copy_out(st, p, outputs);
 }

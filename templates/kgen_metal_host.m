@@ -19,7 +19,7 @@ static NSMutableArray *{{NAME}}_pipes;
 static NSMutableArray *{{NAME}}_bufs;   /* one per buffer entry */
 static id<MTLBuffer> {{NAME}}_arena;
 static double {{NAME}}_ms;
-
+{{READ}}
 static int {{NAME}}_init(void)
 {
     const kgen_gpu_program *p = &{{NAME}}_program;
@@ -71,7 +71,7 @@ static int {{NAME}}_init(void)
                 memcpy([(id<MTLBuffer>){{NAME}}_bufs[i] contents], ins[p->buffers[i].index], p->buffers[i].bytes);
         id<MTLCommandBuffer> cb = [{{NAME}}_queue commandBuffer];
         id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoder];
-        for (int i = 0; i < p->nlaunches; i++) {
+{{VALUES_START}}        for (int i = 0; i < p->nlaunches; i++) {
             const kgen_gpu_launch *l = &p->launches[i];
             [enc setComputePipelineState:{{NAME}}_pipes[i]];
             for (int a = 0; a < l->nargs; a++) {
@@ -80,7 +80,7 @@ static int {{NAME}}_init(void)
             }
 {{DIM_ARGS}}            [enc dispatchThreadgroups:MTLSizeMake(l->grid[0], l->grid[1], l->grid[2])
                 threadsPerThreadgroup:MTLSizeMake(l->block[0], l->block[1], l->block[2])];
-        }
+{{AFTER}}        }
         [enc endEncoding];
         [cb commit];
         [cb waitUntilCompleted];
@@ -89,11 +89,11 @@ static int {{NAME}}_init(void)
             return KGEN_ERR_DEVICE;
         }
         {{NAME}}_ms = (cb.GPUEndTime - cb.GPUStartTime) * 1e3;
-        for (int i = 0; i < p->nbuffers; i++)
+{{VALUES_MS}}        for (int i = 0; i < p->nbuffers; i++)
             if (p->buffers[i].kind == KGEN_GPU_OUTPUT && p->buffers[i].bytes)
                 memcpy(outs[p->buffers[i].index], [(id<MTLBuffer>){{NAME}}_bufs[i] contents], p->buffers[i].bytes);
     }
-    return KGEN_OK;
+{{DIM_OUT}}    return KGEN_OK;
 }
 
 double {{NAME}}_device_ms(void)
