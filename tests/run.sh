@@ -64,9 +64,9 @@ done
 # the order they start in: the longest first (CPU seconds of a run on 2 cores, 2026-12-02:
 # conformance-opencl 327, conformance_wasm 232, published 127, conformance 107,
 # conformance_webgpu 107, js 87, webgpu 85, fuzz_replay 82, fuzz_graphs 73, tensorize 72,
-# gpu 66, layout 62, dyn_gpu 58; dyn_js about 100), then the rest: a long part started
+# gpu 66, layout 62, dyn_gpu 58; dyn_js and dyn_values about 100 each), then the rest: a long part started
 # last runs alone on one core at the end
-first=" conformance-opencl conformance_wasm published dyn_js conformance conformance_js conformance_webgpu js webgpu fuzz_replay fuzz_graphs tensorize gpu layout dyn_gpu "
+first=" conformance-opencl conformance_wasm published dyn_js dyn_values conformance conformance_js conformance_webgpu js webgpu fuzz_replay fuzz_graphs tensorize gpu layout dyn_gpu "
 start=()
 for p in $first; do [[ " ${parts[*]} " == *" $p "* ]] && start+=($p); done
 for p in "${parts[@]}"; do [[ $first == *" $p "* ]] || start+=($p); done
