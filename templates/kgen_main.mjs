@@ -87,7 +87,8 @@ export async function main(model, argv) {
 {{DEVICE_MS}}            return 0;
         }
     } catch (e) {
-        console.error(`${name}: ${e.message}`);
+        // the module's own errors already begin with the model's name
+        console.error(e.message.startsWith(`${name}: `) ? e.message : `${name}: ${e.message}`);
         return 1;
     }
     if (outdir !== null) {
