@@ -6,7 +6,9 @@
 //     node tests/bench/ort_run.mjs MODEL.onnx IN0.npy [IN1.npy ...] [--runs N] [--warmup N]
 //          [--threads N] [--out OUT.npy] [--ort DIR] [--opt all|disabled] [--backend node|web]
 //
-// prints "ort=VERSION median_ms=... min_ms=... runs=N threads=N". --out writes the first
+// prints "ort=VERSION median_ms=... min_ms=... runs=N threads=N cpu_ms=..." (cpu_ms: the
+// process's CPU time per timed run, all its threads: steadier than wall time on a busy
+// machine, and comparable with kgen's --profile clock=cpu sums). --out writes the first
 // output as .npy (to compare with kgen's). onnxruntime-node is looked up in DIR/node_modules
 // (--ort DIR, else $ORT_DIR, else build/bench/ort), where refs.sh installs it with npm.
 // --opt disabled turns the graph optimisations off (--no-opt says the same): take reference
@@ -97,11 +99,14 @@ let result;
 for (let i = 0; i < opt.warmup; i++)
     result = await session.run(feeds);
 const times = [];
+const cpu0 = process.cpuUsage();
 for (let i = 0; i < opt.runs; i++) {
     const t0 = performance.now();
     result = await session.run(feeds);
     times.push(performance.now() - t0);
 }
+const cpu = process.cpuUsage(cpu0);   // microseconds, every thread of the process
+const cpuMs = (cpu.user + cpu.system) / 1000 / opt.runs;
 times.sort((a, b) => a - b);
 const n = times.length;
 const median = n % 2 ? times[n >> 1] : (times[n / 2 - 1] + times[n / 2]) / 2;
@@ -112,4 +117,4 @@ if (opt.out) {
     writeFileSync(opt.out, writeNpy({ dtype: "f32", shape: y.dims.map(Number), data: y.data }));
 }
 console.log(`${opt.web ? "ort-web" : "ort"}=${ort.env.versions?.common ?? "?"} median_ms=${median.toFixed(6)} min_ms=${times[0].toFixed(6)} ` +
-    `runs=${n} threads=${opt.threads}`);
+    `runs=${n} threads=${opt.threads} cpu_ms=${cpuMs.toFixed(6)}`);
