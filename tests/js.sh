@@ -42,6 +42,15 @@ command -v emcc >/dev/null 2>&1 || have_emcc=0
 
 # Each case writes one line to its .res file: "ok LINE" ("ok" alone prints nothing) or "FAIL MSG".
 
+# build DIR: the generated wasm Makefile, at -O1 in place of its -O3 (its other flags kept):
+# what runs is the same C, and emcc -O3 (wasm-opt) costs several times the CPU;
+# tests/published.sh builds with the Makefile's defaults
+build() {
+  local flags
+  flags=$(sed -n 's/^EMFLAGS ?= //p' $1/Makefile)
+  make -s -C $1 EMFLAGS="${flags/-O3/-O1}"
+}
+
 # model NAME TARGET LABEL [kgen options]: generate, build, run, compare
 model() {
   local name=$1 target=$2 label=$3 dir=$out/$1.$3
@@ -50,7 +59,7 @@ model() {
   if ! timeout 120 "$KGEN" tests/models/$name/model.onnx --target "$target" -o $dir --name $name --main "$@" > $dir.log 2>&1; then
     echo "FAIL $name ($label): kgen failed: $(head -1 $dir.log)"; return
   fi
-  if [ -f $dir/Makefile ] && ! make -s -C $dir > $dir/build.log 2>&1; then
+  if [ -f $dir/Makefile ] && ! build $dir > $dir/build.log 2>&1; then
     echo "FAIL $name ($label): emcc build failed: $(grep -m1 -i error $dir/build.log)"; return
   fi
   if ! timeout 120 node $dir/${name}_main.mjs tests/models/$name/input_0.npy -o $dir/out > $dir/run.log 2>&1; then
@@ -82,7 +91,7 @@ example() {
   if ! "$KGEN" examples/$name.kg --target "$target" -o $dir --name $name $defs > $dir.log 2>&1; then
     echo "FAIL $what: kgen failed: $(head -1 $dir.log)"; return
   fi
-  if [ -f $dir/Makefile ] && ! make -s -C $dir > $dir/build.log 2>&1; then
+  if [ -f $dir/Makefile ] && ! build $dir > $dir/build.log 2>&1; then
     echo "FAIL $what: emcc build failed: $(grep -m1 -i error $dir/build.log)"; return
   fi
   if [ ! -f tests/exec/$name.c ]; then
