@@ -38,7 +38,8 @@ static int is_runtime(const Expr *e, const void *ctx)
 }
 
 /* cond is `o * F + r < E` with E run-time and free of the loops from o in; sets *F, *E
- * and *rhi (r's largest value). */
+ * and *rhi (r's largest value). `max(o * F + r, c) < E` is one too when c < E always (a
+ * pool's window clamped to the input at both ends: the start clamp is the constant). */
 static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
 {
     if (cond->kind != E_BIN || cond->u.bin.op != OP_LT)
@@ -46,6 +47,10 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
     Expr *a = cond->u.bin.a, *e = cond->u.bin.b;
     if (!ir_expr_find(e, is_runtime, NULL) || ir_expr_reads_memory(e) || ir_expr_uses_var(e, t->o))
         return 0;
+    int64_t c, elo, ehi;
+    while (a->kind == E_BIN && a->u.bin.op == OP_MAX && ir_expr_is_const(a->u.bin.b, &c) &&
+           ir_const_bounds(e, NULL, &elo, &ehi) && c < elo)
+        a = a->u.bin.a;
     for (int i = 0; i < t->inner.n; i++)
         if (ir_expr_uses_var(e, t->inner.items[i].var))
             return 0;
@@ -296,9 +301,11 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
      * whole chunks early: the body as it was) */
     Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
     t->rem = 0;
-    /* (that chunk has all its lanes: the first family's guards hold there) */
+    /* (that chunk has all its lanes: the first family's guards of lanes hold there, not
+     * those that reach past them, a convolution's input columns of its end padding) */
     Tails first = *t;
     first.nfam = 1;
+    first.fam[0].rhi = t->F - 1;
     Stmt *full = drop(body, &first);
     t->inner = first.inner;
     if (t->F > TAIL_VERSIONS)
@@ -316,6 +323,15 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
 static int is_div(const Expr *e)
 {
     return e->kind == E_BIN && (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_DIV);   /* (never negative here) */
+}
+
+/* Is N = (E + c) / F with 0 <= c < F: does every chunk o < N have a lane o * F < E? */
+static int ceil_chunks(const Expr *N, Expr *E, int64_t F)
+{
+    int64_t f, c;
+    if (!is_div(N) || !ir_expr_is_const(N->u.bin.b, &f) || f != F)
+        return 0;
+    return ir_expr_is_const(ir_simplify(ir_sub(N->u.bin.a, E), NULL), &c) && c >= 0 && c < F;
 }
 
 static int ceil_at_least(const Expr *N, const Expr *K)
@@ -342,8 +358,9 @@ static Stmt *tails(Stmt *s, void *ctx)
     Expr *Kraw = ir_bin(OP_FLOORDIV, ir_add(t.E, ir_idx(t.F - t.rhi - 1)), ir_idx(t.F));
     Expr *K = ir_simplify(Kraw, NULL), *N = s->u.loop.extent;
     int64_t klo, khi, nlo, nhi;
-    /* the first family's last chunk is the rest's last (its lanes can be counted) */
-    int at_most_one = ceil_at_least(N, Kraw) && t.rhi == t.F - 1;
+    /* the first family's last chunk is the rest's last (its lanes can be counted); the
+     * chunks before it have all their lanes */
+    int counted = ceil_chunks(N, t.E, t.F);
     for (int i = 1; i < t.nfam; i++) {
         Expr *Ki = ir_bin(OP_FLOORDIV, ir_add(t.fam[i].E, ir_idx(t.fam[i].F - t.fam[i].rhi - 1)), ir_idx(t.fam[i].F));
         K = ir_simplify(ir_bin(OP_MIN, K, Ki), NULL);
@@ -354,7 +371,7 @@ static Stmt *tails(Stmt *s, void *ctx)
         !ceil_at_least(N, Kraw))
         K = ir_simplify(ir_bin(OP_MIN, K, N), NULL);
     Stmt *whole = ir_for_like(s, ir_idx(0), K, drop(s->u.loop.body, &t));
-    Stmt *body = at_most_one ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
+    Stmt *body = counted ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
     Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), body);
     return ir_seq2(whole, rest);
 }
