@@ -37,6 +37,12 @@ static int is_runtime(const Expr *e, const void *ctx)
     return e->kind == E_VAR && e->u.var->is_dim;
 }
 
+static int not_dim(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && !e->u.var->is_dim;
+}
+
 /* cond is `o * F + r < E` with E run-time and free of the loops from o in; sets *F, *E
  * and *rhi (r's largest value). `max(o * F + r, c) < E` is one too when c < E always (a
  * pool's window clamped to the input at both ends: the start clamp is the constant). */
@@ -51,6 +57,15 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
     while (a->kind == E_BIN && a->u.bin.op == OP_MAX && ir_expr_is_const(a->u.bin.b, &c) &&
            ir_const_bounds(e, NULL, &elo, &ehi) && c < elo)
         a = a->u.bin.a;
+    if (!t->o) {   /* a tile of the whole extent: `r < E`, r of the loops inside */
+        int64_t lo, hi;
+        if (ir_expr_find(e, not_dim, NULL) || !ir_const_bounds(a, &t->inner, &lo, &hi))
+            return 0;
+        *F = 0;
+        *E = e;
+        *rhi = hi;
+        return 1;
+    }
     for (int i = 0; i < t->inner.n; i++)
         if (ir_expr_uses_var(e, t->inner.items[i].var))
             return 0;
@@ -227,6 +242,8 @@ static int lane_guard(Tails *t, const Expr *c, Var *v)
 {
     if (c->kind != E_BIN || c->u.bin.op != OP_LT || !ir_expr_equal(c->u.bin.b, t->E))
         return 0;
+    if (!t->o)   /* no chunk loop: `v < E` */
+        return c->u.bin.a->kind == E_VAR && c->u.bin.a->u.var == v;
     Var *vars[2] = {t->o, v};
     int64_t k[2];
     if (!ir_index_affine(c->u.bin.a, NULL, vars, 2, k) || k[0] != t->F || k[1] != 1)
@@ -274,20 +291,29 @@ static Stmt *unguard(Stmt *s, void *ctx)
     return ir_stmt_map(s, unguard, NULL, ctx);
 }
 
+/* (without a chunk loop, t->o NULL: a loop of any constant extent, its lanes `v < E`) */
 static Stmt *shorten(Stmt *s, void *ctx)
 {
     Tails *t = ctx;
     s = ir_stmt_map(s, shorten, NULL, ctx);
     int64_t lo, ext;
     if (s->kind != S_FOR || !ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 ||
-        !ir_expr_is_const(s->u.loop.extent, &ext) || ext != t->F || s->u.loop.kind == FOR_PARALLEL ||
-        s->u.loop.kind == FOR_BOUND || s->u.loop.kind == FOR_TENSORIZED || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
+        !ir_expr_is_const(s->u.loop.extent, &ext) || (t->o ? ext != t->F : ext <= t->rem) ||
+        s->u.loop.kind == FOR_PARALLEL || s->u.loop.kind == FOR_BOUND || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
         return s;
     Lane l = {t, s->u.loop.var};
-    if (t->rem)   /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one) */
-        return ir_for_like(s, ir_idx(0), ir_idx(t->rem), unguard(s->u.loop.body, &l));
-    Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
-    return ir_for(s->u.loop.var, ir_idx(0), left, FOR_SERIAL, unguard(s->u.loop.body, &l));
+    Stmt *body = unguard(s->u.loop.body, &l);
+    /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one), a
+     * micro-kernel's becomes a vector loop (its pattern is of the whole width) */
+    if (t->rem && s->u.loop.kind == FOR_TENSORIZED)
+        return ir_for(s->u.loop.var, ir_idx(0), ir_idx(t->rem), FOR_VECTORIZED, body);
+    if (t->rem)
+        return ir_for_like(s, ir_idx(0), ir_idx(t->rem), body);
+    Expr *left = t->o ? ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))) : t->E;
+    int64_t elo, ehi;
+    if (!t->o && !(ir_const_bounds(t->E, NULL, &elo, &ehi) && ehi <= ext))
+        left = ir_bin(OP_MIN, left, ir_idx(ext));
+    return ir_for(s->u.loop.var, ir_idx(0), ir_simplify(left, NULL), FOR_SERIAL, body);
 }
 
 /* The last chunk of a tile at most TAIL_VERSIONS columns wide: one version per count of
@@ -376,4 +402,88 @@ static Stmt *tails(Stmt *s, void *ctx)
     return ir_seq2(whole, rest);
 }
 
-Stmt *lower_runtime_tails(Stmt *s) { return tails(s, NULL); }
+/* ---------------------------------------------------------------- a tile of the whole extent
+ *
+ * A register tile as wide as a run-time extent's bound (a late layer's few columns: W / 32
+ * at most 5) has no chunk loop over o; its columns are guarded `w < E` and, like a last
+ * chunk's, keep its accumulators in memory. The tile's scope (its local allocation) runs in
+ * one version per value E can have below the widest guard's reach, E replaced by that
+ * number (the simplifier and the unroller drop the columns past it), and one for the
+ * extents past them with the guards dropped (none when E's bound is among the versions). */
+
+typedef struct {
+    Expr *E;
+    Expr *r;
+} Subst;
+
+static Expr *subst_expr(Expr *e, void *ctx)
+{
+    Subst *x = ctx;
+    return ir_expr_equal(e, x->E) ? x->r : ir_expr_map(e, subst_expr, ctx);
+}
+
+static Stmt *subst(Stmt *s, void *ctx) { return ir_stmt_map(s, subst, subst_expr, ctx); }
+
+/* body where E is r: E replaced, the loops of lanes `v < r` shortened to r */
+static Stmt *version(Tails *t, Stmt *body, Expr *E, int64_t r)
+{
+    Subst x = {E, ir_idx(r)};
+    Tails c = *t;
+    c.E = x.r;
+    c.rem = r;
+    return r > 0 ? shorten(subst(body, &x), &c) : subst(body, &x);
+}
+
+static Stmt *whole_tile(Stmt *body)
+{
+    Tails t = {0};
+    scan(&t, body);
+    int64_t elo, ehi;
+    if (!t.found || !ir_const_bounds(t.E, NULL, &elo, &ehi) || elo < 0 || elo > t.rhi)
+        return body;
+    /* the versions: E = elo .. m; past m (E > rhi) every guard taken holds */
+    int64_t m = ehi < t.rhi + 1 ? ehi : t.rhi + 1;
+    if (m - elo + 1 > TAIL_VERSIONS)
+        return body;
+    Expr *E = t.E;
+    Stmt *chain;
+    if (m == ehi) {
+        chain = version(&t, body, E, m);
+    } else {
+        t.nfam = 1;
+        chain = drop(body, &t);
+        m--;
+    }
+    for (int64_t r = m; r >= elo; r--)
+        chain = ir_if(ir_bin(OP_EQ, E, ir_idx(r)), version(&t, body, E, r), chain);
+    return chain;
+}
+
+/* A vector loop over a run-time extent's bound, every store under `v < E` (a padding
+ * copy or transpose along a sequence): a loop over [0, E) without the guards. */
+static Stmt *vector_lanes(Stmt *s)
+{
+    if (s->kind != S_FOR || (s->u.loop.kind != FOR_VECTORIZED && s->u.loop.kind != FOR_TENSORIZED))
+        return s;
+    Tails t = {0};
+    scan(&t, s);
+    for (int i = 0; i < t.nfam; i++) {
+        t.E = t.fam[i].E;
+        Stmt *r = shorten(s, &t);
+        if (r != s)
+            return r;
+    }
+    return s;
+}
+
+static Stmt *whole_tiles(Stmt *s, void *ctx)
+{
+    if (s->kind == S_ALLOC && s->u.alloc.buf->scope == SCOPE_LOCAL) {
+        Stmt *b = whole_tile(s->u.alloc.body);
+        if (b != s->u.alloc.body)
+            return ir_allocate(s->u.alloc.buf, b);
+    }
+    return vector_lanes(ir_stmt_map(s, whole_tiles, NULL, ctx));
+}
+
+Stmt *lower_runtime_tails(Stmt *s) { return whole_tiles(tails(s, NULL), NULL); }
