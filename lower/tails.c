@@ -321,6 +321,28 @@ static Stmt *shorten(Stmt *s, void *ctx)
  * wider chunks run their last one as a loop over the columns left. */
 enum { TAIL_VERSIONS = 8 };
 
+/* In the last chunk the guards of the first family that reach past its lanes (`o * F + r
+ * < E`, r up to F or more: a convolution's input columns) are of the columns left, E - o *
+ * F: with rem of them, `r < rem`; with F or more, `r < F || o * F + r < E`. Unrolled, r
+ * becomes a constant or a kernel tap, and the simplifier drops the guards that hold. */
+static Expr *rel_guard(Expr *e, void *ctx)
+{
+    Tails *t = ctx;
+    e = ir_expr_map(e, rel_guard, ctx);
+    int64_t f;
+    if (e->kind != E_BIN || e->u.bin.op != OP_LT || !ir_expr_equal(e->u.bin.b, t->E) ||
+        !ir_index_affine(e->u.bin.a, NULL, &t->o, 1, &f) || f != t->F)
+        return e;
+    Expr *r = ir_simplify(ir_sub(e->u.bin.a, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
+    if (ir_expr_uses_var(r, t->o))
+        return e;
+    if (t->rem)
+        return ir_bin(OP_LT, r, ir_idx(t->rem));
+    return ir_bin(OP_OR, ir_bin(OP_LT, r, ir_idx(t->F)), e);
+}
+
+static Stmt *rel_guards(Stmt *s, void *ctx) { return ir_stmt_map(s, rel_guards, rel_guard, ctx); }
+
 static Stmt *last_chunk(Tails *t, Stmt *body)
 {
     /* (a chunk with F or more columns left, before the last, when other guards ended the
@@ -332,14 +354,14 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
     Tails first = *t;
     first.nfam = 1;
     first.fam[0].rhi = t->F - 1;
-    Stmt *full = drop(body, &first);
+    Stmt *full = rel_guards(drop(body, &first), t);
     t->inner = first.inner;
     if (t->F > TAIL_VERSIONS)
         return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), full);
     Stmt *chain = full;
     for (int64_t r = t->F - 1; r >= 1; r--) {
         t->rem = r;
-        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), shorten(body, t), chain);
+        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), rel_guards(shorten(body, t), t), chain);
     }
     t->rem = 0;
     return chain;
