@@ -5,7 +5,10 @@
  * guards kept (at most one chunk when o's loop ends at ceil(E / F)). The constant-extent
  * case is peel.c's; this is its run-time form, for the tiles and vector loops over a dim
  * decided at run time (--input-shape x=1,3,32..224,W): without it every column of every
- * tile is guarded, and compilers keep a tile's accumulators in memory.
+ * tile is guarded, and compilers keep a tile's accumulators in memory. Without a chunk
+ * loop (the whole extent fits one tile at the bound) the tile runs in versions by E's
+ * value, a vector loop over the bound over [0, E); a parallel loop of channels and rows
+ * fused over the rows' bound runs over their extent (the sections below).
  * requires: a simplified nest, before unrolling (a tile's unrolled column loop is shortened in the
  * last chunk); breaks: nothing (the simplifier runs after it).
  */
@@ -37,8 +40,15 @@ static int is_runtime(const Expr *e, const void *ctx)
     return e->kind == E_VAR && e->u.var->is_dim;
 }
 
+static int not_dim(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && !e->u.var->is_dim;
+}
+
 /* cond is `o * F + r < E` with E run-time and free of the loops from o in; sets *F, *E
- * and *rhi (r's largest value). */
+ * and *rhi (r's largest value). `max(o * F + r, c) < E` is one too when c < E always (a
+ * pool's window clamped to the input at both ends: the start clamp is the constant). */
 static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
 {
     if (cond->kind != E_BIN || cond->u.bin.op != OP_LT)
@@ -46,6 +56,19 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
     Expr *a = cond->u.bin.a, *e = cond->u.bin.b;
     if (!ir_expr_find(e, is_runtime, NULL) || ir_expr_reads_memory(e) || ir_expr_uses_var(e, t->o))
         return 0;
+    int64_t c, elo, ehi;
+    while (a->kind == E_BIN && a->u.bin.op == OP_MAX && ir_expr_is_const(a->u.bin.b, &c) &&
+           ir_const_bounds(e, NULL, &elo, &ehi) && c < elo)
+        a = a->u.bin.a;
+    if (!t->o) {   /* a tile of the whole extent: `r < E`, r of the loops inside */
+        int64_t lo, hi;
+        if (ir_expr_find(e, not_dim, NULL) || !ir_const_bounds(a, &t->inner, &lo, &hi))
+            return 0;
+        *F = 0;
+        *E = e;
+        *rhi = hi;
+        return 1;
+    }
     for (int i = 0; i < t->inner.n; i++)
         if (ir_expr_uses_var(e, t->inner.items[i].var))
             return 0;
@@ -222,6 +245,8 @@ static int lane_guard(Tails *t, const Expr *c, Var *v)
 {
     if (c->kind != E_BIN || c->u.bin.op != OP_LT || !ir_expr_equal(c->u.bin.b, t->E))
         return 0;
+    if (!t->o)   /* no chunk loop: `v < E` */
+        return c->u.bin.a->kind == E_VAR && c->u.bin.a->u.var == v;
     Var *vars[2] = {t->o, v};
     int64_t k[2];
     if (!ir_index_affine(c->u.bin.a, NULL, vars, 2, k) || k[0] != t->F || k[1] != 1)
@@ -269,20 +294,29 @@ static Stmt *unguard(Stmt *s, void *ctx)
     return ir_stmt_map(s, unguard, NULL, ctx);
 }
 
+/* (without a chunk loop, t->o NULL: a loop of any constant extent, its lanes `v < E`) */
 static Stmt *shorten(Stmt *s, void *ctx)
 {
     Tails *t = ctx;
     s = ir_stmt_map(s, shorten, NULL, ctx);
     int64_t lo, ext;
     if (s->kind != S_FOR || !ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 ||
-        !ir_expr_is_const(s->u.loop.extent, &ext) || ext != t->F || s->u.loop.kind == FOR_PARALLEL ||
-        s->u.loop.kind == FOR_BOUND || s->u.loop.kind == FOR_TENSORIZED || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
+        !ir_expr_is_const(s->u.loop.extent, &ext) || (t->o ? ext != t->F : ext <= t->rem) ||
+        s->u.loop.kind == FOR_PARALLEL || s->u.loop.kind == FOR_BOUND || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
         return s;
     Lane l = {t, s->u.loop.var};
-    if (t->rem)   /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one) */
-        return ir_for_like(s, ir_idx(0), ir_idx(t->rem), unguard(s->u.loop.body, &l));
-    Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
-    return ir_for(s->u.loop.var, ir_idx(0), left, FOR_SERIAL, unguard(s->u.loop.body, &l));
+    Stmt *body = unguard(s->u.loop.body, &l);
+    /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one), a
+     * micro-kernel's becomes a vector loop (its pattern is of the whole width) */
+    if (t->rem && s->u.loop.kind == FOR_TENSORIZED)
+        return ir_for(s->u.loop.var, ir_idx(0), ir_idx(t->rem), FOR_VECTORIZED, body);
+    if (t->rem)
+        return ir_for_like(s, ir_idx(0), ir_idx(t->rem), body);
+    Expr *left = t->o ? ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))) : t->E;
+    int64_t elo, ehi;
+    if (!t->o && !(ir_const_bounds(t->E, NULL, &elo, &ehi) && ehi <= ext))
+        left = ir_bin(OP_MIN, left, ir_idx(ext));
+    return ir_for(s->u.loop.var, ir_idx(0), ir_simplify(left, NULL), FOR_SERIAL, body);
 }
 
 /* The last chunk of a tile at most TAIL_VERSIONS columns wide: one version per count of
@@ -290,23 +324,47 @@ static Stmt *shorten(Stmt *s, void *ctx)
  * wider chunks run their last one as a loop over the columns left. */
 enum { TAIL_VERSIONS = 8 };
 
+/* In the last chunk the guards of the first family that reach past its lanes (`o * F + r
+ * < E`, r up to F or more: a convolution's input columns) are of the columns left, E - o *
+ * F: with rem of them, `r < rem`; with F or more, `r < F || o * F + r < E`. Unrolled, r
+ * becomes a constant or a kernel tap, and the simplifier drops the guards that hold. */
+static Expr *rel_guard(Expr *e, void *ctx)
+{
+    Tails *t = ctx;
+    e = ir_expr_map(e, rel_guard, ctx);
+    int64_t f;
+    if (e->kind != E_BIN || e->u.bin.op != OP_LT || !ir_expr_equal(e->u.bin.b, t->E) ||
+        !ir_index_affine(e->u.bin.a, NULL, &t->o, 1, &f) || f != t->F)
+        return e;
+    Expr *r = ir_simplify(ir_sub(e->u.bin.a, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
+    if (ir_expr_uses_var(r, t->o))
+        return e;
+    if (t->rem)
+        return ir_bin(OP_LT, r, ir_idx(t->rem));
+    return ir_bin(OP_OR, ir_bin(OP_LT, r, ir_idx(t->F)), e);
+}
+
+static Stmt *rel_guards(Stmt *s, void *ctx) { return ir_stmt_map(s, rel_guards, rel_guard, ctx); }
+
 static Stmt *last_chunk(Tails *t, Stmt *body)
 {
     /* (a chunk with F or more columns left, before the last, when other guards ended the
      * whole chunks early: the body as it was) */
     Expr *left = ir_simplify(ir_sub(t->E, ir_mul(ir_varref(t->o), ir_idx(t->F))), NULL);
     t->rem = 0;
-    /* (that chunk has all its lanes: the first family's guards hold there) */
+    /* (that chunk has all its lanes: the first family's guards of lanes hold there, not
+     * those that reach past them, a convolution's input columns of its end padding) */
     Tails first = *t;
     first.nfam = 1;
-    Stmt *full = drop(body, &first);
+    first.fam[0].rhi = t->F - 1;
+    Stmt *full = rel_guards(drop(body, &first), t);
     t->inner = first.inner;
     if (t->F > TAIL_VERSIONS)
         return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), full);
     Stmt *chain = full;
     for (int64_t r = t->F - 1; r >= 1; r--) {
         t->rem = r;
-        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), shorten(body, t), chain);
+        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), rel_guards(shorten(body, t), t), chain);
     }
     t->rem = 0;
     return chain;
@@ -316,6 +374,15 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
 static int is_div(const Expr *e)
 {
     return e->kind == E_BIN && (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_DIV);   /* (never negative here) */
+}
+
+/* Is N = (E + c) / F with 0 <= c < F: does every chunk o < N have a lane o * F < E? */
+static int ceil_chunks(const Expr *N, Expr *E, int64_t F)
+{
+    int64_t f, c;
+    if (!is_div(N) || !ir_expr_is_const(N->u.bin.b, &f) || f != F)
+        return 0;
+    return ir_expr_is_const(ir_simplify(ir_sub(N->u.bin.a, E), NULL), &c) && c >= 0 && c < F;
 }
 
 static int ceil_at_least(const Expr *N, const Expr *K)
@@ -342,8 +409,9 @@ static Stmt *tails(Stmt *s, void *ctx)
     Expr *Kraw = ir_bin(OP_FLOORDIV, ir_add(t.E, ir_idx(t.F - t.rhi - 1)), ir_idx(t.F));
     Expr *K = ir_simplify(Kraw, NULL), *N = s->u.loop.extent;
     int64_t klo, khi, nlo, nhi;
-    /* the first family's last chunk is the rest's last (its lanes can be counted) */
-    int at_most_one = ceil_at_least(N, Kraw) && t.rhi == t.F - 1;
+    /* the first family's last chunk is the rest's last (its lanes can be counted); the
+     * chunks before it have all their lanes */
+    int counted = ceil_chunks(N, t.E, t.F);
     for (int i = 1; i < t.nfam; i++) {
         Expr *Ki = ir_bin(OP_FLOORDIV, ir_add(t.fam[i].E, ir_idx(t.fam[i].F - t.fam[i].rhi - 1)), ir_idx(t.fam[i].F));
         K = ir_simplify(ir_bin(OP_MIN, K, Ki), NULL);
@@ -354,9 +422,153 @@ static Stmt *tails(Stmt *s, void *ctx)
         !ceil_at_least(N, Kraw))
         K = ir_simplify(ir_bin(OP_MIN, K, N), NULL);
     Stmt *whole = ir_for_like(s, ir_idx(0), K, drop(s->u.loop.body, &t));
-    Stmt *body = at_most_one ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
+    Stmt *body = counted ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
     Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), body);
     return ir_seq2(whole, rest);
 }
 
-Stmt *lower_runtime_tails(Stmt *s) { return tails(s, NULL); }
+/* ---------------------------------------------------------------- a tile of the whole extent
+ *
+ * A register tile as wide as a run-time extent's bound (a late layer's few columns: W / 32
+ * at most 5) has no chunk loop over o; its columns are guarded `w < E` and, like a last
+ * chunk's, keep its accumulators in memory. The tile's scope (its local allocation) runs in
+ * one version per value E can have below the widest guard's reach, E replaced by that
+ * number (the simplifier and the unroller drop the columns past it), and one for the
+ * extents past them with the guards dropped (none when E's bound is among the versions). */
+
+typedef struct {
+    Expr *E;
+    Expr *r;
+} Subst;
+
+static Expr *subst_expr(Expr *e, void *ctx)
+{
+    Subst *x = ctx;
+    return ir_expr_equal(e, x->E) ? x->r : ir_expr_map(e, subst_expr, ctx);
+}
+
+static Stmt *subst(Stmt *s, void *ctx) { return ir_stmt_map(s, subst, subst_expr, ctx); }
+
+/* body where E is r: E replaced, the loops of lanes `v < r` shortened to r */
+static Stmt *version(Tails *t, Stmt *body, Expr *E, int64_t r)
+{
+    Subst x = {E, ir_idx(r)};
+    Tails c = *t;
+    c.E = x.r;
+    c.rem = r;
+    return r > 0 ? shorten(subst(body, &x), &c) : subst(body, &x);
+}
+
+static Stmt *whole_tile(Stmt *body)
+{
+    Tails t = {0};
+    scan(&t, body);
+    int64_t elo, ehi;
+    if (!t.found || !ir_const_bounds(t.E, NULL, &elo, &ehi) || elo < 0 || elo > t.rhi)
+        return body;
+    /* the versions: E = elo .. m; past m (E > rhi) every guard taken holds */
+    int64_t m = ehi < t.rhi + 1 ? ehi : t.rhi + 1;
+    if (m - elo + 1 > TAIL_VERSIONS)
+        return body;
+    Expr *E = t.E;
+    Stmt *chain;
+    if (m == ehi) {
+        chain = version(&t, body, E, m);
+    } else {
+        t.nfam = 1;
+        chain = drop(body, &t);
+        m--;
+    }
+    for (int64_t r = m; r >= elo; r--)
+        chain = ir_if(ir_bin(OP_EQ, E, ir_idx(r)), version(&t, body, E, r), chain);
+    return chain;
+}
+
+/* A vector loop over a run-time extent's bound, every store under `v < E` (a padding
+ * copy or transpose along a sequence): a loop over [0, E) without the guards. */
+static Stmt *vector_lanes(Stmt *s)
+{
+    if (s->kind != S_FOR || (s->u.loop.kind != FOR_VECTORIZED && s->u.loop.kind != FOR_TENSORIZED))
+        return s;
+    Tails t = {0};
+    scan(&t, s);
+    for (int i = 0; i < t.nfam; i++) {
+        t.E = t.fam[i].E;
+        Stmt *r = shorten(s, &t);
+        if (r != s)
+            return r;
+    }
+    return s;
+}
+
+static Stmt *whole_tiles(Stmt *s, void *ctx)
+{
+    if (s->kind == S_ALLOC && s->u.alloc.buf->scope == SCOPE_LOCAL) {
+        Stmt *b = whole_tile(s->u.alloc.body);
+        if (b != s->u.alloc.body)
+            return ir_allocate(s->u.alloc.buf, b);
+    }
+    return vector_lanes(ir_stmt_map(s, whole_tiles, NULL, ctx));
+}
+
+/* ---------------------------------------------------------------- a fused loop over a bound
+ *
+ * A parallel loop over channels and rows fused, n = c * Hb + h, the rows' extent E decided
+ * at run time: its body is under `n % Hb < E`, and at a small extent most iterations do
+ * nothing (threaded, the work falls to the first threads). It runs over c * E instead, n %
+ * Hb being n % E there, n / Hb n / E, and n (n / E) * Hb + n % E. */
+
+typedef struct {
+    Var *n;
+    Expr *guard, *E;
+    int64_t Hb;
+    BinOp div, mod;
+} Fused;
+
+static int is_of_n(const Expr *e, const Fused *f, BinOp op)
+{
+    int64_t b;
+    return e->kind == E_BIN && e->u.bin.op == op && e->u.bin.a->kind == E_VAR && e->u.bin.a->u.var == f->n &&
+           ir_expr_is_const(e->u.bin.b, &b) && b == f->Hb;
+}
+
+static Expr *refuse_expr(Expr *e, void *ctx)
+{
+    Fused *f = ctx;
+    if (ir_expr_equal(e, f->guard))
+        return ir_bool(1);
+    if (is_of_n(e, f, f->mod))
+        return ir_bin(f->mod, ir_varref(f->n), f->E);
+    if (is_of_n(e, f, f->div))
+        return ir_bin(f->div, ir_varref(f->n), f->E);
+    if (e->kind == E_VAR && e->u.var == f->n)
+        return ir_add(ir_mul(ir_bin(f->div, ir_varref(f->n), f->E), ir_idx(f->Hb)), ir_bin(f->mod, ir_varref(f->n), f->E));
+    return ir_expr_map(e, refuse_expr, ctx);
+}
+
+static Stmt *refuse(Stmt *s, void *ctx) { return ir_stmt_map(s, refuse, refuse_expr, ctx); }
+
+static Stmt *fused_extent(Stmt *s, void *ctx)
+{
+    s = ir_stmt_map(s, fused_extent, NULL, ctx);
+    int64_t N, lo, hi;
+    Stmt *b = s->kind == S_FOR ? s->u.loop.body : NULL;
+    if (!b || s->u.loop.kind != FOR_PARALLEL || !ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 ||
+        !ir_expr_is_const(s->u.loop.extent, &N) || b->kind != S_IF || b->u.cond.els)
+        return s;
+    Expr *c = b->u.cond.cond;
+    if (c->kind != E_BIN || c->u.bin.op != OP_LT)
+        return s;
+    Fused f = {s->u.loop.var, c, c->u.bin.b, 0, OP_DIV, OP_MOD};
+    Expr *m = c->u.bin.a;
+    if (m->kind == E_BIN && m->u.bin.op == OP_FLOORMOD)
+        f.div = OP_FLOORDIV, f.mod = OP_FLOORMOD;
+    if (!ir_expr_is_const(m->kind == E_BIN ? m->u.bin.b : m, &f.Hb) || !is_of_n(m, &f, f.mod) || f.Hb <= 0 ||
+        N % f.Hb != 0 || !ir_expr_find(f.E, is_runtime, NULL) || ir_expr_find(f.E, not_dim, NULL) ||
+        ir_expr_reads_memory(f.E) || !ir_const_bounds(f.E, NULL, &lo, &hi) || lo < 1 || hi > f.Hb)
+        return s;
+    Expr *ext = ir_simplify(ir_mul(ir_idx(N / f.Hb), f.E), NULL);
+    return ir_for_like(s, s->u.loop.min, ext, refuse(b->u.cond.then, &f));
+}
+
+Stmt *lower_runtime_tails(Stmt *s) { return fused_extent(whole_tiles(tails(s, NULL), NULL), NULL); }
