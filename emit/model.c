@@ -468,9 +468,17 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
                 sb_printf(h, " *   out_%s: gets the extent %s, computed from values, in [%lld, %lld]\n", d->name,
                           d->name, (long long)d->lo, (long long)d->hi);
         }
-        sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents; the arena is planned\n"
-                     " * for the largest (%s_ARENA_BYTES holds every run). A dim out of its range, or\n"
-                     " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+        if (gpu || !mod->arena_at)
+            sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents; the arena is planned\n"
+                         " * for the largest (%s_ARENA_BYTES holds every run). A dim out of its range, or\n"
+                         " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+        else
+            sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents, and the arena's\n"
+                         " * intermediates compact too: %s_ARENA_BYTES (the largest extents) holds every\n"
+                         " * run, and a run at given dims needs only the first %s_arena_bytes(dims) bytes.\n"
+                         " * A dim out of its range, or extents that do not fit together, return\n"
+                         " * KGEN_ERR_SHAPE with nothing written.\n",
+                      up, m->name);
         if (nvalue)
             sb_puts(h, " * An extent computed from values (an output's count of selected elements) is known\n"
                        " * only while the model runs: an output with one is allocated for its bound (the\n"
