@@ -2,8 +2,8 @@
 # dyn_arena.sh - the arena of a model whose dims are decided at run time (issue 16): its
 # intermediates are compact at the run's extents and placed by them (lower/arena.c), so
 # NAME_arena_bytes(dims) is what a run needs. For each model of tests/dyn (tests/dyn/*/args):
-#   1. NAME_arena_bytes with every dim at its bound is NAME_ARENA_BYTES, and no extent of
-#      the model's references needs more;
+#   1. NAME_arena_bytes with every dim at its bound is NAME_ARENA_BYTES, and none of 500
+#      extents across the ranges needs more (or a size not a multiple of 64);
 #   2. with every dim at the bottom of its range it needs at most a quarter of the bound's
 #      (the conv nets, the CRNN, the LSTM, the attention all shrink with their extents);
 #   3. the runner built with AddressSanitizer and given an arena of exactly
@@ -51,7 +51,21 @@ int main(void)
         lo[i] = ${name}_dim_info[i].lo;
         hi[i] = ${name}_dim_info[i].hi;
     }
-    printf("%lld %lld %lld\n", (long long)${up}_ARENA_BYTES, (long long)${name}_arena_bytes(hi), (long long)${name}_arena_bytes(lo));
+    /* 500 extents across the ranges (a fixed LCG): none needs more than the bound's plan,
+     * and each needs a multiple of 64 bytes (the slices' alignment) */
+    int over = 0;
+    uint32_t r = 12345;
+    for (int t = 0; t < 500; t++) {
+        int64_t d[${up}_NUM_DIMS];
+        for (int i = 0; i < ${up}_NUM_DIMS; i++) {
+            r = r * 1103515245u + 12345u;
+            d[i] = lo[i] + (int64_t)((r >> 8) % (uint32_t)(hi[i] - lo[i] + 1));
+        }
+        int64_t n = ${name}_arena_bytes(d);
+        over += n > ${up}_ARENA_BYTES || n < 0 || n % 64 != 0;
+    }
+    printf("%lld %lld %lld %d\n", (long long)${up}_ARENA_BYTES, (long long)${name}_arena_bytes(hi),
+           (long long)${name}_arena_bytes(lo), over);
     return 0;
 }
 C
@@ -60,9 +74,10 @@ C
     bad "$name: the arena check does not build: $(grep -m1 error $dir/need.log)"
     continue
   fi
-  read -r bytes at_hi at_lo <<< "$($dir/need)"
+  read -r bytes at_hi at_lo over <<< "$($dir/need)"
   echo "    $name: ${up}_ARENA_BYTES $bytes, ${name}_arena_bytes at the bound $at_hi, at the bottom of the ranges $at_lo"
   if [ "$at_hi" = "$bytes" ]; then ok; else bad "$name: the need at the bound ($at_hi) is not the plan's $bytes"; fi
+  if [ "$over" = 0 ]; then ok; else bad "$name: $over of 500 extents need more than the bound's plan or an unaligned size"; fi
   if [ $((at_lo * 4)) -le "$bytes" ]; then ok; else bad "$name: at the bottom of the ranges it needs $at_lo of $bytes bytes"; fi
   if [ -z "$asan" ]; then
     skip=$((skip + 1))
