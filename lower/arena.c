@@ -3,7 +3,9 @@
  * of an input that dies there, and where in the one arena each intermediate lies.
  * requires: the model's kernels in their final order (after "run-time-loops");
  * produces: m->arena's ws_offset, arena_bytes, arena_lower_bound and ninplace, kernels
- * whose in-place output replaces the input it overwrites.
+ * whose in-place output replaces the input it overwrites; with intermediates of run-time
+ * size, where a run places them (m->arena_at, at_vars, at_values) and what it needs
+ * (m->arena_need).
  */
 #include "passes.h"
 
@@ -328,6 +330,16 @@ void lower_dump_arena(FILE *f, const LowerModel *b)
         const Buffer *x = m->arena.items[i];
         fprintf(f, "  %s at %lld, %lld bytes, kernels %d to %d\n", x->name, (long long)x->ws_offset,
                 (long long)aligned_bytes(m, x), b->first[i], b->last[i]);
+    }
+    for (int k = 0; k < m->nat; k++) {
+        fprintf(f, "  in a run: %s = ", m->at_vars[k]->name);
+        ir_print_expr(f, m->at_values[k]);
+        fputc('\n', f);
+    }
+    if (m->arena_need) {
+        fputs("  a run needs ", f);
+        ir_print_expr(f, m->arena_need);
+        fputc('\n', f);
     }
 }
 
