@@ -121,10 +121,11 @@ typedef struct {
                                   iteration, "int32_t i"), or NULL */
     const char *fn_attr;       /* printed between "static" and "void" (KGEN_PARALLEL_BODY) */
     /* expressions of the run-time dims alone, computed once at the top of the function
-     * (hoist_dims) and printed as their names; the first nhoist_live of them are visible */
+     * (print_body) and printed as their names; the first nhoist_live of them are visible */
     PtrVec hoist;              /* Expr* */
     PtrVec hoist_vars;         /* Var*: their names in decls */
     int nhoist_live;
+    unsigned char *hoist_used; /* hoist_used[i]: hoist[i]'s name was printed */
 } Printer;
 
 /* Leave C blocks down to `mark` declarations. */
@@ -687,6 +688,7 @@ static void expr(Printer *P, const Expr *e, int prec)
     for (int i = 0; i < P->nhoist_live; i++)
         if (ir_expr_equal(e, P->hoist.items[i])) {
             sb_puts(o, var_name(P, P->hoist_vars.items[i]));
+            P->hoist_used[i] = 1;
             return;
         }
     int paren = expr_prec(e) < prec;
@@ -1308,7 +1310,7 @@ static void hoist_add(Printer *P, const Expr *e)
     ir_vec_push(&P->hoist, (void *)e, 1 << 16, "expressions");
 }
 
-/* The strides in e that hoist_dims computes once, in P->hoist: in an index (in_index), a
+/* The strides in e that print_body computes once, in P->hoist: in an index (in_index), a
  * factor of a product that is a product or quotient of the run-time dims (what
  * ir_buffer_stride gives a buffer compact at the run's extents). */
 static int hoist_find(const Expr *e, void *ctx, int in_index)
@@ -1366,47 +1368,77 @@ static int hoist_find_stmt(const Stmt *s, void *ctx)
     return 0;
 }
 
-/* A C function body s over run-time dims: the strides of its buffers at the run's extents
- * (products of the dims' expressions) as constants at its top, each computed once (the C
- * compiler does not always take them out of the loops itself: MobileNetV2's last 1x1 conv
- * ran 1.1x slower with them inline), the smaller first, which the larger then use. Only
- * the strides: the loops' bounds are computed once per loop already, and more constants
- * than registers slowed the depthwise convs. Returns the mark to pop to (drop_dims). */
-static int hoist_dims(Printer *P, const Stmt *s)
+/* A C function body s over run-time dims, printed at depth 1: the strides of its buffers
+ * at the run's extents (products of the dims' expressions) as constants at its top, each
+ * computed once (the C compiler does not always take them out of the loops itself:
+ * MobileNetV2's last 1x1 conv ran 1.1x slower with them inline), the smaller first, which
+ * the larger then use. Only the strides: the loops' bounds are computed once per loop
+ * already, and more constants than registers slowed the depthwise convs. The body is
+ * printed first, aside, so that only the constants it prints (and those they use) are
+ * declared: an index the printer rewrites (a micro-kernel's) may not show them all. */
+static void print_body(Printer *P, const Stmt *s)
 {
     int mark = P->decls.n;
     P->hoist.n = P->hoist_vars.n = P->nhoist_live = 0;
-    if (!is_host(P->d) || !P->k->dims.n)
-        return mark;
-    em_stmt_any(s, hoist_find_stmt, NULL, P);
+    if (is_host(P->d) && P->k->dims.n)
+        em_stmt_any(s, hoist_find_stmt, NULL, P);
+    int n = P->hoist.n;
+    if (!n) {
+        em_stmt(&P->em, s);
+        return;
+    }
     /* the smaller first (stable: the first met first among equals) */
-    for (int i = 1; i < P->hoist.n; i++)
+    for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && expr_nodes(P->hoist.items[j]) < expr_nodes(P->hoist.items[j - 1]); j--) {
             void *t = P->hoist.items[j];
             P->hoist.items[j] = P->hoist.items[j - 1];
             P->hoist.items[j - 1] = t;
         }
-    for (int i = 0; i < P->hoist.n; i++) {
-        const Expr *e = P->hoist.items[i];
-        Var *v = ir_var_new("rt", e->dtype);
+    P->hoist_used = calloc((size_t)n, 1);
+    StrBuf *defs = calloc((size_t)n, sizeof *defs), body = {0};
+    if (!P->hoist_used || !defs)
+        ir_die("out of memory");
+    for (int i = 0; i < n; i++) {
+        Var *v = ir_var_new("rt", ((const Expr *)P->hoist.items[i])->dtype);
         ir_vec_push(&P->hoist_vars, v, 1 << 16, "variables");
-        int di = declare_var(P, v);
-        em_line(&P->em);
-        if (i == 0)
-            sb_puts(P->em.out, "/* of the run-time dims, computed once */\n");
-        if (i == 0)
-            em_line(&P->em);
-        sb_printf(P->em.out, "const %s %s = ", value_type(e->dtype), P->decls.items[di].name);
-        expr(P, e, 0);
-        sb_puts(P->em.out, ";\n");
-        P->decls.items[di].live = 1;
-        P->nhoist_live = i + 1;
+        P->decls.items[declare_var(P, v)].live = 1;
     }
-    return mark;
-}
-
-static void drop_dims(Printer *P, int mark)
-{
+    StrBuf *out = P->em.out;
+    P->em.out = &body;
+    P->nhoist_live = n;
+    em_stmt(&P->em, s);
+    /* each constant the body (or a larger one) uses, the larger first, each seeing the
+     * smaller ones only */
+    for (int i = n - 1; i >= 0; i--) {
+        if (!P->hoist_used[i])
+            continue;
+        const Expr *e = P->hoist.items[i];
+        P->em.out = &defs[i];
+        P->nhoist_live = i;
+        em_line(&P->em);
+        sb_printf(&defs[i], "const %s %s = ", value_type(e->dtype), var_name(P, P->hoist_vars.items[i]));
+        expr(P, e, 0);
+        sb_puts(&defs[i], ";\n");
+    }
+    P->em.out = out;
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        if (defs[i].len) {
+            if (!any) {
+                em_line(&P->em);
+                sb_puts(out, "/* of the run-time dims, computed once */\n");
+            }
+            any = 1;
+            sb_puts(out, defs[i].data);
+        }
+    if (body.len)
+        sb_puts(out, body.data);
+    for (int i = 0; i < n; i++)
+        sb_free(&defs[i]);
+    sb_free(&body);
+    free(defs);
+    free(P->hoist_used);
+    P->hoist_used = NULL;
     pop_decls(P, mark);
     P->hoist.n = P->hoist_vars.n = P->nhoist_live = 0;
 }
@@ -1444,9 +1476,7 @@ static void print_parallel_body(Printer *P, const Stmt *loop)
     sb_puts(text, "\n{\n");
     P->em.depth = 1;
     void_unused_params(P, loop->u.loop.body);
-    int mark = hoist_dims(P, loop->u.loop.body);
-    em_stmt(&P->em, loop->u.loop.body);
-    drop_dims(P, mark);
+    print_body(P, loop->u.loop.body);
     sb_puts(text, "}\n\n");
     P->lead_param = P->proto_name = P->fn_attr = NULL;
 }
@@ -1508,9 +1538,7 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
         print_parallel_call(&P, par);   /* every buffer goes to NAME_body */
     } else {
         void_unused_params(&P, k->body);
-        int mark = hoist_dims(&P, k->body);
-        em_stmt(&P.em, k->body);
-        drop_dims(&P, mark);
+        print_body(&P, k->body);
     }
     if (is_host(d) && !k->internal) {
         em_line(&P.em);
