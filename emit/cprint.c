@@ -120,6 +120,12 @@ typedef struct {
     const char *lead_param;    /* a parameter before the buffers (a parallel loop body's
                                   iteration, "int32_t i"), or NULL */
     const char *fn_attr;       /* printed between "static" and "void" (KGEN_PARALLEL_BODY) */
+    /* expressions of the run-time dims alone, computed once at the top of the function
+     * (print_body) and printed as their names; the first nhoist_live of them are visible */
+    PtrVec hoist;              /* Expr* */
+    PtrVec hoist_vars;         /* Var*: their names in decls */
+    int nhoist_live;
+    unsigned char *hoist_used; /* hoist_used[i]: hoist[i]'s name was printed */
 } Printer;
 
 /* Leave C blocks down to `mark` declarations. */
@@ -678,8 +684,14 @@ static void expr(Printer *P, const Expr *e, int prec)
     if (!e)
         ir_die("cprint: missing expression");
     e = transparent(e);
-    int paren = expr_prec(e) < prec;
     StrBuf *o = P->em.out;
+    for (int i = 0; i < P->nhoist_live; i++)
+        if (ir_expr_equal(e, P->hoist.items[i])) {
+            sb_puts(o, var_name(P, P->hoist_vars.items[i]));
+            P->hoist_used[i] = 1;
+            return;
+        }
+    int paren = expr_prec(e) < prec;
     if (paren)
         sb_puts(o, "(");
     switch (e->kind) {
@@ -1240,6 +1252,197 @@ static void put_lowbit(StrBuf *out, const Kernel *k)
     sb_puts(out, "\n");
 }
 
+/* ---------------------------------------------------------------- run-time dims, once */
+
+/* Is e index arithmetic of the run-time dims alone (nothing that could trap: a division
+ * only by a positive constant)? */
+static int dims_only(const Expr *e)
+{
+    switch (e->kind) {
+    case E_INT: return !ir_dtype_is_float(e->dtype);
+    case E_VAR: return e->u.var->is_dim;
+    case E_UN: return e->u.un.op == UN_NEG && dims_only(e->u.un.a);
+    case E_BIN:
+        switch (e->u.bin.op) {
+        case OP_ADD:
+        case OP_SUB:
+        case OP_MUL:
+        case OP_MIN:
+        case OP_MAX: return !ir_dtype_is_float(e->dtype) && dims_only(e->u.bin.a) && dims_only(e->u.bin.b);
+        case OP_DIV:
+        case OP_MOD:
+        case OP_FLOORDIV:
+        case OP_FLOORMOD:
+            return !ir_dtype_is_float(e->dtype) && dims_only(e->u.bin.a) && e->u.bin.b->kind == E_INT &&
+                   e->u.bin.b->u.ival > 0;
+        default: return 0;
+        }
+    default: return 0;
+    }
+}
+
+/* Is computing e more than an add (a product, a quotient, a min or max)? */
+static int dims_cost(const Expr *e)
+{
+    if (e->kind == E_UN)
+        return dims_cost(e->u.un.a);
+    if (e->kind != E_BIN)
+        return 0;
+    if (e->u.bin.op != OP_ADD && e->u.bin.op != OP_SUB)
+        return 1;
+    return dims_cost(e->u.bin.a) || dims_cost(e->u.bin.b);
+}
+
+static int expr_nodes(const Expr *e)
+{
+    switch (e->kind) {
+    case E_UN: return 1 + expr_nodes(e->u.un.a);
+    case E_BIN: return 1 + expr_nodes(e->u.bin.a) + expr_nodes(e->u.bin.b);
+    default: return 1;
+    }
+}
+
+static void hoist_add(Printer *P, const Expr *e)
+{
+    for (int i = 0; i < P->hoist.n; i++)
+        if (ir_expr_equal(e, P->hoist.items[i]))
+            return;
+    ir_vec_push(&P->hoist, (void *)e, 1 << 16, "expressions");
+}
+
+/* The strides in e that print_body computes once, in P->hoist: in an index (in_index), a
+ * factor of a product that is a product or quotient of the run-time dims (what
+ * ir_buffer_stride gives a buffer compact at the run's extents). */
+static int hoist_find(const Expr *e, void *ctx, int in_index)
+{
+    Printer *P = ctx;
+    e = transparent(e);
+    switch (e->kind) {
+    case E_BIN:
+        if (in_index && e->u.bin.op == OP_MUL)
+            for (int i = 0; i < 2; i++) {
+                const Expr *f = transparent(i ? e->u.bin.b : e->u.bin.a);
+                if (f->kind != E_INT && dims_only(f) && dims_cost(f)) {
+                    hoist_add(P, f);
+                    hoist_find(i ? e->u.bin.a : e->u.bin.b, P, in_index);
+                    return 0;
+                }
+            }
+        hoist_find(e->u.bin.a, P, in_index);
+        hoist_find(e->u.bin.b, P, in_index);
+        break;
+    case E_UN: hoist_find(e->u.un.a, P, in_index); break;
+    case E_CAST:
+    case E_BITCAST: hoist_find(e->u.cast.a, P, in_index); break;
+    case E_LOAD: hoist_find(e->u.load.index, P, 1); break;
+    case E_SELECT:
+        hoist_find(e->u.sel.cond, P, 0);
+        hoist_find(e->u.sel.t, P, in_index);
+        hoist_find(e->u.sel.f, P, in_index);
+        break;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            hoist_find(e->u.call.args[i], P, 0);
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+static int hoist_find_stmt(const Stmt *s, void *ctx)
+{
+    switch (s->kind) {
+    case S_FOR:
+        hoist_find(s->u.loop.min, ctx, 0);
+        hoist_find(s->u.loop.extent, ctx, 0);
+        break;
+    case S_LET: hoist_find(s->u.let.value, ctx, 0); break;
+    case S_IF: hoist_find(s->u.cond.cond, ctx, 0); break;
+    case S_STORE:
+        hoist_find(s->u.store.index, ctx, 1);
+        hoist_find(s->u.store.value, ctx, 0);
+        break;
+    case S_PREFETCH: hoist_find(s->u.store.index, ctx, 1); break;
+    default: break;
+    }
+    return 0;
+}
+
+/* A C function body s over run-time dims, printed at depth 1: the strides of its buffers
+ * at the run's extents (products of the dims' expressions) as constants at its top, each
+ * computed once (the C compiler does not always take them out of the loops itself:
+ * MobileNetV2's last 1x1 conv ran 1.1x slower with them inline), the smaller first, which
+ * the larger then use. Only the strides: the loops' bounds are computed once per loop
+ * already, and more constants than registers slowed the depthwise convs. The body is
+ * printed first, aside, so that only the constants it prints (and those they use) are
+ * declared: an index the printer rewrites (a micro-kernel's) may not show them all. */
+static void print_body(Printer *P, const Stmt *s)
+{
+    int mark = P->decls.n;
+    P->hoist.n = P->hoist_vars.n = P->nhoist_live = 0;
+    if (is_host(P->d) && P->k->dims.n)
+        em_stmt_any(s, hoist_find_stmt, NULL, P);
+    int n = P->hoist.n;
+    if (!n) {
+        em_stmt(&P->em, s);
+        return;
+    }
+    /* the smaller first (stable: the first met first among equals) */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && expr_nodes(P->hoist.items[j]) < expr_nodes(P->hoist.items[j - 1]); j--) {
+            void *t = P->hoist.items[j];
+            P->hoist.items[j] = P->hoist.items[j - 1];
+            P->hoist.items[j - 1] = t;
+        }
+    P->hoist_used = calloc((size_t)n, 1);
+    StrBuf *defs = calloc((size_t)n, sizeof *defs), body = {0};
+    if (!P->hoist_used || !defs)
+        ir_die("out of memory");
+    for (int i = 0; i < n; i++) {
+        Var *v = ir_var_new("rt", ((const Expr *)P->hoist.items[i])->dtype);
+        ir_vec_push(&P->hoist_vars, v, 1 << 16, "variables");
+        P->decls.items[declare_var(P, v)].live = 1;
+    }
+    StrBuf *out = P->em.out;
+    P->em.out = &body;
+    P->nhoist_live = n;
+    em_stmt(&P->em, s);
+    /* each constant the body (or a larger one) uses, the larger first, each seeing the
+     * smaller ones only */
+    for (int i = n - 1; i >= 0; i--) {
+        if (!P->hoist_used[i])
+            continue;
+        const Expr *e = P->hoist.items[i];
+        P->em.out = &defs[i];
+        P->nhoist_live = i;
+        em_line(&P->em);
+        sb_printf(&defs[i], "const %s %s = ", value_type(e->dtype), var_name(P, P->hoist_vars.items[i]));
+        expr(P, e, 0);
+        sb_puts(&defs[i], ";\n");
+    }
+    P->em.out = out;
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        if (defs[i].len) {
+            if (!any) {
+                em_line(&P->em);
+                sb_puts(out, "/* of the run-time dims, computed once */\n");
+            }
+            any = 1;
+            sb_puts(out, defs[i].data);
+        }
+    if (body.len)
+        sb_puts(out, body.data);
+    for (int i = 0; i < n; i++)
+        sb_free(&defs[i]);
+    sb_free(&body);
+    free(defs);
+    free(P->hoist_used);
+    P->hoist_used = NULL;
+    pop_decls(P, mark);
+    P->hoist.n = P->hoist_vars.n = P->nhoist_live = 0;
+}
+
 /* ---------------------------------------------------------------- parallel loop bodies */
 
 /* A model kernel that is one parallel loop from 0 (the default schedule's): its body is
@@ -1273,7 +1476,7 @@ static void print_parallel_body(Printer *P, const Stmt *loop)
     sb_puts(text, "\n{\n");
     P->em.depth = 1;
     void_unused_params(P, loop->u.loop.body);
-    em_stmt(&P->em, loop->u.loop.body);
+    print_body(P, loop->u.loop.body);
     sb_puts(text, "}\n\n");
     P->lead_param = P->proto_name = P->fn_attr = NULL;
 }
@@ -1335,7 +1538,7 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
         print_parallel_call(&P, par);   /* every buffer goes to NAME_body */
     } else {
         void_unused_params(&P, k->body);
-        em_stmt(&P.em, k->body);
+        print_body(&P, k->body);
     }
     if (is_host(d) && !k->internal) {
         em_line(&P.em);

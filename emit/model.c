@@ -229,12 +229,69 @@ static void info_table(StrBuf *o, const EmModel *m, const char *what, const EmVa
     sb_puts(o, "};\n");
 }
 
-/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
-static const char *c_elem0(const Buffer *b)
+/* An expression of the dims and arena offsets in C (a max: kgen_max_i64, each operand once) */
+static void put_at_expr(StrBuf *o, const Expr *e)
 {
-    return b->scope == SCOPE_WORKSPACE
-               ? ir_fmt("((const %s *)(kgen_arena + %lld))[0]", ir_dtype_ctype(b->dtype), (long long)b->ws_offset)
-               : ir_fmt("%s[0]", b->name);
+    if (e->kind == E_BIN && e->u.bin.op == OP_MAX) {
+        sb_puts(o, "kgen_max_i64(");
+        put_at_expr(o, e->u.bin.a);
+        sb_puts(o, ", ");
+        put_at_expr(o, e->u.bin.b);
+        sb_puts(o, ")");
+    } else {
+        em_c_put_dim_expr(o, e);
+    }
+}
+
+/* "kgen_arena + OFFSET" of intermediate b in the model function: a constant, or where the
+ * run's extents put it (lower_arena_at) */
+static const char *c_at(const Model *mod, const Buffer *b)
+{
+    const Expr *at = lower_arena_at(mod, b);
+    int64_t c;
+    if (ir_expr_is_const(at, &c))
+        return ir_fmt("kgen_arena + %lld", (long long)c);
+    StrBuf o = {0};
+    sb_puts(&o, "kgen_arena + ");
+    put_at_expr(&o, at);
+    const char *r = ir_strdup(o.data);
+    sb_free(&o);
+    return r;
+}
+
+/* Element 0 of model buffer b (an intermediate or a parameter), for the model function. */
+static const char *c_elem0(const Model *mod, const Buffer *b)
+{
+    return b->scope == SCOPE_WORKSPACE ? ir_fmt("((const %s *)(%s))[0]", ir_dtype_ctype(b->dtype), c_at(mod, b))
+                                       : ir_fmt("%s[0]", b->name);
+}
+
+/* Mark in used[] the offsets (mod->at_vars) that e reads, and those they read. */
+static void mark_at(const Model *mod, const Expr *e, unsigned char *used)
+{
+    for (int k = mod->nat - 1; k >= 0; k--)
+        if (ir_expr_uses_var(e, mod->at_vars[k]) && !used[k]) {
+            used[k] = 1;
+            mark_at(mod, mod->at_values[k], used);
+        }
+}
+
+/* The offsets of the intermediates a run places at its extents (those in used[], NULL: all),
+ * each a local computed from the dims and those before it. */
+static void put_at_locals(StrBuf *c, const Model *mod, const unsigned char *used)
+{
+    int any = 0;
+    for (int k = 0; k < mod->nat; k++) {
+        if (used && !used[k])
+            continue;
+        if (!any)
+            sb_puts(c, "    /* where the intermediates of run-time size lie at these extents: each above those\n"
+                       "     * it meets that the bound's plan puts below it (lower/arena.c) */\n");
+        any = 1;
+        sb_printf(c, "    const int64_t %s = ", mod->at_vars[k]->name);
+        put_at_expr(c, mod->at_values[k]);
+        sb_puts(c, ";\n");
+    }
 }
 
 int em_c_dim_returned(const EmModel *m, const IrDim *d)
@@ -334,7 +391,7 @@ static void value_dims_after(StrBuf *c, const Model *mod, int k)
         if (mod->dim_after[i] != k)
             continue;
         sb_printf(c, "    /* the extent %s, computed by %s */\n", d->name, mod->dim_count[i]->name);
-        sb_printf(c, "    %s = %s;\n", d->name, c_elem0(mod->dim_count[i]));
+        sb_printf(c, "    %s = %s;\n", d->name, c_elem0(mod, mod->dim_count[i]));
         range_check(c, d);
         any = 1;
     }
@@ -401,9 +458,17 @@ void em_c_model_header(StrBuf *h, const EmModel *m)
                 sb_printf(h, " *   out_%s: gets the extent %s, computed from values, in [%lld, %lld]\n", d->name,
                           d->name, (long long)d->lo, (long long)d->hi);
         }
-        sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents; the arena is planned\n"
-                     " * for the largest (%s_ARENA_BYTES holds every run). A dim out of its range, or\n"
-                     " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+        if (gpu || !mod->arena_at)
+            sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents; the arena is planned\n"
+                         " * for the largest (%s_ARENA_BYTES holds every run). A dim out of its range, or\n"
+                         " * extents that do not fit together, return KGEN_ERR_SHAPE with nothing written.\n", up);
+        else
+            sb_printf(h, " * Inputs and outputs are compact row-major at the actual extents, and the arena's\n"
+                         " * intermediates compact too: %s_ARENA_BYTES (the largest extents) holds every\n"
+                         " * run, and a run at given dims needs only the first %s_arena_bytes(dims) bytes.\n"
+                         " * A dim out of its range, or extents that do not fit together, return\n"
+                         " * KGEN_ERR_SHAPE with nothing written.\n",
+                      up, m->name);
         if (nvalue)
             sb_puts(h, " * An extent computed from values (an output's count of selected elements) is known\n"
                        " * only while the model runs: an output with one is allocated for its bound (the\n"
@@ -621,6 +686,29 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         if (!used)
             sb_printf(c, "    (void)%s;\n", m->inputs[i].buf->name);
     }
+    if (mod->nat) {
+        /* the offsets the model function reads: of its kernels' intermediates, its loops'
+         * states and counts, its branches' conditions and its counted extents */
+        unsigned char *used = ir_alloc((size_t)mod->nat);
+        for (int k = 0; k < mod->kernels.n; k++) {
+            const Kernel *kk = mod->kernels.items[k];
+            for (int q = 0; q < kk->params.n; q++)
+                if (((const Buffer *)kk->params.items[q])->scope == SCOPE_WORKSPACE)
+                    mark_at(mod, lower_arena_at(mod, kk->params.items[q]), used);
+            for (int g = 0; g < kk->nguards; g++)
+                mark_at(mod, lower_arena_at(mod, kk->guard_buf[g]), used);
+        }
+        for (int j = 0; j < mod->nloops; j++) {
+            mark_at(mod, lower_arena_at(mod, mod->loops[j].iter), used);
+            mark_at(mod, lower_arena_at(mod, mod->loops[j].cond), used);
+            if (mod->loops[j].trip && mod->loops[j].trip->scope == SCOPE_WORKSPACE)
+                mark_at(mod, lower_arena_at(mod, mod->loops[j].trip), used);
+        }
+        for (int i = 0; i < mod->prog->dims.n; i++)
+            if (mod->dim_count[i] && mod->dim_count[i]->scope == SCOPE_WORKSPACE)
+                mark_at(mod, lower_arena_at(mod, mod->dim_count[i]), used);
+        put_at_locals(c, mod, used);
+    }
     const char *ind = "    ";
     for (int k = 0; k < mod->kernels.n; k++) {
         const Kernel *kk = mod->kernels.items[k];
@@ -633,12 +721,12 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 if (ml->trip || ml->trip_count >= 0)
                     sb_printf(c, " < %s", ml->trip ? ml->trip->name : ir_fmt("%lld", (long long)ml->trip_count));
                 sb_printf(c, " and %s */\n    while (", ml->cond->name);
-                sb_puts(c, c_elem0(ml->iter));
+                sb_puts(c, c_elem0(mod, ml->iter));
                 if (ml->trip)
-                    sb_printf(c, " < %s", c_elem0(ml->trip));
+                    sb_printf(c, " < %s", c_elem0(mod, ml->trip));
                 else if (ml->trip_count >= 0)
                     sb_printf(c, " < INT64_C(%lld)", (long long)ml->trip_count);
-                sb_printf(c, " && %s != 0) {\n", c_elem0(ml->cond));
+                sb_printf(c, " && %s != 0) {\n", c_elem0(mod, ml->cond));
                 ind = "        ";
             }
         }
@@ -646,7 +734,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_printf(c, "%sKGEN_PROFILE_BEGIN(%d);\n", ind, k);
         /* a run-time If's branch: only when taken */
         for (int g = 0; g < kk->nguards; g++)
-            sb_printf(c, "%s%s %s 0", g ? " && " : ir_fmt("%sif (", ind), c_elem0(kk->guard_buf[g]),
+            sb_printf(c, "%s%s %s 0", g ? " && " : ir_fmt("%sif (", ind), c_elem0(mod, kk->guard_buf[g]),
                       kk->guard_value[g] ? "!=" : "==");
         sb_printf(c, "%s%s%s(", kk->nguards ? ")\n    " : "", ind, fn);
         for (int q = 0; q < kk->params.n; q++) {
@@ -658,7 +746,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             else if (b->constant)
                 sb_puts(c, em_c_weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
-                sb_printf(c, "(%s *)(kgen_arena + %lld)", ir_dtype_ctype(b->dtype), (long long)b->ws_offset);
+                sb_printf(c, "(%s *)(%s)", ir_dtype_ctype(b->dtype), c_at(mod, b));
             else
                 sb_puts(c, b->name);
         }
@@ -734,8 +822,13 @@ void em_c_model_tables(StrBuf *c, const EmModel *m)
     sb_puts(c, "    default:\n        return KGEN_ERR_NARGS;\n    }\n}\n");
     sb_printf(c, "\nint64_t %s_arena_bytes(const int64_t *dims)\n{\n", m->name);
     dims_from_array(c, dims);
+    if (mod->nat) {
+        unsigned char *used = ir_alloc((size_t)mod->nat);
+        mark_at(mod, lower_arena_need(mod), used);
+        put_at_locals(c, mod, used);
+    }
     sb_puts(c, "    return ");
-    em_c_put_dim_expr(c, lower_arena_need(mod));
+    put_at_expr(c, lower_arena_need(mod));
     sb_puts(c, ";\n}\n");
 }
 

@@ -23,8 +23,9 @@ static int64_t stage_macs(const Tensor *t)
     return n;
 }
 
-/* The run-time dims and the arena a run touches at a few of their extents: each dim at its
- * smallest, a quarter, half and three quarters of the way, and its largest (the bound). */
+/* The run-time dims and the arena a run needs at a few of their extents (NAME_arena_bytes):
+ * each dim at its smallest, a quarter, half and three quarters of the way, and its largest
+ * (the bound, NAME_ARENA_BYTES). */
 static void report_dims(const Model *m)
 {
     const PtrVec *ds = &m->prog->dims;
@@ -35,7 +36,7 @@ static void report_dims(const Model *m)
         const IrDim *d = ds->items[i];
         printf("%s %s in [%lld, %lld]", i ? "," : "", d->name, (long long)d->lo, (long long)d->hi);
     }
-    printf("\narena a run touches (the plan is the bound's; NAME_arena_bytes(dims) in the header):\n");
+    printf("\narena a run needs (intermediates compact at its extents; NAME_arena_bytes(dims) in the header):\n");
     Expr *need = lower_arena_need(m);
     for (int q = 0; q <= 4; q++) {
         int64_t dims[64];
@@ -45,7 +46,12 @@ static void report_dims(const Model *m)
             dims[i] = d->lo + (d->hi - d->lo) * q / 4;
             printf(" %s=%lld", d->name, (long long)dims[i]);
         }
-        printf(": %lld bytes%s\n", (long long)lower_dims_eval(m, need, dims), q == 4 ? " (the bound)" : "");
+        int64_t n = lower_dims_eval(m, need, dims);
+        if (q == 4)
+            printf(": %lld bytes (the bound)\n", (long long)n);
+        else
+            printf(": %lld bytes (%.0f%% of the bound)\n", (long long)n,
+                   m->arena_bytes > 0 ? 100.0 * (double)n / (double)m->arena_bytes : 0.0);
     }
     for (int i = 0; i < m->prog->checks.n; i++)
         printf("  checked at run time: %s\n", (const char *)m->prog->check_msgs.items[i]);
@@ -78,6 +84,8 @@ static void report(const OnnxImport *im, const Model *m, Schedule *s)
     printf("memory plan: arena %lld bytes (lower bound %lld: the most bytes live at once), weights %lld bytes, "
            "%d intermediates written in place\n",
            (long long)m->arena_bytes, (long long)m->arena_lower_bound, (long long)weights, m->ninplace);
+    if (m->arena_at)
+        printf("  (offsets and bytes at the bound; a run places them at its extents: below)\n");
     for (int i = 0; i < m->arena.n; i++) {
         const Buffer *b = m->arena.items[i];
         printf("  %-40s offset %10lld  bytes %10lld\n", b->name, (long long)b->ws_offset,

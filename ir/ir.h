@@ -560,11 +560,17 @@ struct Buffer {
      * extent and the buffer is compact for the run-time extents (the strides above are the
      * bound's and unused); NULL everywhere for the others, which keep the bound's strides */
     Expr *dyn[KG_MAX_DIMS];
-    /* an intermediate of a run-time dim (bound's strides): dim d's run-time extent, or NULL;
-     * what a run touches of it (the arena's exact need, lower_arena_need) */
+    /* SCOPE_WORKSPACE of a run-time dim (an intermediate): dim d's run-time extent, or NULL
+     * for a fixed dim; the buffer is compact for the run-time extents, as a parameter with
+     * dyn is (strides and size above are the bound's: what the arena plan reserves). NULL
+     * everywhere: the bound's strides for every run (a fixed shape, a packed type, a padded
+     * stride, an extent computed from values) */
     Expr *run_ext[KG_MAX_DIMS];
 };
-/* Stride of dim d of b as an index expression (a run-time one for a buffer with dyn). */
+/* b's run-time extents (dyn, or else run_ext), or NULL when b keeps the bound's strides. */
+Expr *const *ir_buffer_run_ext(const Buffer *b);
+/* Stride of dim d of b as an index expression (a run-time one for a buffer with dyn or
+ * run_ext: the product of the run-time extents after d). */
 Expr *ir_buffer_stride(const Buffer *b, int d);
 
 Buffer *ir_buffer_new(const char *name, DType dtype, int ndim, const int64_t *shape, Scope scope);

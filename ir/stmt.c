@@ -20,16 +20,24 @@ Buffer *ir_buffer_new(const char *name, DType dtype, int ndim, const int64_t *sh
     return b;
 }
 
+Expr *const *ir_buffer_run_ext(const Buffer *b)
+{
+    int dyn = 0, run = 0;
+    for (int i = 0; i < b->ndim; i++) {
+        dyn |= b->dyn[i] != NULL;
+        run |= b->run_ext[i] != NULL;
+    }
+    return dyn ? b->dyn : run ? b->run_ext : NULL;
+}
+
 Expr *ir_buffer_stride(const Buffer *b, int d)
 {
-    int dyn = 0;
-    for (int i = 0; i < b->ndim; i++)
-        dyn |= b->dyn[i] != NULL;
-    if (!dyn)
+    Expr *const *ext = ir_buffer_run_ext(b);
+    if (!ext)
         return ir_idx(b->strides[d]);
     Expr *s = ir_idx(1);
     for (int i = b->ndim - 1; i > d; i--)
-        s = ir_mul(s, b->dyn[i] ? b->dyn[i] : ir_idx(b->shape[i]));
+        s = ir_mul(s, ext[i] ? ext[i] : ir_idx(b->shape[i]));
     return s;
 }
 

@@ -3,7 +3,9 @@
  * of an input that dies there, and where in the one arena each intermediate lies.
  * requires: the model's kernels in their final order (after "run-time-loops");
  * produces: m->arena's ws_offset, arena_bytes, arena_lower_bound and ninplace, kernels
- * whose in-place output replaces the input it overwrites.
+ * whose in-place output replaces the input it overwrites; with intermediates of run-time
+ * size, where a run places them (m->arena_at, at_vars, at_values) and what it needs
+ * (m->arena_need).
  */
 #include "passes.h"
 
@@ -203,6 +205,18 @@ static void liveness(LowerModel *b)
     }
 }
 
+/* Do a and b (of the same bound layout) have the same layout at every run-time extent? */
+static int same_run_layout(const Buffer *a, const Buffer *b)
+{
+    if (a->ndim != b->ndim)
+        return !ir_buffer_run_ext(a) && !ir_buffer_run_ext(b);
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d] || !a->run_ext[d] != !b->run_ext[d] ||
+            (a->run_ext[d] && !ir_expr_equal(a->run_ext[d], b->run_ext[d])))
+            return 0;
+    return 1;
+}
+
 int lower_inplace(LowerModel *b)
 {
     liveness(b);
@@ -223,7 +237,7 @@ int lower_inplace(LowerModel *b)
             /* the same type, not only the same size: the kernel's loads of ib become loads of
              * ob, which would read ib's bits as ob's type */
             if (i == o || taken[i] || alias[i] >= 0 || state[o] || last[i] != first[o] || ib->size != ob->size ||
-                ib->dtype != ob->dtype || ib->strides[0] != ob->strides[0])
+                ib->dtype != ob->dtype || ib->strides[0] != ob->strides[0] || !same_run_layout(ib, ob))
                 continue;
             Kernel *kk = m->kernels.items[first[o]];
             if (inplace_ok(kk->body, ib, ob)) {
@@ -245,6 +259,8 @@ int lower_inplace(LowerModel *b)
         m->ninplace += alias[o] >= 0;
     return 0;
 }
+
+static void plan_run(Model *m, const PtrVec *roots, const int *first, const int *last);
 
 int lower_plan_arena(LowerModel *b)
 {
@@ -270,13 +286,25 @@ int lower_plan_arena(LowerModel *b)
     }
     m->arena = roots;
     plan_arena(m, f2, l2);
+    plan_run(m, &roots, f2, l2);
     m->arena = own;
-    for (int o = 0; o < na; o++) {
+    Expr **at = m->arena_at ? ir_alloc(sizeof *at * (size_t)(na ? na : 1)) : NULL;
+    for (int o = 0, k = 0; o < na; o++) {
         int r = o;
         while (alias[r] >= 0)
             r = alias[r];
         ((Buffer *)m->arena.items[o])->ws_offset = ((Buffer *)m->arena.items[r])->ws_offset;
+        if (at && alias[o] < 0)
+            at[o] = m->arena_at[k++];   /* (roots are in arena order) */
     }
+    for (int o = 0; o < na && at; o++) {
+        int r = o;
+        while (alias[r] >= 0)
+            r = alias[r];
+        at[o] = at[r];
+    }
+    if (at)
+        m->arena_at = at;
     return 0;
 }
 
@@ -303,53 +331,156 @@ void lower_dump_arena(FILE *f, const LowerModel *b)
         fprintf(f, "  %s at %lld, %lld bytes, kernels %d to %d\n", x->name, (long long)x->ws_offset,
                 (long long)aligned_bytes(m, x), b->first[i], b->last[i]);
     }
+    for (int k = 0; k < m->nat; k++) {
+        fprintf(f, "  in a run: %s = ", m->at_vars[k]->name);
+        ir_print_expr(f, m->at_values[k]);
+        fputc('\n', f);
+    }
+    if (m->arena_need) {
+        fputs("  a run needs ", f);
+        ir_print_expr(f, m->arena_need);
+        fputc('\n', f);
+    }
 }
 
-/* ---------------------------------------------------------------- the need of a run */
+/* ---------------------------------------------------------------- places at run time */
 
-Expr *lower_arena_need(const Model *m)
+/* Where the intermediates lie when the dims are decided at run time. Each intermediate of
+ * a run-time dim is compact for the run's extents (Buffer.run_ext), so it needs fewer bytes
+ * than the bound's plan reserves. The plan's placement order is kept: of two buffers live
+ * at once, the one the bound's plan puts below stays below. A buffer's offset in a run is
+ * then the longest path to it through the buffers below it that it meets,
+ *     at_i = max over j below i, live with i, of (at_j + bytes_j(dims)),   0 if none,
+ * and the arena's need the most any buffer reaches. Each pair live at once stays apart
+ * (one ends where the other may start), every bytes_j is a multiple of the alignment, and
+ * sizes grow with the dims: at the bound each at_i is the plan's offset (the greedy plan
+ * put i right on top of one of those below it) and at smaller dims no offset is larger,
+ * so every run fits the bound's arena and needs no more than the bound's plan. */
+
+/* b's bytes in a run (aligned), an expression of the dims */
+static Expr *run_bytes(const Model *m, const Buffer *b)
 {
-    int64_t fixed = 0;   /* the most the intermediates of fixed dims reach */
-    Expr *need = NULL;
-    for (int i = 0; i < m->arena.n; i++) {
-        const Buffer *b = m->arena.items[i];
-        int dyn = 0;
-        for (int d = 0; d < b->ndim; d++)
-            dyn |= b->run_ext[d] != NULL;
-        if (!dyn || ir_dtype_is_packed(b->dtype) || b->size == 0) {
-            int64_t end = b->ws_offset + ir_dtype_size(b->dtype, b->size);
-            fixed = end > fixed ? end : fixed;
+    Expr *const *ext = ir_buffer_run_ext(b);
+    if (!ext || b->scope != SCOPE_WORKSPACE)
+        return ir_idx(aligned_bytes(m, b));
+    Expr *n = ir_idx(ir_dtype_bytes(b->dtype));
+    for (int d = 0; d < b->ndim; d++)
+        n = ir_mul(n, ext[d] ? ext[d] : ir_idx(b->shape[d]));
+    int64_t a = m->arena_align;
+    return ir_simplify(ir_mul(ir_bin(OP_FLOORDIV, ir_add(n, ir_idx(a - 1)), ir_idx(a)), ir_idx(a)), NULL);
+}
+
+/* m->arena_at, at_vars, at_values and arena_need for the plan of roots (the buffers the
+ * plan placed, lifetimes first[i]..last[i]). Nothing without a buffer of run-time size. */
+static void plan_run(Model *m, const PtrVec *roots, const int *first, const int *last)
+{
+    int n = roots->n, dyn = 0;
+    for (int i = 0; i < n; i++)
+        dyn |= ir_buffer_run_ext(roots->items[i]) != NULL;
+    if (!dyn)
+        return;
+    Expr **bytes = ir_alloc(sizeof *bytes * (size_t)n), **at = ir_alloc(sizeof *at * (size_t)n);
+    int64_t *size = ir_alloc(sizeof *size * (size_t)n);
+    int *order = ir_alloc(sizeof *order * (size_t)n), *below = ir_alloc(sizeof *below * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        bytes[i] = run_bytes(m, roots->items[i]);
+        size[i] = aligned_bytes(m, roots->items[i]);
+        order[i] = i;
+    }
+    const Buffer *const *r = (const Buffer *const *)roots->items;
+#define MEET(i, j) ((i) != (j) && size[i] > 0 && size[j] > 0 && first[i] <= last[j] && first[j] <= last[i])
+#define BELOW(j, i) (MEET(i, j) && r[j]->ws_offset + size[j] <= r[i]->ws_offset)
+    for (int i = 1; i < n; i++)   /* by the plan's offset: those below come first */
+        for (int j = i; j > 0 && r[order[j]]->ws_offset < r[order[j - 1]]->ws_offset; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    m->at_vars = ir_alloc(sizeof *m->at_vars * (size_t)n);
+    m->at_values = ir_alloc(sizeof *m->at_values * (size_t)n);
+    m->nat = 0;
+    for (int oi = 0; oi < n; oi++) {
+        int i = order[oi], nb = 0;
+        /* those below i that it meets, less any that lies below another of them (a path
+         * through that one is at least as long) */
+        for (int j = 0; j < n; j++)
+            if (BELOW(j, i))
+                below[nb++] = j;
+        Expr *v = NULL;
+        for (int q = 0; q < nb; q++) {
+            int j = below[q], covered = 0;
+            for (int p = 0; p < nb && !covered; p++)
+                covered = BELOW(j, below[p]);
+            if (!covered) {
+                Expr *end = ir_simplify(ir_add(at[j], bytes[j]), NULL);
+                v = v ? ir_bin(OP_MAX, v, end) : end;
+            }
+        }
+        int64_t c = 0;
+        if (!v || ir_expr_is_const(v, &c)) {
+            at[i] = ir_idx(c);
             continue;
         }
-        Expr *last = ir_idx(0);   /* the last element's offset at the run-time extents */
-        for (int d = 0; d < b->ndim; d++) {
-            Expr *ext = b->run_ext[d] ? b->run_ext[d] : ir_idx(b->shape[d]);
-            last = ir_add(last, ir_mul(ir_add(ext, ir_idx(-1)), ir_idx(b->strides[d])));
-        }
-        Expr *end = ir_add(ir_idx(b->ws_offset), ir_mul(ir_add(last, ir_idx(1)), ir_idx(ir_dtype_bytes(b->dtype))));
-        need = need ? ir_bin(OP_MAX, need, end) : end;
+        Var *x = ir_var_new(ir_fmt("kgen_at_%s", r[i]->name), DT_INDEX);
+        m->at_vars[m->nat] = x;
+        m->at_values[m->nat++] = v;
+        at[i] = ir_varref(x);
     }
+    /* the need: the most the buffers with none above them reach */
+    Expr *need = NULL;
+    int64_t fixed = 0;
+    for (int i = 0; i < n; i++) {
+        int covered = size[i] == 0;
+        for (int k = 0; k < n && !covered; k++)
+            covered = BELOW(i, k);
+        if (covered)
+            continue;
+        Expr *end = ir_simplify(ir_add(at[i], bytes[i]), NULL);
+        int64_t c;
+        if (ir_expr_is_const(end, &c))
+            fixed = c > fixed ? c : fixed;
+        else
+            need = need ? ir_bin(OP_MAX, need, end) : end;
+    }
+#undef BELOW
+#undef MEET
     if (!need)
-        return ir_idx(m->arena_bytes);
-    if (fixed > 0)
-        need = ir_bin(OP_MAX, ir_idx(fixed), need);
-    /* aligned up as the plan's size is */
-    int64_t a = m->arena_align > 0 ? m->arena_align : LOWER_ALIGN_BYTES;
-    return ir_simplify(ir_mul(ir_bin(OP_FLOORDIV, ir_add(need, ir_idx(a - 1)), ir_idx(a)), ir_idx(a)), NULL);
+        need = ir_idx(fixed);
+    else if (fixed > 0)
+        need = ir_bin(OP_MAX, need, ir_idx(fixed));
+    m->arena_need = need;
+    m->arena_at = at;   /* (the roots'; lower_plan_arena gives the aliased their root's) */
 }
+
+Expr *lower_arena_at(const Model *m, const Buffer *b)
+{
+    for (int i = 0; i < m->arena.n && m->arena_at; i++)
+        if (m->arena.items[i] == b)
+            return m->arena_at[i];
+    return ir_idx(b->ws_offset);
+}
+
+Expr *lower_arena_need(const Model *m) { return m->arena_need ? m->arena_need : ir_idx(m->arena_bytes); }
 
 int64_t lower_dims_eval(const Model *m, const Expr *e, const int64_t *dims)
 {
     const PtrVec *ds = &m->prog->dims;
-    Var *vars[64];
-    Expr *vals[64];
-    int n = 0;
-    for (int i = 0; i < ds->n && n < 64; i++) {
-        vars[n] = ((IrDim *)ds->items[i])->var;
-        vals[n++] = ir_idx(dims[i]);
+    int n = ds->n + m->nat;
+    Var **vars = ir_alloc(sizeof *vars * (size_t)(n ? n : 1));
+    Expr **vals = ir_alloc(sizeof *vals * (size_t)(n ? n : 1));
+    for (int i = 0; i < ds->n; i++) {
+        vars[i] = ((IrDim *)ds->items[i])->var;
+        vals[i] = ir_idx(dims[i]);
+    }
+    int64_t r = -1;
+    for (int k = 0; k < m->nat; k++) {   /* the offsets in order: each reads those before */
+        Expr *v = ir_simplify(ir_subst(m->at_values[k], vars, vals, ds->n + k), NULL);
+        if (!ir_expr_is_const(v, &r))
+            ir_die("an arena offset that does not fold at given dims");
+        vars[ds->n + k] = m->at_vars[k];
+        vals[ds->n + k] = ir_idx(r);
     }
     Expr *v = ir_simplify(ir_subst((Expr *)e, vars, vals, n), NULL);
-    int64_t r = -1;
     if (!ir_expr_is_const(v, &r))
         ir_die("a run-time extent that does not fold at given dims");
     return r;

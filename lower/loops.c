@@ -7,19 +7,23 @@
  */
 #include "passes.h"
 
-/* dst = src, element by element (the same shape, maybe other strides) */
+/* dst = src, element by element (the same shape, maybe other strides), over the run-time
+ * extents where either has them (a buffer compact for them holds no more) */
 static Stmt *copy_stmt(Buffer *dst, Buffer *src)
 {
     Var *v[KG_MAX_DIMS];
     Expr *di = ir_idx(0), *si = ir_idx(0);
+    Expr *const *dx = ir_buffer_run_ext(dst), *const *sx = ir_buffer_run_ext(src);
     for (int d = 0; d < dst->ndim; d++) {
         v[d] = ir_var_new(ir_fmt("i%d", d), DT_INDEX);
-        di = ir_add(di, ir_mul(ir_varref(v[d]), ir_idx(dst->strides[d])));
-        si = ir_add(si, ir_mul(ir_varref(v[d]), ir_idx(src->strides[d])));
+        di = ir_add(di, ir_mul(ir_varref(v[d]), ir_buffer_stride(dst, d)));
+        si = ir_add(si, ir_mul(ir_varref(v[d]), ir_buffer_stride(src, d)));
     }
     Stmt *st = ir_store(dst, di, ir_load(src, si));
-    for (int d = dst->ndim - 1; d >= 0; d--)
-        st = ir_for(v[d], ir_idx(0), ir_idx(dst->shape[d]), FOR_SERIAL, st);
+    for (int d = dst->ndim - 1; d >= 0; d--) {
+        Expr *ext = dx && dx[d] ? dx[d] : sx && d < src->ndim && sx[d] ? sx[d] : ir_idx(dst->shape[d]);
+        st = ir_for(v[d], ir_idx(0), ext, FOR_SERIAL, st);
+    }
     return st;
 }
 
@@ -60,6 +64,7 @@ static Kernel *loop_kernel(const Model *m, const IrLoop *L, int next)
     k->body = ir_simplify_stmt(ir_seq(items, n));
     lower_stmt_buffers(k->body, &k->params);
     lower_sort_params(m, k);
+    lower_kernel_dims(k, m->prog);
     ir_vec_push(&k->notes, ir_fmt(next ? "%s: the next iteration's states (after each iteration)"
                                        : "%s: the states before the first iteration", L->name), 1 << 20, "notes");
     return k;

@@ -944,6 +944,26 @@ static void note_stage(Kernel *k, Stage *st)
     sb_free(&b);
 }
 
+/* Can workspace buffer b of t be laid out compactly at t's run-time extents (Buffer.run_ext)?
+ * Not a packed type (its elements share bytes), not a buffer padded for alignment (the
+ * schedule chose its strides), and not over a dim computed from values: the model function
+ * places its intermediates before the first kernel runs, when such a dim is not known yet. */
+static int compact_for_run(const Program *p, const Buffer *b, const Tensor *t)
+{
+    int64_t n = 1;
+    int dyn = 0;
+    for (int d = 0; d < b->ndim; d++) {
+        n *= b->shape[d];
+        dyn |= t->dyn[d] != NULL;
+        for (int i = 0; i < p->dims.n && t->dyn[d]; i++) {
+            const IrDim *dm = p->dims.items[i];
+            if (dm->count && ir_expr_uses_var(t->dyn[d], dm->var))
+                return 0;
+        }
+    }
+    return dyn && b->ndim == t->ndim && n == b->size && !ir_dtype_is_packed(b->dtype);
+}
+
 int lower_setup(Lower *L, Schedule *s, PtrVec *roots)
 {
     Program *p = s->prog;
@@ -971,7 +991,7 @@ int lower_setup(Lower *L, Schedule *s, PtrVec *roots)
             continue;   /* (a run-time loop's state is an intermediate the model function sets) */
         Scope sc = st->scope == SCOPE_LOCAL && !t->loop_state ? SCOPE_LOCAL : SCOPE_WORKSPACE;
         Buffer *b = make_buffer(t->name, t->dtype, t->ndim, t->shape, sc, st);
-        if (b->ndim == t->ndim)
+        if (sc == SCOPE_WORKSPACE && compact_for_run(p, b, t))
             memcpy(b->run_ext, t->dyn, sizeof b->run_ext);
         L->info[i].buf = b;
         ir_vec_push(roots, b, 1 << 20, "buffers");

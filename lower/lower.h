@@ -59,15 +59,28 @@ typedef struct {
      * reads it (the "value-dims" pass) */
     const Buffer **dim_count;
     int *dim_after;
+    /* with intermediates of run-time size (lower/arena.c): arena_at[i] is where arena item i
+     * lies in a run, an expression of the dims and of at_vars, which the model function sets
+     * in order (at_vars[k] = at_values[k], each reading the dims and those before it) before
+     * its first kernel; arena_need is the bytes a run needs. NULL / 0: ws_offset and
+     * arena_bytes for every run. */
+    Expr **arena_at;
+    Var **at_vars;
+    Expr **at_values;
+    int nat;
+    Expr *arena_need;
 } Model;
 
 Model *ir_lower_model(Schedule *s, const char *name);
 
-/* The bytes of m's arena a run touches, as an expression of the run-time dims: the most
- * any intermediate reaches from the arena's start at the run-time extents (the plan is the
- * bound's: each keeps its offset and strides). m->arena_bytes without run-time dims. */
+/* The bytes of m's arena a run needs, an expression of the run-time dims and m->at_vars
+ * (m->arena_bytes without run-time dims; never more). */
 Expr *lower_arena_need(const Model *m);
-/* e (an expression of run-time dims) at the given dims (in the program's order). */
+/* Where intermediate b lies in a run's arena: an expression of the dims and m->at_vars
+ * (ws_offset, a constant, for one of fixed place). */
+Expr *lower_arena_at(const Model *m, const Buffer *b);
+/* e (an expression of run-time dims and m->at_vars) at the given dims (in the program's
+ * order). */
 int64_t lower_dims_eval(const Model *m, const Expr *e, const int64_t *dims);
 
 /* k->dims: the run-time dims of p that k's body (or a run-time extent of its parameters)
