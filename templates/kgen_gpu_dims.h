@@ -122,16 +122,7 @@ KGEN_INLINE int kgen_cl_run_values(kgen_cl_state *st, const kgen_gpu_run *r, con
     err = clFinish(st->q);
     if (status == KGEN_OK && err != CL_SUCCESS)
         status = kgen_cl_fail("clFinish", err, p->name);
-    st->last_ms = 0;
-    if (first) {
-        cl_ulong t0 = 0, t1 = 0;
-        clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        clGetEventProfilingInfo(last ? last : first, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        st->last_ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0;
-        clReleaseEvent(first);
-        if (last)
-            clReleaseEvent(last);
-    }
+    st->last_ms = kgen_cl_events_ms(first, last);
     return status;
 }
 

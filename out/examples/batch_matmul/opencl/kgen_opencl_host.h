@@ -237,6 +237,21 @@ KGEN_INLINE int kgen_cl_read(void *ctx, int buffer, void *dst, size_t bytes)
     return clEnqueueReadBuffer(st->q, st->mems[buffer], CL_TRUE, 0, bytes, dst, 0, NULL, NULL) != CL_SUCCESS;
 }
 
+/* The device time from the start of launch `first` to the end of `last` (first alone when
+ * last is NULL), in ms; releases both events. 0 without events. */
+KGEN_INLINE double kgen_cl_events_ms(cl_event first, cl_event last)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    if (!first)
+        return 0;
+    clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+    clGetEventProfilingInfo(last ? last : first, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+    clReleaseEvent(first);
+    if (last)
+        clReleaseEvent(last);
+    return t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0;
+}
+
 /* One run on host arrays: inputs written, launches enqueued in order (a run-time If or
  * loop reads its condition back: kgen_gpu_next), outputs read. */
 KGEN_INLINE int kgen_cl_run(kgen_cl_state *st, const kgen_gpu_program *p, const char *source_path,
@@ -289,16 +304,7 @@ KGEN_INLINE int kgen_cl_run(kgen_cl_state *st, const kgen_gpu_program *p, const 
     err = clFinish(st->q);
     if (err != CL_SUCCESS)
         return kgen_cl_fail("clFinish", err, p->name);
-    st->last_ms = 0;
-    if (first) {
-        cl_ulong t0 = 0, t1 = 0;
-        clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        clGetEventProfilingInfo(last ? last : first, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        st->last_ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0;
-        clReleaseEvent(first);
-        if (last)
-            clReleaseEvent(last);
-    }
+    st->last_ms = kgen_cl_events_ms(first, last);
     return KGEN_OK;
 }
 
