@@ -90,7 +90,9 @@ if [ ! -x "$KGEN" ]; then
   exit 1
 fi
 if [ "$TARGET" = opencl ]; then
-  # an OpenCL platform to run on, and the headers and library to build the hosts
+  # an OpenCL platform to run on, and the headers and library to build the hosts (the
+  # probe goes in BUILD, which a first run with BUILD=DIR has not made yet)
+  mkdir -p "${BUILD:-build}"
   if ! printf '#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(void){cl_uint n=0;return clGetPlatformIDs(0,0,&n)!=CL_SUCCESS||n==0;}\n' |
        $CC -x c - -o "${BUILD:-build}/cl_probe" -lOpenCL >/dev/null 2>&1 || ! "${BUILD:-build}/cl_probe"; then
     if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
