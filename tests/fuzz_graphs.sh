@@ -153,9 +153,9 @@ run_target() {
     opencl) env "${env[@]}" KGEN_CONF_TARGET=opencl bash "$here/conformance.sh"; res=$b/conf-opencl/results.tsv ;;
     js) env "${env[@]}" bash "$here/conformance_js.sh"; res=$b/conf_js/results.tsv ;;
     wasm|wasm-simd)
-      # one runner makes both variants
+      # one runner makes both variants, each on every graph
       if [ ! -f "$work/run-wasm/conf_wasm/list.tsv" ]; then
-        env "${env[@]}" BUILD="$work/run-wasm" bash "$here/conformance_wasm.sh"
+        env "${env[@]}" KGEN_CONF_WASM_SCALAR_EVERY=1 BUILD="$work/run-wasm" bash "$here/conformance_wasm.sh"
       else
         cat "$work/run-wasm.out"
       fi
