@@ -157,12 +157,15 @@ static int kgen_main_mkdirs_(const char *dir)
     return 0;
 }
 
-static double kgen_main_now_ms_(void)
+/* clock c's time in ms */
+static double kgen_main_ms_(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(c, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+static double kgen_main_now_ms_(void) { return kgen_main_ms_(CLOCK_MONOTONIC); }
 
 static int kgen_main_cmp_(const void *a, const void *b)
 {
@@ -189,12 +192,7 @@ static double kgen_main_median_(double *t, long n)
 #define KGEN_MAIN_PROF_CLOCK_NAME_ "wall"
 #endif
 
-static double kgen_main_prof_now_ms_(void)
-{
-    struct timespec ts;
-    clock_gettime(KGEN_MAIN_PROF_CLOCK_, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+static double kgen_main_prof_now_ms_(void) { return kgen_main_ms_(KGEN_MAIN_PROF_CLOCK_); }
 
 /* The hooks around each kernel call: the time of each kernel in the current run, by its
  * index in the model (the table grows during the warm-up run, not while timing). */
