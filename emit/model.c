@@ -655,8 +655,13 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                   (long long)(b->size ? array_len(b) : 1));
     }
     for (int i = 0; i < mod->kernels.n; i++) {
+        const Kernel *kk = mod->kernels.items[i];
+        for (int v = 0; v < kk->variants.n; v++) {
+            sb_puts(c, "\n");
+            em_print_kernel(c, kk->variants.items[v], &em_dialect_c);
+        }
         sb_puts(c, "\n");
-        em_print_kernel(c, mod->kernels.items[i], &em_dialect_c);
+        em_print_kernel(c, kk, &em_dialect_c);
     }
 
     /* the model function */
@@ -736,23 +741,41 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         for (int g = 0; g < kk->nguards; g++)
             sb_printf(c, "%s%s %s 0", g ? " && " : ir_fmt("%sif (", ind), c_elem0(mod, kk->guard_buf[g]),
                       kk->guard_value[g] ? "!=" : "==");
-        sb_printf(c, "%s%s%s(", kk->nguards ? ")\n    " : "", ind, fn);
+        StrBuf args = {0};
         for (int q = 0; q < kk->params.n; q++) {
             const Buffer *b = kk->params.items[q];
-            sb_puts(c, q ? ", " : "");
+            sb_puts(&args, q ? ", " : "");
             if (b->constant && in_file)
-                sb_printf(c, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
+                sb_printf(&args, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
                           (long long)em_blob_offset(&mod->constants, b, NULL));
             else if (b->constant)
-                sb_puts(c, em_c_weight_symbol(m, b));
+                sb_puts(&args, em_c_weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)
-                sb_printf(c, "(%s *)(%s)", ir_dtype_ctype(b->dtype), c_at(mod, b));
+                sb_printf(&args, "(%s *)(%s)", ir_dtype_ctype(b->dtype), c_at(mod, b));
             else
-                sb_puts(c, b->name);
+                sb_puts(&args, b->name);
         }
         for (int q = 0; q < kk->dims.n; q++)
-            sb_printf(c, ", (int32_t)%s", ((const Var *)kk->dims.items[q])->name);
-        sb_printf(c, ");\n%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
+            sb_printf(&args, ", (int32_t)%s", ((const Var *)kk->dims.items[q])->name);
+        if (!args.data)
+            sb_puts(&args, "");
+        if (kk->variants.n) {
+            /* the version whose register tiles were chosen for extents like these */
+            sb_puts(c, kk->nguards ? ") {\n" : "");
+            const char *vind = kk->nguards ? ir_fmt("%s    ", ind) : ind;
+            for (int v = 0; v < kk->variants.n; v++) {
+                char *vfn = em_c_func_name(kk->variants.items[v]);
+                sb_printf(c, v ? " if (" : "%sif (", vind);
+                em_c_put_dim_expr(c, kk->when.items[v]);
+                sb_printf(c, ")\n%s    %s(%s);\n%selse", vind, vfn, args.data, vind);
+                free(vfn);
+            }
+            sb_printf(c, "\n%s    %s(%s);\n%s", vind, fn, args.data, kk->nguards ? ir_fmt("%s}\n", ind) : "");
+        } else {
+            sb_printf(c, "%s%s%s(%s);\n", kk->nguards ? ")\n    " : "", ind, fn, args.data);
+        }
+        sb_free(&args);
+        sb_printf(c, "%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
         free(fn);
         value_dims_after(c, mod, k);
         for (int j = 0; j < mod->nloops; j++)

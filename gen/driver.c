@@ -9,8 +9,10 @@
 #include "gen.h"
 #include "../onnx/onnx.h"
 #include "../lower/launch.h"
+#include "../emit/cfamily.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,10 +252,11 @@ static Schedule *kg_schedule(const GenOptions *opt, GenUnit *u)
 
 /* An ONNX model's schedule: kgen's default, for the GPU (a GPU target, --schedule=gpu) or
  * the CPU (register tiles, tensorized for the target's SIMD; --tuning-log's tile) */
-static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u)
+static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u, const int64_t *plan)
 {
     int gpu = target_is_gpu(&opt->tgt) || opt->gpu_schedule;
     Schedule *s = sch_create(u->prog);
+    s->plan = plan;
     if (!gpu) {
         s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr, wasm: sch_default tensorizes */
         s->simd_regs = target_simd_regs(&opt->tgt);     /* wasm: tiles for 16 registers */
@@ -265,6 +268,196 @@ static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u)
         return NULL;
     }
     return s;
+}
+
+/* ---------------------------------------------------------------- versions by extent */
+
+/* Register tiles chosen for a run-time extent's bound leave few multiply-add chains at
+ * small extents (a late layer's 5 columns at W = 160 are 1 at W = 32). So with ranges, each
+ * model step is also scheduled for smaller extents: the dims at NPLANS points from the
+ * lower bounds up, geometrically (32..160: 32, 55, 94). A step whose version differs from
+ * the next larger one's keeps it, run where the extents it writes are at most the point's. */
+#define NPLANS 4
+
+/* the plan's value of dim d: lo, lo * r, lo * r^2, r = (hi / lo)^(1 / NPLANS) */
+static int64_t plan_value(const IrDim *d, int j)
+{
+    if (d->count || d->hi <= d->lo)
+        return d->hi;
+    double lo = d->lo > 0 ? (double)d->lo : 1, v = lo * pow((double)d->hi / lo, (double)j / NPLANS);
+    int64_t p = (int64_t)ceil(v - 1e-9);
+    return p < d->lo ? d->lo : p > d->hi ? d->hi : p;
+}
+
+static int same_params(const Kernel *a, const Kernel *b)
+{
+    if (a->params.n != b->params.n || a->dims.n != b->dims.n || a->nguards != b->nguards)
+        return 0;
+    for (int i = 0; i < a->dims.n; i++)
+        if (a->dims.items[i] != b->dims.items[i])
+            return 0;
+    for (int i = 0; i < a->params.n; i++) {
+        const Buffer *x = a->params.items[i], *y = b->params.items[i];
+        Expr *const *ex = ir_buffer_run_ext(x), *const *ey = ir_buffer_run_ext(y);
+        if (strcmp(x->name, y->name) || x->dtype != y->dtype || x->ndim != y->ndim || x->size != y->size ||
+            x->scope != y->scope || !ex != !ey ||
+            memcmp(x->shape, y->shape, sizeof x->shape) || memcmp(x->strides, y->strides, sizeof x->strides))
+            return 0;
+    }
+    return 1;
+}
+
+/* k printed as C under the name `name` */
+static char *kernel_text(const Kernel *k, const char *name)
+{
+    Kernel c = *k;
+    c.name = name;
+    StrBuf t = {0};
+    em_print_kernel(&t, &c, &em_dialect_c);
+    char *s = ir_strdup(t.data ? t.data : "");
+    sb_free(&t);
+    return s;
+}
+
+/* where version v, planned at dims `plan`, runs: each run-time extent of what it writes at
+ * most its value there. NULL: it writes no run-time extent, or one whose bound is more than
+ * `small` (a layer of many tiles, where only the last one is short: no version). */
+static Expr *variant_when(const Kernel *v, const PtrVec *dims, const int64_t *plan, int64_t small)
+{
+    RangeMap m = {0};
+    for (int i = 0; i < dims->n; i++)
+        ir_range_push(&m, ((const IrDim *)dims->items[i])->var, plan[i], plan[i]);
+    Expr *when = NULL;
+    for (int i = 0; i < v->params.n; i++) {
+        const Buffer *b = v->params.items[i];
+        Expr *const *ext = ir_buffer_run_ext(b);
+        if (!ext || !ir_stmt_stores(v->body, b))
+            continue;
+        for (int d = 0; d < b->ndim; d++) {
+            int64_t lo, hi;
+            if (ext[d] && ext[d]->kind != E_INT && b->shape[d] > small)
+                return NULL;
+            if (!ext[d] || ext[d]->kind == E_INT || !ir_const_bounds(ir_simplify(ext[d], &m), &m, &lo, &hi) ||
+                hi >= b->shape[d])
+                continue;   /* fixed, or at its bound at the plan: no condition */
+            Expr *le = ir_bin(OP_LE, ext[d], ir_int(hi, ext[d]->dtype));
+            when = when ? ir_bin(OP_AND, when, le) : le;
+        }
+    }
+    return when;
+}
+
+/* The annotations a schedule leaves on the program's own axes (vectorize, bind,
+ * tensorize), kept and put back: each version is scheduled from the unscheduled program. */
+typedef struct {
+    IterVar *iv;
+    Annotation ann;
+    const char *bind_tag;
+    const Tensorize *tensorize;
+} AxisMarks;
+
+typedef struct {
+    AxisMarks *items;
+    int n, cap;
+} AxisState;
+
+static void keep_axis(AxisState *st, IterVar *iv)
+{
+    if (st->n == st->cap)
+        st->items = ir_grow_arena(st->items, st->n, &st->cap, sizeof *st->items, 64);
+    st->items[st->n++] = (AxisMarks){iv, iv->ann, iv->bind_tag, iv->tensorize};
+}
+
+static Expr *keep_reduce_axes(Expr *e, void *st)
+{
+    ir_expr_map(e, keep_reduce_axes, st);   /* a walk */
+    if (e->kind == E_REDUCE)
+        for (int i = 0; i < e->u.reduce.naxes; i++)
+            keep_axis(st, e->u.reduce.axes[i]);
+    return e;
+}
+
+static AxisState axes_kept(const Program *p)
+{
+    AxisState st = {0};
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        if (t->kind != T_COMPUTE && t->kind != T_SCAN)
+            continue;
+        for (int d = 0; d < t->ndim; d++)
+            keep_axis(&st, t->axes[d]);
+        Expr *es[3] = {t->body, t->init, t->update};
+        for (int k = 0; k < 3; k++)
+            if (es[k])
+                keep_reduce_axes(es[k], &st);
+    }
+    return st;
+}
+
+static void axes_put_back(const AxisState *st)
+{
+    for (int i = 0; i < st->n; i++) {
+        st->items[i].iv->ann = st->items[i].ann;
+        st->items[i].iv->bind_tag = st->items[i].bind_tag;
+        st->items[i].iv->tensorize = st->items[i].tensorize;
+    }
+}
+
+static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const AxisState *bare)
+{
+    const PtrVec *dims = &u->prog->dims;
+    int ranged = 0;
+    for (int i = 0; i < dims->n; i++)
+        ranged |= !((const IrDim *)dims->items[i])->count && ((const IrDim *)dims->items[i])->hi > ((const IrDim *)dims->items[i])->lo;
+    if (!ranged || opt->tgt.kind != TARGET_C || opt->gpu_schedule)
+        return 0;
+    int64_t rows = (opt->tile ? opt->tile : &sch_tile_default)->rows;
+    Model *vm[NPLANS];
+    int64_t *plan[NPLANS];
+    AxisState scheduled = axes_kept(u->prog);
+    ir_pass_dump_set(NULL, NULL);   /* the versions' lowering is not dumped */
+    for (int j = 0; j < NPLANS; j++) {
+        plan[j] = ir_alloc(sizeof *plan[j] * (size_t)(dims->n + 1));
+        for (int i = 0; i < dims->n; i++)
+            plan[j][i] = plan_value(dims->items[i], j);
+        axes_put_back(bare);
+        Schedule *s = onnx_schedule(opt, u, plan[j]);
+        if (!s || !(vm[j] = ir_lower_model(s, u->name)))
+            return ir_fail("%s: the version for smaller extents: %s", opt->input, ir_errmsg());
+    }
+    axes_put_back(&scheduled);
+    ir_pass_dump_set(opt->dump, opt->dump_out ? opt->dump_out : stdout);
+    for (int k = 0; k < m->kernels.n; k++) {
+        Kernel *base = m->kernels.items[k];
+        char *next = kernel_text(base, base->name);
+        for (int j = NPLANS - 1; j >= 0; j--) {
+            if (vm[j]->kernels.n != m->kernels.n)
+                continue;
+            Kernel *v = vm[j]->kernels.items[k];
+            if (strcmp(v->name, base->name) || !same_params(base, v))
+                continue;
+            char *text = kernel_text(v, base->name);
+            Expr *when = strcmp(text, next) ? variant_when(v, dims, plan[j], 2 * rows) : NULL;
+            if (!when)
+                continue;
+            next = text;
+            v->name = ir_fmt("%s_v%d", base->name, j);
+            v->internal = 1;
+            StrBuf at = {0};
+            em_c_put_dim_expr(&at, when);
+            ir_vec_push(&v->notes, ir_fmt("the version for extents where %s: register tiles chosen for them", at.data),
+                        1 << 20, "notes");
+            sb_free(&at);
+            /* smallest first: the model function tries them in order */
+            ir_vec_push(&base->variants, NULL, 1 << 20, "variants");
+            ir_vec_push(&base->when, NULL, 1 << 20, "variants");
+            memmove(base->variants.items + 1, base->variants.items, sizeof(void *) * (size_t)(base->variants.n - 1));
+            memmove(base->when.items + 1, base->when.items, sizeof(void *) * (size_t)(base->when.n - 1));
+            base->variants.items[0] = v;
+            base->when.items[0] = when;
+        }
+    }
+    return 0;
 }
 
 /* A .kg file's kernel, with the header notes that say how it was scheduled */
@@ -310,7 +503,8 @@ static int compile_unit(const GenOptions *opt, GenUnit *u)
         return -1;
     for (size_t i = 0; !u->onnx && i < NGRAPH_PASSES; i++)
         dump_program(graph_passes[i]->info.name, u->prog);   /* a .kg program, as it is */
-    Schedule *s = u->onnx ? onnx_schedule(opt, u) : kg_schedule(opt, u);
+    AxisState bare = axes_kept(u->prog);
+    Schedule *s = u->onnx ? onnx_schedule(opt, u, NULL) : kg_schedule(opt, u);
     if (!s)
         return -1;
     dump_program(DUMP_TIR, u->prog);
@@ -323,6 +517,8 @@ static int compile_unit(const GenOptions *opt, GenUnit *u)
         m = ir_lower_model(s, u->name);
         if (!m)
             return ir_fail("%s: cannot lower: %s", opt->input, ir_errmsg());
+        if (kernel_variants(opt, u, m, &bare))
+            return -1;
     } else if (!(k = kg_lower(opt, u, s))) {
         return -1;
     }

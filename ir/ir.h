@@ -682,6 +682,10 @@ typedef struct {
     int guard_value[IR_MAX_GUARDS];
     PtrVec dims;                /* Var*: the run-time dims the body reads, scalar parameters
                                    after the buffers (in the program's dim order) */
+    /* a model step's versions for smaller run-time extents (gen/driver.c): the C model
+     * function runs variants.items[i] (Kernel*, the same parameters) where when.items[i]
+     * (Expr*, a condition on the run-time dims) holds, the first that does, else this one */
+    PtrVec variants, when;
 } Kernel;
 
 void ir_print_kernel(FILE *f, const Kernel *k);

@@ -313,6 +313,20 @@ static int64_t tile_cols(int64_t extent, int64_t want)
     return want;
 }
 
+/* The extent a register tile is chosen for: a run-time axis' extent at s->plan's dims
+ * (a kernel's version for smaller extents, gen/driver.c), else its bound. */
+static int64_t plan_extent(const Schedule *s, const IterVar *iv)
+{
+    if (!s->plan || !iv->dyn)
+        return iv->extent;
+    RangeMap m = {0};
+    for (int i = 0; i < s->prog->dims.n; i++)
+        ir_range_push(&m, ((const IrDim *)s->prog->dims.items[i])->var, s->plan[i], s->plan[i]);
+    int64_t lo, hi;
+    int known = ir_const_bounds(ir_simplify(iv->dyn, &m), &m, &lo, &hi);
+    return known && hi >= 1 && hi < iv->extent ? hi : iv->extent;
+}
+
 static void collect_reads(const Expr *e, PtrVec *out)
 {
     switch (e->kind) {
@@ -1053,7 +1067,8 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         }
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
-        int64_t V = tile_cols(b->extent, tile->cols), A = a ? tile_rows(a->extent, tile->rows) : 1;
+        int64_t aext = a ? plan_extent(s, a) : 1;
+        int64_t V = tile_cols(plan_extent(s, b), tile->cols), A = a ? tile_rows(aext, tile->rows) : 1;
         /* the tile's accumulators fit the vector registers with room for the operands:
          * AVX2, 16 registers of 8 lanes: 8; AVX-512, NEON and a target of unknown ISA, 32:
          * 24; a target that counts its registers (s->simd_regs; wasm: 16), three quarters,
@@ -1061,7 +1076,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int64_t row_vecs = (V + lanes - 1) / lanes;
         int64_t budget = s->simd_regs ? s->simd_regs * 3 / 4 : lanes == 8 ? 8 : 24;
         if (s->simd_regs && a && A * row_vecs > budget)
-            A = tile_rows(a->extent, budget / row_vecs > 1 ? budget / row_vecs : 1);
+            A = tile_rows(aext, budget / row_vecs > 1 ? budget / row_vecs : 1);
         /* blocks: a divisor of the block axis' extent, at most tile->blocks, in the budget */
         int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
         int64_t B = 1, vecs = A * row_vecs;

@@ -55,6 +55,8 @@ typedef struct {
                                      (--target c -mattr=..., wasm): sch_tensorize_auto's; 0: none */
     int simd_regs;                /* vector registers for a register tile (wasm: 16); 0: by
                                      simd_lanes (sch_default_tiled) */
+    const int64_t *plan;          /* the run-time dims' values (prog->dims order) the register
+                                     tiles are chosen for; NULL: their bounds */
 } Schedule;
 
 Schedule *sch_create(Program *p);
