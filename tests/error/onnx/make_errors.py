@@ -209,6 +209,11 @@ case("gather_runtime_axis", model([helper.make_node("Constant", [], ["i"], value
                                    helper.make_node("Gather", ["x", "i"], ["y"], axis=1, name="g")],
                                   [vi("x", [1, "T"])], [vi("y", None)]),
      "--dim T=2..20", "node 1 'g' (Gather): 'y' reads dim 1 of 'x', decided at run time ('T'), in a way kgen cannot follow yet")
+case("resize_sizes_extents", model([helper.make_node("Shape", ["s"], ["ss"], name="sh"),
+                                    helper.make_node("Resize", ["x", "", "", "ss"], ["y"], mode="nearest", name="rs")],
+                                   [vi("x", [1, 1, 4, 4]), vi("s", [1, 1, "H", "W"])], [vi("y", None)]),
+     "--dim H=4..16 --dim W=4..16",
+     "node 1 'rs' (Resize): input 3 ('ss') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Resize on them yet")
 case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
                                       [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
      "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
