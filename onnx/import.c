@@ -1357,7 +1357,8 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
             ir_fail("output %d ('%s') was not produced", i, n->outputs[i]);
             return node_fail(n, ni);
         }
-        if (!ir_tensor_is_leaf(t) && !depends_on_input(I, t)) {
+        /* (a compute with a run-time extent, Range over one, is not folded at its bound) */
+        if (!ir_tensor_is_leaf(t) && !ir_tensor_is_dynamic(t) && !depends_on_input(I, t)) {
             Tensor *f = onnx_fold(I->prog, t);
             if (f) {
                 t = f;

@@ -7,7 +7,9 @@
  * none of whose elements came from an extent is an ordinary constant (a batch size picked
  * out of a shape whose width is decided at run time). Any other operator that meets such
  * a value refuses it (op_const_ints, the importer's check), so a bound is never taken for
- * the value.
+ * the value, except the builders that take such values themselves: Reshape's shape, and
+ * Range's start and limit (a vector computed at run time, its extent an expression of the
+ * dims: ir/ops/misc.c).
  */
 #include "import.h"
 #include "../ir/ops/ops.h"
@@ -20,7 +22,9 @@ int onnx_sym_op(const char *op)
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (!strcmp(op, ops[i]))
             return 1;
-    return !strcmp(op, "Reshape") ? 2 : 0;   /* its shape input: op_const_ints_sym */
+    /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range: a run-time
+     * extent of its output) */
+    return !strcmp(op, "Reshape") || !strcmp(op, "Range") ? 2 : 0;
 }
 
 /* element k of input t's extents (NULL: its data is its value) */

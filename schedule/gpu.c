@@ -66,7 +66,8 @@ static int uses(const Expr *x, const Var *v)
 }
 
 /* P: the reduction, E: the root stage with P's shape that P is computed at. 1 when the
- * shared-memory tiling applied, 0 when P is not matmul-like, -1 on error. */
+ * shared-memory tiling applied, 0 when P is not matmul-like (or its k is decided at run
+ * time: one thread per element then), -1 on error. */
 static int shared_matmul(Schedule *s, Stage *P, Stage *E, int threads)
 {
     Tensor *t = P->t;
@@ -82,6 +83,8 @@ static int shared_matmul(Schedule *s, Stage *P, Stage *E, int threads)
     const Var *a = t->axes[nd - 2]->var, *b = t->axes[nd - 1]->var, *k = body->u.reduce.axes[0]->var;
     if (t->axes[nd - 2]->extent < TILE || t->axes[nd - 1]->extent < TILE || body->u.reduce.axes[0]->extent < TILE)
         return 0;     /* (tiles past the edges are guarded; smaller operands gain nothing) */
+    if (body->u.reduce.axes[0]->dyn)
+        return 0;     /* k decided at run time: its last step's guard would hold the barriers */
     int xa = dim_of(x, a), xk = dim_of(x, k), yk = dim_of(y, k), yb = dim_of(y, b);
     if (xa < 0 || xk < 0 || yk < 0 || yb < 0 || uses(x, b) || uses(y, a) || x->u.access.t == y->u.access.t)
         return 0;

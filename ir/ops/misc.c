@@ -212,6 +212,67 @@ static int size(OpCtx *c)
 
 /* ---------------------------------------------------------------- Range */
 
+/* Range whose start or limit holds an extent decided at run time (Tensor.sym: a Shape
+ * value of a tensor with run-time dims), delta a constant: a compute over the most
+ * elements the dims' ranges give, start + k * delta, whose run-time extent is
+ * max(0, ceil((limit - start) / delta)), an expression of the dims. */
+static int range_sym(OpCtx *c, Tensor **ts, const char *const *names)
+{
+    DType t = ts[0]->dtype;
+    if (t != DT_I64 && t != DT_I32)
+        return ir_fail("%s: extents decided at run time in an input of type %s (int64 or int32 is supported)",
+                       c->op, ir_dtype_name(t));
+    int64_t v[3];
+    Expr *sym[3];
+    for (int i = 0; i < 3; i++)
+        if (op_const_ints_sym(c, i, names[i], &v[i], &sym[i], 1) < 0)
+            return -1;
+    if (sym[2])
+        return ir_fail("%s: delta holds an extent decided at run time (only start and limit may)", c->op);
+    if (v[2] == 0)
+        return ir_fail("%s: delta is 0", c->op);
+    Expr *start = sym[0] ? sym[0] : ir_idx(v[0]);
+    Expr *limit = sym[1] ? sym[1] : ir_idx(v[1]);
+    Expr *n;
+    if (!sym[0] && v[0] == 0 && v[2] == 1)
+        n = limit;   /* arange(limit): the extent itself */
+    else {
+        int64_t d = v[2] > 0 ? v[2] : -v[2];
+        Expr *span = v[2] > 0 ? ir_bin(OP_SUB, limit, start) : ir_bin(OP_SUB, start, limit);
+        n = ir_bin(OP_MAX, ir_idx(0), ir_bin(OP_FLOORDIV, ir_bin(OP_ADD, span, ir_idx(d - 1)), ir_idx(d)));
+    }
+    int64_t lo, hi;
+    if (!ir_const_bounds(n, NULL, &lo, &hi))
+        return ir_fail("%s: the element count, decided at run time, has no bound", c->op);
+    if (hi > MAX_ELEMS)
+        return ir_fail("%s: more than %lld elements", c->op, (long long)MAX_ELEMS);
+    if (hi < 1) {
+        int64_t z = 0;
+        Tensor *out = empty_value(c, "range", t, 1, &z);
+        if (!out)
+            return -1;
+        c->out[0] = out;
+        return 0;
+    }
+    /* the values are index arithmetic (int32): they must fit it */
+    const int64_t vmax = INT32_MAX;
+    int64_t slo, shi;
+    if (!ir_const_bounds(start, NULL, &slo, &shi) || slo < -vmax || shi > vmax ||
+        (v[2] > 0 ? v[2] > (vmax - (shi > 0 ? shi : 0)) / hi : -v[2] > (vmax + (slo < 0 ? slo : 0)) / hi))
+        return ir_fail("%s: values past +-%lld, with an extent decided at run time", c->op, (long long)vmax);
+    IterVar **ax = op_axes(1, &hi);
+    Expr *k = ir_varref(ax[0]->var);
+    Expr *body = ir_cast(t, ir_bin(OP_ADD, start, ir_bin(OP_MUL, k, ir_idx(v[2]))));
+    Tensor *out = op_emit_out(c, 0, 1, ax, body);
+    if (!out)
+        return -1;
+    if (lo != hi) {
+        ax[0]->dyn = n;
+        out->dyn[0] = n;
+    }
+    return 0;
+}
+
 static int range(OpCtx *c)
 {
     Tensor *ts[3];
@@ -224,6 +285,9 @@ static int range(OpCtx *c)
         if (ts[i]->dtype != ts[0]->dtype)
             return ir_fail("%s: inputs have different types", c->op);
     }
+    for (int i = 0; i < 3; i++)
+        if (ir_tensor_has_sym(ts[i]))
+            return range_sym(c, ts, names);
     DType t = ts[0]->dtype;
     int64_t n;
     void *buf;

@@ -94,6 +94,41 @@ class Lstm(nn.Module):
         return self.fc(y)
 
 
+class PosAttn(nn.Module):
+    """A learned positional embedding gathered by arange over the sequence length (Range over
+    a Shape value), one causal self-attention step (a mask from two aranges compared) and a
+    linear head, over a sequence of any length."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Embedding(48, 16)
+        self.q = nn.Linear(16, 16)
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, x):                        # [1, T, 16]
+        t = torch.arange(x.shape[1])
+        y = x + self.pos(t)
+        mask = t[None, :] <= t[:, None]
+        a = (self.q(y) @ y.transpose(1, 2)) * 0.25
+        a = torch.softmax(a.masked_fill(~mask, -1e9), dim=-1)
+        return self.fc(a @ y)
+
+
+class RangeStep(nn.Module):
+    """Range over the sequence length with a start, a step and a negative step, each
+    gathering a learned embedding summed over its length; arange(2, T, 3) is empty at T=2
+    (T=1 would be too, but torch refuses arange(2, 1, 3): the range starts at 2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Embedding(49, 16)
+
+    def forward(self, x):                        # [1, T, 16]
+        up = self.pos(torch.arange(2, x.shape[1], 3)).sum(0)
+        down = self.pos(torch.arange(x.shape[1], 0, -2)).sum(0)
+        return x.sum(1) + up + 2 * down
+
+
 def mobilenet():
     return torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10)
 
@@ -108,6 +143,10 @@ MODELS = {
              [(1, 1, 16, 16), (1, 1, 16, 44), (1, 1, 16, 100), (1, 1, 16, 256)], (1, 1, 16, 300)),
     "lstm": (Lstm, (10, 1, 20), {0: "T"}, "--dim T=1..64",
              [(1, 1, 20), (7, 1, 20), (33, 1, 20), (64, 1, 20)], (65, 1, 20)),
+    "posattn": (PosAttn, (1, 10, 16), {1: "T"}, "--dim T=1..48",
+                [(1, 1, 16), (1, 5, 16), (1, 17, 16), (1, 48, 16)], (1, 49, 16)),
+    "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
+                  [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
 }
 
 

@@ -190,6 +190,30 @@ case("input_shape_rank", sym, "--input-shape x=1", "--input-shape x=1: input 'x'
 case("input_shape_static", sym, "--input-shape x=1,4", "--input-shape x=1,4: dimension 1 of input 'x' is 3 in the model")
 case("input_shape_twice", sym, "--input-shape x=1,3 --input-shape x=2,3", "input 'x' is given --input-shape twice")
 case("input_shape_syntax", sym, "--input-shape x", "--input-shape x: expected NAME=D0,D1,...")
+# Range over extents decided at run time: start and limit may hold them, delta may not, and a
+# limit computed from values is not known when compiling
+def rng_const(n, v):
+    return helper.make_node("Constant", [], [n], value=helper.make_tensor(n, i64, [], [v]))
+rng_t = [helper.make_node("Shape", ["x"], ["s"], name="sh"), rng_const("one", 1),
+         helper.make_node("Gather", ["s", "one"], ["t"], name="g")]
+case("range_delta_extent", model(rng_t + [rng_const("z", 0), rng_const("l", 100),
+                                          helper.make_node("Range", ["z", "l", "t"], ["r"], name="rg")],
+                                 [vi("x", [1, "T"])], [vi("r", None, i64)]),
+     "--dim T=1..20", "node 5 'rg' (Range): Range: delta holds an extent decided at run time (only start and limit may)")
+case("range_limit_values", model([helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0, name="rm"),
+                                  helper.make_node("Cast", ["m"], ["l"], to=i64, name="c"), rng_const("z", 0), rng_const("o", 1),
+                                  helper.make_node("Range", ["z", "l", "o"], ["r"], name="rg")],
+                                 [vi("x", [1, "T"])], [vi("r", None, i64)]),
+     "--dim T=1..20", "node 4 'rg' (Range): Range: input 1 (limit) must be known when compiling")
+case("gather_runtime_axis", model([helper.make_node("Constant", [], ["i"], value=helper.make_tensor("i", i64, [2], [0, 1])),
+                                   helper.make_node("Gather", ["x", "i"], ["y"], axis=1, name="g")],
+                                  [vi("x", [1, "T"])], [vi("y", None)]),
+     "--dim T=2..20", "node 1 'g' (Gather): 'y' reads dim 1 of 'x', decided at run time ('T'), in a way kgen cannot follow yet")
+case("resize_sizes_extents", model([helper.make_node("Shape", ["s"], ["ss"], name="sh"),
+                                    helper.make_node("Resize", ["x", "", "", "ss"], ["y"], mode="nearest", name="rs")],
+                                   [vi("x", [1, 1, 4, 4]), vi("s", [1, 1, "H", "W"])], [vi("y", None)]),
+     "--dim H=4..16 --dim W=4..16",
+     "node 1 'rs' (Resize): input 3 ('ss') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Resize on them yet")
 case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
                                       [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
      "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
