@@ -771,21 +771,30 @@ static Tensor *loop_state(Import *I, IrLoop *L, const char *name, DType t, int n
  * imported once; it reads the loop's states, which the model function sets before the
  * first iteration and into which it copies the body's next values after each one. So the
  * carried values must keep their type and shape. A scan output is one more state, its
- * bound the trip count (which must be known when compiling), a row written per iteration;
- * its extent, the iterations run, is a dim computed from values. */
+ * bound the trip count (which must be known when compiling: trip_count, or, when the count
+ * trip is trip_extent, an extent decided at run time, trip_count is its bound), a row
+ * written per iteration; its extent, the iterations run, is a dim computed from values,
+ * or trip_extent itself when no condition can end the loop early. */
 static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph *g, int ncar, Tensor *trip,
-                        int64_t trip_count, Tensor *cond, const char *why)
+                        Expr *trip_extent, int64_t trip_count, Tensor *cond, const char *why)
 {
     int nscan = 0;
     for (int i = ncar; i < c->nout; i++)
         if (c->out_names[i]) {
-            if (trip || trip_count < 1 || trip_count > ONNX_MAX_UNROLL)
+            if (trip && !trip_extent)
+                return ir_fail("Loop: %s, and scan output %d is used: its length would be known only at run time, "
+                               "and so would its bound, the trip count M, which comes from tensor values rather "
+                               "than from run-time dims; kgen sizes a scan output for a bound known when compiling: "
+                               "fix the inputs M depends on with --bind, compute M from the shape of an input whose "
+                               "dim has a range (--dim SYM=LO..HI: the range's top is the bound), or give the Loop a "
+                               "constant M as the bound and end it early with its condition", why, i - ncar);
+            if (trip_count < 1 || trip_count > ONNX_MAX_UNROLL)
                 return ir_fail("Loop: %s, and scan output %d is used: its length would be known only at run time, "
                                "%s (fix the inputs the count depends on with --bind)", why, i - ncar,
-                               trip ? "and so would its bound, the trip count"
-                               : trip_count < 1 ? "with no bound (no trip count)"
-                                                : ir_fmt("and its bound, the trip count %lld, is more than kgen stacks "
-                                                         "at run time (%d)", (long long)trip_count, ONNX_MAX_UNROLL));
+                               trip_count < 1 ? "with no bound (no trip count)"
+                               : ir_fmt("and its bound, the trip count%s %lld, is more than kgen stacks at run time "
+                                        "(%d)", trip ? "'s top over the run-time dims' ranges," : "",
+                                        (long long)trip_count, ONNX_MAX_UNROLL));
             nscan = i - ncar + 1;
         }
     if (I->guard)
@@ -804,7 +813,7 @@ static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph 
     IrLoop *L = ir_alloc(sizeof *L);
     L->name = node_label(n);
     L->trip = trip;
-    L->trip_count = trip ? -1 : trip_count;
+    L->trip_count = trip ? -1 : trip_count;   /* (trip: trip_count is the scan outputs' bound) */
     L->nstate = ncar + 2;
     L->state = ir_alloc(sizeof *L->state * (size_t)(L->nstate + nscan));
     L->init = ir_alloc(sizeof *L->init * (size_t)(L->nstate + nscan));
@@ -889,9 +898,19 @@ static int runtime_loop(Import *I, const OnnxNode *n, OpCtx *c, const OnnxGraph 
         if (!op_copy(c, k, L->state[2 + k]))
             return -1;
     const IrDim *iterations = NULL;
-    for (int k = 0; k < nscan; k++)
-        if (c->out_names[ncar + k] && op_loop_scan_out(c, ncar + k, L->state[0], L->state[ncar + 2 + k], &iterations))
+    for (int k = 0; k < nscan; k++) {
+        if (!c->out_names[ncar + k])
+            continue;
+        if (trip_extent && !cond) {
+            /* every iteration runs: the extent is the trip count's, an expression of dims */
+            Tensor *t = op_copy(c, ncar + k, L->state[ncar + 2 + k]);
+            if (!t)
+                return -1;
+            t->dyn[0] = t->axes[0]->dyn = trip_extent;
+        } else if (op_loop_scan_out(c, ncar + k, L->state[0], L->state[ncar + 2 + k], &iterations)) {
             return -1;
+        }
+    }
     ir_vec_push(&I->out->notes, ir_fmt("%s: %s; it runs as a loop of the model function (C, JS, WASM; the OpenCL "
                                                    "and CUDA hosts read its condition back; not Metal)", L->name, why),
                 1 << 20, "notes");
@@ -922,7 +941,21 @@ static int import_loop(Import *I, const OnnxNode *n, OpCtx *c)
     int64_t M = -1;
     int has_trip = op_has_input(c, 0), has_cond = op_has_input(c, 1), cond = 1;
     Tensor *trip_rt = NULL, *cond_rt = NULL;   /* known only at run time */
-    if (has_trip) {
+    Expr *trip_extent = NULL;   /* M, an extent decided at run time (Tensor.sym); M: its bound */
+    if (has_trip && ir_tensor_has_sym(c->in[0])) {
+        Tensor *m = c->in[0];
+        if (m->dtype != DT_I64 || ir_tensor_numel(m) != 1)
+            return ir_fail("Loop: the trip count M is %s%s, not one int64", ir_dtype_name(m->dtype),
+                           shape_str(m->ndim, m->shape));
+        trip_extent = m->sym[0];
+        memcpy(&M, m->data, sizeof M);
+        /* the count as a tensor the loop reads at run time */
+        IterVar **ax = op_axes(m->ndim, m->shape);
+        trip_rt = op_emit(c, unique(I->prog, ir_fmt("%s_trip", c->base)), m->ndim, ax,
+                          ir_cast(DT_I64, trip_extent));
+        if (!trip_rt)
+            return -1;
+    } else if (has_trip) {
         Tensor *k = value_now(I, c->in[0], 1);
         if (k)
             M = scalar_of(k);
@@ -939,14 +972,16 @@ static int import_loop(Import *I, const OnnxNode *n, OpCtx *c)
     if (!has_trip && !has_cond)
         return ir_fail("Loop: neither a trip count nor a condition: the loop never ends");
     if (trip_rt || cond_rt)
-        return runtime_loop(I, n, c, g, ncar, trip_rt, M, has_cond ? c->in[1] : NULL,
-                            trip_rt ? "the trip count is known only at run time"
-                                    : "the condition is known only at run time");
+        return runtime_loop(I, n, c, g, ncar, trip_rt, trip_extent, M, has_cond ? c->in[1] : NULL,
+                            trip_extent ? ir_fmt("the trip count is an extent decided at run time (at most %lld)",
+                                                 (long long)M)
+                            : trip_rt   ? "the trip count is known only at run time"
+                                        : "the condition is known only at run time");
     int scans_used = 0;
     for (int i = ncar; i < c->nout; i++)
         scans_used |= c->out_names[i] != NULL;
     if (cond && M > 0 && (M > ONNX_MAX_UNROLL || M * g->nnodes > ONNX_MAX_UNROLLED_NODES) && !scans_used)
-        return runtime_loop(I, n, c, g, ncar, NULL, M, has_cond ? c->in[1] : NULL,
+        return runtime_loop(I, n, c, g, ncar, NULL, NULL, M, has_cond ? c->in[1] : NULL,
                             M > ONNX_MAX_UNROLL
                                 ? ir_fmt("its trip count, %lld, is more than kgen unrolls (%d)", (long long)M,
                                          ONNX_MAX_UNROLL)
@@ -991,7 +1026,7 @@ static int import_loop(Import *I, const OnnxNode *n, OpCtx *c)
                 I->out->notes.n = nnotes;
                 I->out->nnodes = first;
                 I->budget = budget;
-                return runtime_loop(I, n, c, g, ncar, NULL, M, c->in[1],
+                return runtime_loop(I, n, c, g, ncar, NULL, NULL, M, c->in[1],
                                     ir_fmt("the body's condition is known only at run time (in iteration %lld)",
                                            (long long)it));
             }
@@ -1306,6 +1341,8 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     int sym = 0;   /* an input holds extents decided at run time (Tensor.sym) */
     for (int i = 0; i < n->ninputs; i++)
         if (c.in[i] && ir_tensor_has_sym(c.in[i])) {
+            if (control && i == 0 && !strcmp(n->op_type, "Loop"))
+                continue;   /* a trip count from run-time dims: import_loop bounds it */
             if (control || other || !onnx_sym_op(n->op_type)) {
                 free(attrs);
                 ir_fail("input %d ('%s') holds extents decided at run time (a shape of a tensor with run-time "

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # dyn_values.sh - output extents computed from input values (IrDim.count: NonZero,
 # Compress, Unique, TopK with a run-time K, NonMaxSuppression, a run-time Loop's scan
-# outputs), end to end on every target that takes them.
+# outputs, also of a trip count decided by run-time dims), end to end on every target
+# that takes them.
 #
 # For each tests/models/dyn_*/net.onnx (made by tests/models/make_dyn_values.py, with
 # references from torch/numpy, or onnxruntime with graph optimizations disabled), through
 # the C target, js, wasm (SIMD128), wasm -nosimd (node, emcc) and opencl (pocl):
 #   1. kgen net.onnx --main ONCE (kgen_args holding the --dim), the runner built (C and
 #      the OpenCL host with strict flags, -Werror; wasm with emcc); JS and WASM: --info
-#      lists the count as a dim "(computed from values)" (dims: computed: true), and
+#      lists the count as a dim "(computed from values)" (dims: computed: true; dyn_loopm,
+#      a Loop whose trip count is the run-time dim T and which has no condition: dim T,
+#      the scan output's extent), and
 #      dyn_mixed's module passes tests/js/dyn_values.mjs (its exports, run(), the JS model
 #      function, the refusal);
 #   2. the same runner on every input set in_S_*.npy (the sets select different counts,
@@ -22,8 +25,8 @@
 #      runner sets the output shapes back) and succeed.
 # CUDA: each model's .cu compiles with nvcc -c (sm_90, warnings as errors). Metal: each
 # model's .metal passes tests/tools/metal-check, its manifest (JSON) names the buffer and
-# the launch of each count, its tables file is plain C (dyn_loop: the Metal host refuses
-# a run-time loop, with a message). The target that still refuses such extents (webgpu:
+# the launch of each count, its tables file is plain C (dyn_loop, dyn_loopm, dyn_loopmc:
+# the Metal host refuses a run-time loop, with a message). The target that still refuses such extents (webgpu:
 # it takes no run-time dims) says so clearly.
 # A missing node, emcc, OpenCL or nvcc is a SKIP (a FAIL with KGEN_REQUIRE_ALL=1). Prints
 # FAIL lines and last "dyn_values: N passed, N failed, N skipped". Run from the repository
@@ -98,8 +101,10 @@ for model in tests/models/dyn_*/net.onnx; do
     case $tg in
       js|wasm*)
         node $dir/m_main.mjs --info > "$dir.info" 2>&1
-        if grep -q '^dim [A-Za-z_0-9]*: [0-9]*\.\.[0-9]* (computed from values)$' "$dir.info"; then ok
-        else bad "$label: --info shows no dim computed from values: $(tr '\n' '|' < "$dir.info")"; fi
+        want='^dim [A-Za-z_0-9]*: [0-9]*\.\.[0-9]* (computed from values)$'
+        [ $name = dyn_loopm ] && want='^dim T: 1\.\.8 (input 1 dim 0)$'   # its extent is the trip count, T itself
+        if grep -q "$want" "$dir.info"; then ok
+        else bad "$label: --info shows no dim '$want': $(tr '\n' '|' < "$dir.info")"; fi
         # dyn_mixed through the module's API (tests/js/dyn_values.mjs)
         if [ $name = dyn_mixed ]; then
           if timeout 60 node tests/js/dyn_values.mjs $dir/m.mjs $src > "$dir.api.log" 2>&1; then ok
@@ -161,7 +166,7 @@ for model in tests/models/dyn_*/net.onnx; do
   if [ $have_metal = 1 ]; then
     dir=$out/$name.metal
     timeout 60 "$KGEN" "$model" --target metal -o "$dir" --name m --main "${args[@]}" > "$dir.kgen.log" 2>&1; rc=$?
-    if [ $name = dyn_loop ]; then
+    if [ $name = dyn_loop ] || [ $name = dyn_loopm ] || [ $name = dyn_loopmc ]; then
       if [ $rc = 1 ] && grep -q 'runs as a loop at run time, which the metal host does not do yet' "$dir.kgen.log"; then ok
       else bad "$name (metal): exit $rc, expected the run-time loop refused: $(head -1 "$dir.kgen.log")"; fi
     elif [ $rc != 0 ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """make_dyn_values.py - writes the models of tests/dyn_values.sh: operators whose output
 extent depends on input values (NonZero, Compress, Unique, TopK with a run-time K,
-NonMaxSuppression, the scan output of a Loop whose condition is known only at run time),
+NonMaxSuppression, the scan output of a Loop whose condition or trip count is known only at
+run time),
 each followed by elementwise operators, with several input sets whose counts differ (from
 none selected to all).
 
@@ -208,8 +209,78 @@ def dyn_loop():
         ort_ref(d, s, 3)
 
 
+def dyn_loopm():
+    """A Loop whose trip count is the run-time length of xs (M = Shape(xs)[0], --dim T=1..8 in
+    kgen_args: the scan output's buffer holds 8 rows, its extent is T) and which has no
+    condition: a running sum times w per iteration, its scan output through Relu, plus xs."""
+    f = TensorProto.FLOAT
+    body = helper.make_graph([
+        helper.make_node("Identity", ["cin"], ["cond_out"]),
+        helper.make_node("Cast", ["it"], ["itf"], to=f),
+        helper.make_node("Add", ["s", "itf"], ["s1"]),
+        helper.make_node("Mul", ["s1", "w"], ["scan"]),
+    ], "body", [helper.make_tensor_value_info("it", TensorProto.INT64, []),
+                helper.make_tensor_value_info("cin", TensorProto.BOOL, []), f32("s", [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), f32("s1", [2]), f32("scan", [2])])
+    nodes = [helper.make_node("Shape", ["xs"], ["shp"]),
+             helper.make_node("Gather", ["shp", "zero"], ["M"], axis=0),
+             helper.make_node("Loop", ["M", "", "s0"], ["sf", "scans"], body=body),
+             helper.make_node("Relu", ["scans"], ["r"]),
+             helper.make_node("Add", ["r", "xs"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array([1, -2], np.float32), "w")]
+    d = save_model("dyn_loopm", nodes, [f32("s0", [2]), f32("xs", ["T", 2])], [f32("y", ["T", 2]), f32("sf", [2])],
+                   inits)
+    with open(os.path.join(d, "kgen_args"), "w") as fa:
+        fa.write("--dim T=1..8\n")
+    rng = np.random.default_rng(17)
+    for s, t in enumerate([1, 3, 8]):
+        s0 = np.array([0.5, -1.0], np.float32)
+        xs = rng.standard_normal((t, 2)).astype(np.float32)
+        # numpy: the same running sum
+        acc, rows = s0.copy(), []
+        for i in range(t):
+            acc = (acc + np.float32(i)).astype(np.float32)
+            rows.append(acc * np.array([1, -2], np.float32))
+        y = (np.maximum(np.stack(rows), 0) + xs).astype(np.float32)
+        save_set(d, s, [s0, xs], [y, acc])
+        ort_ref(d, s, 2)
+        assert np.allclose(np.load(os.path.join(d, "out_%d_0.npy" % s)), y, rtol=1e-6, atol=1e-6)
+
+
+def dyn_loopmc():
+    """dyn_loop with its trip count the run-time length of xs (M = Shape(xs)[0], --dim T=1..8 in
+    kgen_args) and its condition a running sum under a run-time limit: the scan output's
+    buffer holds 8 rows, its extent is the iterations run, computed from values."""
+    f = TensorProto.FLOAT
+    body = helper.make_graph([
+        helper.make_node("Cast", ["it"], ["itf"], to=f),
+        helper.make_node("Add", ["s", "itf"], ["s1"]),
+        helper.make_node("Mul", ["s1", "w"], ["scan"]),
+        helper.make_node("ReduceSum", ["s1"], ["tot"], keepdims=1),
+        helper.make_node("Less", ["tot", "lim"], ["cond_out"]),
+    ], "body", [helper.make_tensor_value_info("it", TensorProto.INT64, []),
+                helper.make_tensor_value_info("cin", TensorProto.BOOL, []), f32("s", [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, [1]), f32("s1", [2]), f32("scan", [2])])
+    nodes = [helper.make_node("Shape", ["xs"], ["shp"]),
+             helper.make_node("Gather", ["shp", "zero"], ["M"], axis=0),
+             helper.make_node("Loop", ["M", "t", "s0"], ["sf", "scans"], body=body),
+             helper.make_node("Relu", ["scans"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.array(True), "t"),
+             numpy_helper.from_array(np.array([1, -2], np.float32), "w")]
+    d = save_model("dyn_loopmc", nodes, [f32("s0", [2]), f32("lim", [1]), f32("xs", ["T", 2])],
+                   [f32("y", [None, 2]), f32("sf", [2])], inits)
+    with open(os.path.join(d, "kgen_args"), "w") as fa:
+        fa.write("--dim T=1..8\n")
+    # (T, lim): the count ends the loop, the condition does, none run past the first
+    for s, (t, lim) in enumerate([(8, 0.5), (3, 100.0), (8, 12.0), (5, 1e4)]):
+        xs = np.zeros((t, 2), np.float32)
+        save_set(d, s, [np.array([0, 1], np.float32), np.array([lim], np.float32), xs], [])
+        ort_ref(d, s, 3)
+
+
 def main():
-    for f in [dyn_nonzero, dyn_compress, dyn_unique, dyn_topk, dyn_nms, dyn_mixed, dyn_loop]:
+    for f in [dyn_nonzero, dyn_compress, dyn_unique, dyn_topk, dyn_nms, dyn_mixed, dyn_loop, dyn_loopm, dyn_loopmc]:
         if len(sys.argv) < 2 or f.__name__ in sys.argv[1:]:
             f()
             print("wrote", f.__name__)

@@ -262,7 +262,7 @@ bodys = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]), help
                           [vi("cout", [], TensorProto.BOOL), vi("v2", [2]), vi("sc", [2])])
 save("loop_runtime_scan", model([helper.make_node("Loop", ["n", "", "x"], ["y", "scan"], body=bodys, name="lp")],
                                 [vi("x", [2]), vi("n", [], i64)], [vi("y", [2]), vi("scan", [None, 2])]),
-     "node 0 'lp' (Loop): Loop: the trip count is known only at run time, and scan output 0 is used: its length would be known only at run time")
+     "node 0 'lp' (Loop): Loop: the trip count is known only at run time, and scan output 0 is used: its length would be known only at run time, and so would its bound, the trip count M, which comes from tensor values rather than from run-time dims; kgen sizes a scan output for a bound known when compiling: fix the inputs M depends on with --bind, compute M from the shape of an input whose dim has a range")
 save("loop_too_long", model([helper.make_node("Loop", ["n", "", "x"], ["y", "scan"], body=bodys, name="lp")],
                             [vi("x", [2])], [vi("y", [2]), vi("scan", [None, 2])], inits=[helper.make_tensor("n", i64, [], [100000])]),
      "Loop: 100000 iterations of a body of 3 nodes, more than kgen unrolls (8192 nodes in all), and its scan outputs are used")
@@ -272,6 +272,14 @@ body1 = helper.make_graph([helper.make_node("Relu", ["v"], ["sc"])], "body",
 save("loop_too_many", model([helper.make_node("Loop", ["n", "", "x"], ["y", "scan"], body=body1, name="lp")],
                             [vi("x", [2])], [vi("y", [2]), vi("scan", [None, 2])], inits=[helper.make_tensor("n", i64, [], [5000])]),
      "Loop: runs more than 4096 times, too many to unroll, and its scan outputs are used")
+# a trip count from a run-time dim (Shape): the scan output's bound is the dim's top
+save("loop_dim_bound", model([helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+                              helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0, name="gather"),
+                              helper.make_node("Loop", ["n", "", "v"], ["y", "scan"], body=bodys, name="lp")],
+                             [vi("v", [2]), vi("x", ["T", 2])], [vi("y", [2]), vi("scan", [None, 2])],
+                             inits=[helper.make_tensor("zero", i64, [], [0])]),
+     "Loop: the trip count is an extent decided at run time (at most 5000), and scan output 0 is used: its length would be known only at run time, and its bound, the trip count's top over the run-time dims' ranges, 5000, is more than kgen stacks at run time (4096)")
+save_args("loop_dim_bound", "--dim T=1..5000")
 bodyg = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"]), helper.make_node("Concat", ["v", "v"], ["v2"], axis=0)],
                           "body", [vi("i", [], i64), vi("cin", [], TensorProto.BOOL), vi("v", [None])],
                           [vi("cout", [], TensorProto.BOOL), vi("v2", [None])])
