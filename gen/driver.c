@@ -275,11 +275,11 @@ static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u, const int64_t 
 /* Register tiles chosen for a run-time extent's bound leave few multiply-add chains at
  * small extents (a late layer's 5 columns at W = 160 are 1 at W = 32). So with ranges, each
  * model step is also scheduled for smaller extents: the dims at NPLANS points from the
- * lower bounds up, geometrically (32..160: 32, 55, 94). A step whose version differs from
+ * lower bounds up, geometrically (32..160: 32, 48, 72, 107; the bound is the step itself). A step whose version differs from
  * the next larger one's keeps it, run where the extents it writes are at most the point's. */
 #define NPLANS 4
 
-/* the plan's value of dim d: lo, lo * r, lo * r^2, r = (hi / lo)^(1 / NPLANS) */
+/* the plan's value of dim d at point j: lo * r^j, r = (hi / lo)^(1 / NPLANS) */
 static int64_t plan_value(const IrDim *d, int j)
 {
     if (d->count || d->hi <= d->lo)
@@ -322,11 +322,8 @@ static char *kernel_text(const Kernel *k, const char *name)
 /* where version v, planned at dims `plan`, runs: each run-time extent of what it writes at
  * most its value there. NULL: it writes no run-time extent, or one whose bound is more than
  * `small` (a layer of many tiles, where only the last one is short: no version). */
-static Expr *variant_when(const Kernel *v, const PtrVec *dims, const int64_t *plan, int64_t small)
+static Expr *variant_when(const Kernel *v, const Program *p, const int64_t *plan, int64_t small)
 {
-    RangeMap m = {0};
-    for (int i = 0; i < dims->n; i++)
-        ir_range_push(&m, ((const IrDim *)dims->items[i])->var, plan[i], plan[i]);
     Expr *when = NULL;
     for (int i = 0; i < v->params.n; i++) {
         const Buffer *b = v->params.items[i];
@@ -334,13 +331,12 @@ static Expr *variant_when(const Kernel *v, const PtrVec *dims, const int64_t *pl
         if (!ext || !ir_stmt_stores(v->body, b))
             continue;
         for (int d = 0; d < b->ndim; d++) {
-            int64_t lo, hi;
+            int64_t at;
             if (ext[d] && ext[d]->kind != E_INT && b->shape[d] > small)
                 return NULL;
-            if (!ext[d] || ext[d]->kind == E_INT || !ir_const_bounds(ir_simplify(ext[d], &m), &m, &lo, &hi) ||
-                hi >= b->shape[d])
+            if (!ext[d] || ext[d]->kind == E_INT || !ir_dims_fold(p, plan, ext[d], &at) || at >= b->shape[d])
                 continue;   /* fixed, or at its bound at the plan: no condition */
-            Expr *le = ir_bin(OP_LE, ext[d], ir_int(hi, ext[d]->dtype));
+            Expr *le = ir_bin(OP_LE, ext[d], ir_int(at, ext[d]->dtype));
             when = when ? ir_bin(OP_AND, when, le) : le;
         }
     }
@@ -407,8 +403,10 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
 {
     const PtrVec *dims = &u->prog->dims;
     int ranged = 0;
-    for (int i = 0; i < dims->n; i++)
-        ranged |= !((const IrDim *)dims->items[i])->count && ((const IrDim *)dims->items[i])->hi > ((const IrDim *)dims->items[i])->lo;
+    for (int i = 0; i < dims->n; i++) {
+        const IrDim *d = dims->items[i];
+        ranged |= !d->count && d->hi > d->lo;
+    }
     if (!ranged || opt->tgt.kind != TARGET_C || opt->gpu_schedule)
         return 0;
     int64_t rows = (opt->tile ? opt->tile : &sch_tile_default)->rows;
@@ -428,16 +426,18 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
     axes_put_back(&scheduled);
     ir_pass_dump_set(opt->dump, opt->dump_out ? opt->dump_out : stdout);
     for (int k = 0; k < m->kernels.n; k++) {
-        Kernel *base = m->kernels.items[k];
+        Kernel *base = m->kernels.items[k], *keep[NPLANS];
+        Expr *keep_when[NPLANS];
+        int nkeep = 0;
         char *next = kernel_text(base, base->name);
-        for (int j = NPLANS - 1; j >= 0; j--) {
+        for (int j = NPLANS - 1; j >= 0; j--) {   /* each against the next larger one kept */
             if (vm[j]->kernels.n != m->kernels.n)
                 continue;
             Kernel *v = vm[j]->kernels.items[k];
             if (strcmp(v->name, base->name) || !same_params(base, v))
                 continue;
             char *text = kernel_text(v, base->name);
-            Expr *when = strcmp(text, next) ? variant_when(v, dims, plan[j], 2 * rows) : NULL;
+            Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], 2 * rows) : NULL;
             if (!when)
                 continue;
             next = text;
@@ -448,13 +448,12 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
             ir_vec_push(&v->notes, ir_fmt("the version for extents where %s: register tiles chosen for them", at.data),
                         1 << 20, "notes");
             sb_free(&at);
-            /* smallest first: the model function tries them in order */
-            ir_vec_push(&base->variants, NULL, 1 << 20, "variants");
-            ir_vec_push(&base->when, NULL, 1 << 20, "variants");
-            memmove(base->variants.items + 1, base->variants.items, sizeof(void *) * (size_t)(base->variants.n - 1));
-            memmove(base->when.items + 1, base->when.items, sizeof(void *) * (size_t)(base->when.n - 1));
-            base->variants.items[0] = v;
-            base->when.items[0] = when;
+            keep[nkeep] = v;
+            keep_when[nkeep++] = when;
+        }
+        for (int i = nkeep - 1; i >= 0; i--) {   /* smallest first: the model function tries them in order */
+            ir_vec_push(&base->variants, keep[i], 1 << 20, "variants");
+            ir_vec_push(&base->when, keep_when[i], 1 << 20, "variants");
         }
     }
     return 0;

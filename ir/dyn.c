@@ -128,3 +128,15 @@ int ir_dyn_infer(Program *p, Tensor *t, int strict)
             t->dyn[i] = t->axes[i]->dyn;
     return 0;
 }
+
+int ir_dims_fold(const Program *p, const int64_t *values, const Expr *e, int64_t *out)
+{
+    int n = p->dims.n;
+    Var **vars = ir_alloc(sizeof *vars * (size_t)(n ? n : 1));
+    Expr **vals = ir_alloc(sizeof *vals * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        vars[i] = ((IrDim *)p->dims.items[i])->var;
+        vals[i] = ir_idx(values[i]);
+    }
+    return ir_expr_is_const(ir_simplify(ir_subst((Expr *)e, vars, vals, n), NULL), out);
+}

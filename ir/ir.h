@@ -520,6 +520,9 @@ void ir_program_add_check(Program *p, Expr *cond, const char *msg);
  * 1 read by an axis of run-time extent, fails with ir_fail() (an operator that does not
  * handle run-time dims); lenient: the operator set the rest itself. 0, or -1. */
 int ir_dyn_infer(Program *p, Tensor *t, int strict);
+/* e, an expression of p's run-time dims, at the dims' values (values[i]: p->dims item i):
+ * 1 with *out when it folds to a constant, else 0 */
+int ir_dims_fold(const Program *p, const int64_t *values, const Expr *e, int64_t *out);
 
 Program *ir_program_new(const char *name);
 int ir_program_add(Program *p, Tensor *t);        /* fails on a duplicate name */

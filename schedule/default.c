@@ -317,14 +317,10 @@ static int64_t tile_cols(int64_t extent, int64_t want)
  * (a kernel's version for smaller extents, gen/driver.c), else its bound. */
 static int64_t plan_extent(const Schedule *s, const IterVar *iv)
 {
-    if (!s->plan || !iv->dyn)
+    int64_t e;
+    if (!s->plan || !iv->dyn || !ir_dims_fold(s->prog, s->plan, iv->dyn, &e))
         return iv->extent;
-    RangeMap m = {0};
-    for (int i = 0; i < s->prog->dims.n; i++)
-        ir_range_push(&m, ((const IrDim *)s->prog->dims.items[i])->var, s->plan[i], s->plan[i]);
-    int64_t lo, hi;
-    int known = ir_const_bounds(ir_simplify(iv->dyn, &m), &m, &lo, &hi);
-    return known && hi >= 1 && hi < iv->extent ? hi : iv->extent;
+    return e >= 1 && e < iv->extent ? e : iv->extent;
 }
 
 static void collect_reads(const Expr *e, PtrVec *out)
