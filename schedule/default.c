@@ -393,6 +393,23 @@ static Tensor *vector_operand(const Stage *P, const Var *c, int64_t min_bytes)
     return NULL;
 }
 
+/* Weight panels. A register tile of V columns reads a matmul's constant B[k, j] at V
+ * consecutive columns of every row k, N columns apart: for a transformer's 768 x 3072
+ * weights a new page every row, 16 of 64 bytes used per cache line fetched... Stored as
+ * panels of V columns (sch_const_panels) each tile reads one contiguous block instead:
+ * a 197 x 768 x 3072 product ran at about twice the speed so, AVX2, one core. Only for
+ * constants wider than one tile (an NCHWc conv's weights already end in their block). */
+static void weight_panels(Schedule *s, Stage *P, int64_t V)
+{
+    PtrVec reads = {0};
+    collect_reads(P->t->body, &reads);
+    for (int i = 0; i < reads.n; i++) {
+        Tensor *t = ((const Expr *)reads.items[i])->u.access.t;
+        if (t->kind == T_CONSTANT && t->ndim >= 2 && t->shape[t->ndim - 1] > V && t->shape[t->ndim - 2] > 1)
+            sch_const_panels(s, P, t, V);
+    }
+}
+
 /* The output axis to tile as the register tile's rows: one whose index the reads along
  * the innermost (vectorized) axis do not use, so each vector load serves every row (the
  * output channels of a convolution, the rows of a matmul); else the second innermost. */
@@ -1071,8 +1088,15 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
          * its rows cut to fit first (6 rows of 2 vectors for wasm's NCHWc8: 12 of 16) */
         int64_t row_vecs = (V + lanes - 1) / lanes;
         int64_t budget = s->simd_regs ? s->simd_regs * 3 / 4 : lanes == 8 ? 8 : 24;
-        if (s->simd_regs && a && A * row_vecs > budget)
-            A = tile_rows(aext, budget / row_vecs > 1 ? budget / row_vecs : 1);
+        /* rows cut to fit first where the registers are few: a target that counts them, and
+         * AVX2's 16 (8 rows of 2 vectors spilled; 6 of 2, BLAS's 6 x 16 tile for AVX2, fit
+         * with the two weight vectors and a broadcast) */
+        int64_t row_budget = s->simd_regs ? budget : lanes == 8 ? 12 : 0;
+        if (row_budget && a && A * row_vecs > row_budget)
+            A = tile_rows(aext, row_budget / row_vecs > 1 ? row_budget / row_vecs : 1);
+        /* a matmul's constant weights in panels of the tile's columns */
+        if (tile->vectorize && V >= 4)
+            weight_panels(s, P, V);
         /* blocks: a divisor of the block axis' extent, at most tile->blocks, in the budget */
         int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
         int64_t B = 1, vecs = A * row_vecs;
