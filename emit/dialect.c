@@ -67,7 +67,7 @@ static const EmMathName cuda_f32_math[] = {
 static const EmMathName opencl_f32_math[] = {{FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_COUNT, NULL}};
 static const EmMathName opencl_f64_math[] = {{FN_RSQRT, "rsqrt"}, {FN_COUNT, NULL}};
 
-/* Metal lacks erf: kgen_metal.h supplies it. */
+/* Metal lacks erf: kgen_runtime.h's kgen_erff (a kernel helper) supplies it. */
 static const EmMathName metal_f32_math[] = {
     {FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
 
