@@ -26,7 +26,9 @@ static const char *const base_math[FN_COUNT] = {
 };
 
 /* C99's float library: expf, fabsf, rintf ...; isnan and isinf are type-generic macros. */
-static const EmMathName c_f32_math[] = {{FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_COUNT, NULL}};
+/* kgen_expf, kgen_erff (kgen_runtime.h): libm's expf and erff do not vectorize */
+static const EmMathName c_f32_math[] = {
+    {FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_EXP, "kgen_expf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
 
 const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t n)
 {
@@ -65,7 +67,7 @@ static const EmMathName cuda_f32_math[] = {
 static const EmMathName opencl_f32_math[] = {{FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_COUNT, NULL}};
 static const EmMathName opencl_f64_math[] = {{FN_RSQRT, "rsqrt"}, {FN_COUNT, NULL}};
 
-/* Metal lacks erf: kgen_metal.h supplies it. */
+/* Metal lacks erf: kgen_runtime.h's kgen_erff (a kernel helper) supplies it. */
 static const EmMathName metal_f32_math[] = {
     {FN_RSQRT, "rsqrt"}, {FN_SIGMOID, "kgen_sigmoidf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
 

@@ -2,6 +2,7 @@
  * preconditions and fails with a message naming the stage and axes. */
 #include "schedule.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_LEAF 64
@@ -516,6 +517,111 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
         }
     }
     return st;
+}
+
+/* ---------------------------------------------------------------- constant panels */
+
+/* Are all of e's reads of t shaped t[..., k, j] with j exactly v, no other index using v? */
+static int panel_reads(const Expr *e, const Tensor *t, const Var *v)
+{
+    switch (e->kind) {
+    case E_INT:
+    case E_FLOAT:
+    case E_VAR:
+    case E_LOAD: return 1;
+    case E_BIN: return panel_reads(e->u.bin.a, t, v) && panel_reads(e->u.bin.b, t, v);
+    case E_UN: return panel_reads(e->u.un.a, t, v);
+    case E_CAST:
+    case E_BITCAST: return panel_reads(e->u.cast.a, t, v);
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            if (!panel_reads(e->u.call.args[i], t, v))
+                return 0;
+        return 1;
+    case E_SELECT:
+        return panel_reads(e->u.sel.cond, t, v) && panel_reads(e->u.sel.t, t, v) && panel_reads(e->u.sel.f, t, v);
+    case E_REDUCE: return panel_reads(e->u.reduce.body, t, v);
+    case E_ACCESS: {
+        int n = e->u.access.n;
+        for (int i = 0; i < n; i++)
+            if (!panel_reads(e->u.access.idx[i], t, v))
+                return 0;
+        if (e->u.access.t != t)
+            return 1;
+        const Expr *j = e->u.access.idx[n - 1];
+        if (j->kind != E_VAR || j->u.var != v)
+            return 0;
+        for (int i = 0; i < n - 1; i++)
+            if (ir_expr_uses_var(e->u.access.idx[i], v))
+                return 0;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+typedef struct {
+    Tensor *from, *to;
+    int64_t V;
+} PanelRw;
+
+static Expr *panel_rw(Expr *e, void *ctx)
+{
+    PanelRw *c = ctx;
+    e = ir_expr_map(e, panel_rw, c);
+    if (e->kind != E_ACCESS || e->u.access.t != c->from)
+        return e;
+    int n = e->u.access.n;
+    Expr *idx[KG_MAX_DIMS], *j = e->u.access.idx[n - 1];
+    memcpy(idx, e->u.access.idx, sizeof *idx * (size_t)(n - 2));
+    idx[n - 2] = ir_bin(OP_DIV, j, ir_idx(c->V));
+    idx[n - 1] = e->u.access.idx[n - 2];
+    idx[n] = ir_bin(OP_MOD, j, ir_idx(c->V));
+    return ir_access(c->to, idx, n + 1);
+}
+
+Tensor *sch_const_panels(Schedule *s, Stage *st, Tensor *t, int64_t V)
+{
+    Tensor *r = st->t;
+    int n = t->ndim;
+    if (t->kind != T_CONSTANT || !t->data || t->sym || n < 2 || n >= KG_MAX_DIMS || V < 1 || r->kind != T_COMPUTE ||
+        r->ndim < 1 || ir_dtype_is_packed(t->dtype) || !ir_tensor_reads(r, t) ||
+        !panel_reads(r->body, t, r->axes[r->ndim - 1]->var))
+        return NULL;
+    const char *name = ir_fmt("%s_panels%lld", t->name, (long long)V);
+    Stage *have = sch_find(s, name);
+    Tensor *tp = have ? have->t : NULL;
+    if (!tp) {
+        int64_t N = t->shape[n - 1], K = t->shape[n - 2], outer = 1, NP = (N + V - 1) / V, shape[KG_MAX_DIMS];
+        for (int d = 0; d < n - 2; d++) {
+            outer *= t->shape[d];
+            shape[d] = t->shape[d];
+        }
+        shape[n - 2] = NP, shape[n - 1] = K, shape[n] = V;
+        size_t es = (size_t)ir_dtype_bytes(t->dtype);
+        unsigned char *buf = calloc((size_t)(outer * NP * K * V) * es + 1, 1);
+        if (!buf)
+            ir_die("out of memory");
+        const unsigned char *src = t->data;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t jo = 0; jo < NP; jo++)
+                for (int64_t k = 0; k < K; k++)
+                    for (int64_t ji = 0; ji < V && jo * V + ji < N; ji++)
+                        memcpy(buf + es * (size_t)(((o * NP + jo) * K + k) * V + ji),
+                               src + es * (size_t)((o * K + k) * N + jo * V + ji), es);
+        tp = ir_constant(name, t->dtype, n + 1, shape, buf);
+        free(buf);
+        if (!tp)
+            return NULL;
+        tp->comment = ir_fmt("'%s' in panels of %lld columns", t->name, (long long)V);
+        tp->id = t->id;
+        Stage *ps = stage_new(tp);
+        ps->origin = ir_fmt("panels(%s)", t->name);
+        insert_stage(s, ps, stage_index(s, sch_stage(s, t)));
+    }
+    PanelRw c = {t, tp, V};
+    r->body = panel_rw(r->body, &c);
+    return tp;
 }
 
 Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope)

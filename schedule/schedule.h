@@ -88,6 +88,12 @@ int sch_compute_root(Stage *st);
 Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int nreaders);
 /* cache_write: a new stage computes st's body into scope; st becomes a copy of it. */
 Stage *sch_cache_write(Schedule *s, Stage *st, Scope scope);
+/* Constant t, which st reads only as t[..., k, j] with j st's innermost output axis, stored
+ * in panels of V columns: tp[..., j / V, k, j % V], of shape [..., ceil(N / V), K, V] (the
+ * columns past N zero), which st reads instead; a register tile of V columns then reads
+ * one contiguous panel rather than V columns of every row, N apart. One panel tensor per
+ * (t, V), shared by the stages packed so. NULL when st reads t otherwise (st unchanged). */
+Tensor *sch_const_panels(Schedule *s, Stage *st, Tensor *t, int64_t V);
 int sch_storage_align(Stage *st, int axis, int64_t factor, int64_t offset);
 /* prefetch: hide the memory latency of a tensor read in chunks (a conv's weights, one
  * input-channel block per iteration of reduce loop `ahead`). In every step of st's

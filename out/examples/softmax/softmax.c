@@ -30,12 +30,12 @@ int softmax(const float *restrict X, float *restrict Y, void *restrict workspace
         for (int32_t eo = 0; eo < 62; ++eo) {
             KGEN_VECTORIZE
             for (int32_t ei = 0; ei < 16; ++ei) {
-                E[eo * 16 + ei] = expf(X[r * 1000 + eo * 16 + ei] - Mx);
+                E[eo * 16 + ei] = kgen_expf(X[r * 1000 + eo * 16 + ei] - Mx);
             }
         }
         KGEN_VECTORIZE
         for (int32_t ei = 0; ei < 8; ++ei) {
-            E[ei + 992] = expf(X[r * 1000 + ei + 992] - Mx);
+            E[ei + 992] = kgen_expf(X[r * 1000 + ei + 992] - Mx);
         }
         float Sm;
         Sm = 0.0f;
