@@ -129,6 +129,23 @@ class RangeStep(nn.Module):
         return x.sum(1) + up + 2 * down
 
 
+class SymArith(nn.Module):
+    """Arithmetic on the sequence length as a value (Div, Mul, Sub, Add of Shape's extent
+    and constants) giving Range's start and limit, each range gathering a learned
+    embedding summed over its length."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Embedding(160, 16)
+
+    def forward(self, x):                        # [1, T, 16]
+        t = x.shape[1]
+        half = self.pos(torch.arange(t // 2)).sum(0)
+        down = self.pos(torch.arange(t * 3 - 2, t - 1, -3)).sum(0)
+        tail = self.pos(torch.arange(t // 3 + 1, t + 2)).sum(0)
+        return x.sum(1) + half + 2 * down + 3 * tail
+
+
 def mobilenet():
     return torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10)
 
@@ -147,6 +164,8 @@ MODELS = {
                 [(1, 1, 16), (1, 5, 16), (1, 17, 16), (1, 48, 16)], (1, 49, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
+    "symarith": (SymArith, (1, 10, 16), {1: "T"}, "--dim T=2..48",
+                 [(1, 2, 16), (1, 3, 16), (1, 7, 16), (1, 33, 16), (1, 48, 16)], (1, 49, 16)),
 }
 
 

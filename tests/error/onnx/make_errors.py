@@ -214,6 +214,21 @@ case("resize_sizes_extents", model([helper.make_node("Shape", ["s"], ["ss"], nam
                                    [vi("x", [1, 1, 4, 4]), vi("s", [1, 1, "H", "W"])], [vi("y", None)]),
      "--dim H=4..16 --dim W=4..16",
      "node 1 'rs' (Resize): input 3 ('ss') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Resize on them yet")
+# arithmetic on extents decided at run time: with constants and extents only, a division
+# only of non-negative values by positive ones, and only Add, Sub, Mul, Div, Max, Min
+case("arith_div_zero", model(rng_t + [rng_const("two", 2), rng_const("c", 64),
+                                      helper.make_node("Sub", ["t", "two"], ["d"], name="sub"),
+                                      helper.make_node("Div", ["c", "d"], ["q"], name="div")],
+                             [vi("x", [1, "T"])], [vi("q", None, i64)]),
+     "--dim T=2..20", "node 6 'div' (Div): Div: element 0 divides a non-negative value by one that can be 0 or negative")
+case("arith_computed", model(rng_t + [helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0, name="rm"),
+                                      helper.make_node("Cast", ["m"], ["mi"], to=i64, name="c"),
+                                      helper.make_node("Mul", ["t", "mi"], ["q"], name="mul")],
+                             [vi("x", [1, "T"])], [vi("q", None, i64)]),
+     "--dim T=2..20", "node 5 'mul' (Mul): Mul: input 1 is computed, and the other holds extents decided at run time")
+case("arith_pow", model(rng_t + [rng_const("two", 2), helper.make_node("Pow", ["t", "two"], ["q"], name="pow")],
+                        [vi("x", [1, "T"])], [vi("q", None, i64)]),
+     "--dim T=2..20", "node 4 'pow' (Pow): input 0 ('t') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Pow on them yet")
 case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
                                       [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
      "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
