@@ -14,7 +14,7 @@
  * Arithmetic on such values (Add, Sub, Mul, Div, Max, Min: `x.shape[2] // 2`) is done here,
  * not by the operators' builders: each element of the output is the expression of its
  * operands' elements (an extent's expression, or a constant), and the data holds its
- * bound, the most it can be over the dims' ranges, as Shape's does.
+ * bound, the most it can be over the dims' ranges (ir_dims_bounds), as Shape's does.
  */
 #include "import.h"
 #include "../ir/ops/ops.h"
@@ -166,7 +166,7 @@ int onnx_sym_arith(OpCtx *c)
         if (!x || !y)
             return -1;
         int64_t xlo, xhi, ylo, yhi, lo, hi;
-        if (!ir_const_bounds(x, NULL, &xlo, &xhi) || !ir_const_bounds(y, NULL, &ylo, &yhi))
+        if (!ir_dims_bounds(c->prog, x, &xlo, &xhi) || !ir_dims_bounds(c->prog, y, &ylo, &yhi))
             return ir_fail("%s: an extent decided at run time without a bound", c->op);
         if (op == OP_FLOORDIV && !(ylo > 0 && xlo >= 0))
             return ir_fail("%s: element %lld divides %s by %s; kgen divides extents only where both are "
@@ -174,7 +174,7 @@ int onnx_sym_arith(OpCtx *c)
                            xlo >= 0 ? "a non-negative value" : "a value that can be negative",
                            ylo > 0 ? "a positive one" : "one that can be 0 or negative");
         Expr *e = ir_simplify(ir_bin(op, x, y), NULL);
-        if (!ir_const_bounds(e, NULL, &lo, &hi) || lo < INT32_MIN || hi > INT32_MAX)
+        if (!ir_dims_bounds(c->prog, e, &lo, &hi) || lo < INT32_MIN || hi > INT32_MAX)
             return ir_fail("%s: element %lld, computed from extents decided at run time, has no bound within "
                            "index arithmetic", c->op, (long long)k);
         int64_t v;
