@@ -9,7 +9,7 @@
  * a value refuses it (op_const_ints, the importer's check), so a bound is never taken for
  * the value, except the builders that take such values themselves: Reshape's shape, and
  * Range's start and limit (a vector computed at run time, its extent an expression of the
- * dims: ir/ops/misc.c).
+ * dims: ir/ops/misc.c), and Resize's sizes (run-time output extents: ir/ops/resize.c).
  *
  * Arithmetic on such values (Add, Sub, Mul, Div, Max, Min: `x.shape[2] // 2`) is done here,
  * not by the operators' builders: each element of the output is the expression of its
@@ -29,7 +29,7 @@ int onnx_sym_op(const char *op)
             return 1;
     /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range: a run-time
      * extent of its output) */
-    if (!strcmp(op, "Reshape") || !strcmp(op, "Range"))
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Range") || !strcmp(op, "Resize"))
         return 2;
     /* 3: arithmetic, computed here (onnx_sym_arith) */
     static const char *const arith[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};

@@ -13,6 +13,10 @@ python. Regenerate with
 seeded random; batch-norm layers get random statistics. Running it twice writes
 identical files.
 
+resizes is built here with onnx.helper (torch does not export these Resize modes); its
+inputs are seeded numpy draws and its references onnxruntime's with graph optimizations
+disabled (tests/dyn/ort_refs.mjs, run by node from build/bench/ort or $ORT_DIR).
+
 tests/dyn/attention is not made here: it is tests/published/seq_dynamic's model (a
 transformer block: LayerNorm by ReduceMean, attention reshaped from Shape values, a 1-D
 conv, GELU) with a dynamic sequence length; its inputs are seeded numpy draws and its
@@ -20,7 +24,9 @@ references onnxruntime's with graph optimizations disabled (tests/dyn/ort_refs.m
 """
 import io
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -169,6 +175,68 @@ MODELS = {
 }
 
 
+def onnx_models():
+    """name: (ModelProto, args, extents, too small or large): graphs torch does not export."""
+    import onnx
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(7)
+
+    def init(name, shape):
+        return helper.make_tensor(name, TensorProto.FLOAT, shape, rng.standard_normal(shape).astype(np.float32) * 0.3)
+
+    def ints(name, v):
+        return helper.make_tensor(name, TensorProto.INT64, [len(v)], v)
+
+    def floats(name, v):
+        return helper.make_tensor(name, TensorProto.FLOAT, [len(v)], v)
+
+    def graph(nodes, inits, c):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="tests/dyn/make.py")
+
+    N = helper.make_node
+    # Resize modes over run-time extents: linear align_corners to sizes 2E - 1 (Shape times
+    # and minus constants), nearest half_pixel round_prefer_floor by scales 0.5 and 0.75,
+    # linear pytorch_half_pixel back to the input's sizes, nearest tf_half_pixel_for_nn ceil
+    # by 1.5 and 2
+    rs = graph([N("Shape", ["x"], ["s"]), N("Mul", ["s", "two"], ["s2"]), N("Sub", ["s2", "one"], ["s3"]),
+                N("Resize", ["x", "", "", "s3"], ["r1"], mode="linear", coordinate_transformation_mode="align_corners"),
+                N("Resize", ["r1", "", "sc2"], ["r2"], mode="nearest", coordinate_transformation_mode="half_pixel",
+                  nearest_mode="round_prefer_floor"),
+                N("Resize", ["r2", "", "", "s"], ["r3"], mode="linear",
+                  coordinate_transformation_mode="pytorch_half_pixel"),
+                N("Add", ["r3", "x"], ["r4"]),
+                N("Resize", ["r4", "", "sc4"], ["y"], mode="nearest",
+                  coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="ceil")],
+               [ints("two", [1, 1, 2, 2]), ints("one", [0, 0, 1, 1]), floats("sc2", [1, 1, 0.5, 0.75]),
+                floats("sc4", [1, 1, 1.5, 2])], 2)
+    return {
+        "resizes": (rs, "--dim H=8..64 --dim W=8..64",
+                    [(1, 2, 8, 8), (1, 2, 9, 13), (1, 2, 33, 47), (1, 2, 50, 21), (1, 2, 64, 64)], (1, 2, 8, 65)),
+    }
+
+
+def make_onnx(name, model, args, extents, bad):
+    """A model of onnx_models(): inputs seeded numpy draws, references onnxruntime's."""
+    out = os.path.join(HERE, name)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    with open(os.path.join(out, "args"), "w") as f:
+        f.write(args + "\n")
+    ort = os.environ.get("ORT_DIR", os.path.join(HERE, "..", "..", "build", "bench", "ort"))
+    rng = np.random.default_rng(11)
+    for shape in extents:
+        k = f"{shape[2]}x{shape[3]}"
+        np.save(os.path.join(out, f"in_{k}.npy"), rng.standard_normal(shape).astype(np.float32))
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["node", os.path.join(HERE, "ort_refs.mjs"), os.path.join(out, "model.onnx"),
+                            os.path.join(out, f"in_{k}.npy"), tmp, ort], check=True)
+            os.replace(os.path.join(tmp, "output_0.npy"), os.path.join(out, f"out_{k}.npy"))
+    np.save(os.path.join(out, f"bad_{bad[2]}x{bad[3]}.npy"), rng.standard_normal(bad).astype(np.float32))
+
+
 def tag(shape, axes):
     return "x".join(str(shape[a]) for a in sorted(axes))
 
@@ -198,5 +266,9 @@ def make(name):
 
 
 if __name__ == "__main__":
-    for n in sys.argv[1:] or MODELS:
-        make(n)
+    helpers = onnx_models()
+    for n in sys.argv[1:] or list(MODELS) + list(helpers):
+        if n in helpers:
+            make_onnx(n, *helpers[n])
+        else:
+            make(n)

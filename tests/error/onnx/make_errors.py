@@ -209,26 +209,17 @@ case("gather_runtime_axis", model([helper.make_node("Constant", [], ["i"], value
                                    helper.make_node("Gather", ["x", "i"], ["y"], axis=1, name="g")],
                                   [vi("x", [1, "T"])], [vi("y", None)]),
      "--dim T=2..20", "node 1 'g' (Gather): 'y' reads dim 1 of 'x', decided at run time ('T'), in a way kgen cannot follow yet")
+# Resize over extents decided at run time: nearest and linear only, scales that are ratios
 case("resize_sizes_extents", model([helper.make_node("Shape", ["s"], ["ss"], name="sh"),
-                                    helper.make_node("Resize", ["x", "", "", "ss"], ["y"], mode="nearest", name="rs")],
+                                    helper.make_node("Resize", ["x", "", "", "ss"], ["y"], mode="cubic", name="rs")],
                                    [vi("x", [1, 1, 4, 4]), vi("s", [1, 1, "H", "W"])], [vi("y", None)]),
      "--dim H=4..16 --dim W=4..16",
-     "node 1 'rs' (Resize): input 3 ('ss') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Resize on them yet")
-# arithmetic on extents decided at run time: with constants and extents only, a division
-# only of non-negative values by positive ones, and only Add, Sub, Mul, Div, Max, Min
-case("arith_div_zero", model(rng_t + [rng_const("two", 2), rng_const("c", 64),
-                                      helper.make_node("Sub", ["t", "two"], ["d"], name="sub"),
-                                      helper.make_node("Div", ["c", "d"], ["q"], name="div")],
-                             [vi("x", [1, "T"])], [vi("q", None, i64)]),
-     "--dim T=2..20", "node 6 'div' (Div): Div: element 0 divides a non-negative value by one that can be 0 or negative")
-case("arith_computed", model(rng_t + [helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0, name="rm"),
-                                      helper.make_node("Cast", ["m"], ["mi"], to=i64, name="c"),
-                                      helper.make_node("Mul", ["t", "mi"], ["q"], name="mul")],
-                             [vi("x", [1, "T"])], [vi("q", None, i64)]),
-     "--dim T=2..20", "node 5 'mul' (Mul): Mul: input 1 is computed, and the other holds extents decided at run time")
-case("arith_pow", model(rng_t + [rng_const("two", 2), helper.make_node("Pow", ["t", "two"], ["q"], name="pow")],
-                        [vi("x", [1, "T"])], [vi("q", None, i64)]),
-     "--dim T=2..20", "node 4 'pow' (Pow): input 0 ('t') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Pow on them yet")
+     "node 1 'rs' (Resize): Resize: mode cubic over extents decided at run time is not supported")
+case("resize_scale_extents", model([helper.make_node("Constant", [], ["sc"], value=helper.make_tensor("sc", f32, [4], [1, 1, 1 / 3, 2])),
+                                    helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", name="rs")],
+                                   [vi("x", [1, 1, "H", "W"])], [vi("y", None)]),
+     "--dim H=4..16 --dim W=4..16",
+     "node 1 'rs' (Resize): Resize: scales[2] is 0.333333; over a dim decided at run time kgen takes a scale that is a ratio p / q of integers")
 case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
                                       [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
      "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
