@@ -13,9 +13,10 @@ python. Regenerate with
 seeded random; batch-norm layers get random statistics. Running it twice writes
 identical files.
 
-resizes is built here with onnx.helper (torch does not export these Resize modes); its
-inputs are seeded numpy draws and its references onnxruntime's with graph optimizations
-disabled (tests/dyn/ort_refs.mjs, run by node from build/bench/ort or $ORT_DIR).
+samepool and resizes are built here with onnx.helper (torch does not export auto_pad SAME
+with a stride, nor these Resize modes); their inputs are seeded numpy draws and their
+references onnxruntime's with graph optimizations disabled (tests/dyn/ort_refs.mjs, run by
+node from build/bench/ort or $ORT_DIR).
 
 tests/dyn/attention is not made here: it is tests/published/seq_dynamic's model (a
 transformer block: LayerNorm by ReduceMean, attention reshaped from Shape values, a 1-D
@@ -196,6 +197,16 @@ def onnx_models():
         return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="tests/dyn/make.py")
 
     N = helper.make_node
+    # strided auto_pad SAME (pads that depend on each extent's parity) and a padded ceil-mode
+    # average pool counting the pads, each halving H and W
+    same = graph([N("Conv", ["x", "w1", "b1"], ["a"], kernel_shape=[4, 4], strides=[2, 2], auto_pad="SAME_LOWER"),
+                  N("Relu", ["a"], ["ar"]),
+                  N("Conv", ["ar", "w2", "b2"], ["b"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+                  N("MaxPool", ["b"], ["c"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_LOWER"),
+                  N("AveragePool", ["c"], ["d"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+                  N("AveragePool", ["d"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                    ceil_mode=1, count_include_pad=1)],
+                 [init("w1", [8, 2, 4, 4]), init("b1", [8]), init("w2", [8, 8, 3, 3]), init("b2", [8])], 2)
     # Resize modes over run-time extents: linear align_corners to sizes 2E - 1 (Shape times
     # and minus constants), nearest half_pixel round_prefer_floor by scales 0.5 and 0.75,
     # linear pytorch_half_pixel back to the input's sizes, nearest tf_half_pixel_for_nn ceil
@@ -212,6 +223,9 @@ def onnx_models():
                [ints("two", [1, 1, 2, 2]), ints("one", [0, 0, 1, 1]), floats("sc2", [1, 1, 0.5, 0.75]),
                 floats("sc4", [1, 1, 1.5, 2])], 2)
     return {
+        "samepool": (same, "--dim H=40..160 --dim W=40..200",
+                     [(1, 2, 40, 40), (1, 2, 47, 61), (1, 2, 97, 131), (1, 2, 133, 160), (1, 2, 160, 200)],
+                     (1, 2, 39, 64)),
         "resizes": (rs, "--dim H=8..64 --dim W=8..64",
                     [(1, 2, 8, 8), (1, 2, 9, 13), (1, 2, 33, 47), (1, 2, 50, 21), (1, 2, 64, 64)], (1, 2, 8, 65)),
     }

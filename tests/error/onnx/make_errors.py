@@ -220,6 +220,13 @@ case("resize_scale_extents", model([helper.make_node("Constant", [], ["sc"], val
                                    [vi("x", [1, 1, "H", "W"])], [vi("y", None)]),
      "--dim H=4..16 --dim W=4..16",
      "node 1 'rs' (Resize): Resize: scales[2] is 0.333333; over a dim decided at run time kgen takes a scale that is a ratio p / q of integers")
+# strided SAME pools over run-time dims: an average's counts computed at run time, for windows
+# without dilation only
+case("avgpool_dilated_extents", model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                                                        dilations=[2, 2], auto_pad="SAME_UPPER", name="ap")],
+                                      [vi("x", [1, 1, "H", "W"])], [vi("y", None)], opset=19),
+     "--dim H=8..32 --dim W=8..32",
+     "node 0 'ap' (AveragePool): AveragePool: dilations over spatial dimension 0, which is decided at run time, with padding that depends on it (not supported)")
 case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
                                       [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
      "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
