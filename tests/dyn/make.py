@@ -153,6 +153,43 @@ class SymArith(nn.Module):
         return x.sum(1) + half + 2 * down + 3 * tail
 
 
+class UNet(nn.Module):
+    """A small U-Net / FPN decoder over an image of any H and W: stride-2 convs down, a
+    ceil-mode max pool and a padded ceil-mode average pool (its size interpolated to the
+    skip's), the low level interpolated (nearest) to the skip's size (Shape, Slice, Concat
+    into Resize's sizes) and concatenated with it, a bilinear x2 (Resize by constant
+    scales), a bilinear resize to the input's size and one to about half of it (sizes from
+    Shape // 2: arithmetic on extents) and nearest back, and the means over H and W
+    (ReduceMean over run-time dims) added."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.d1 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.d2 = nn.Conv2d(24, 16, 3, stride=2, padding=1)
+        self.mp = nn.MaxPool2d(2, 2, ceil_mode=True)
+        self.ap = nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False)
+        self.lat = nn.Conv2d(40, 16, 1)
+        self.up = nn.Conv2d(16, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):                        # [1, 3, H, W]
+        f = nn.functional
+        a = torch.relu(self.c1(x))               # H
+        b = torch.relu(self.d1(a))               # ceil(H / 2)
+        p = f.interpolate(self.ap(a)[:, :8], size=b.shape[-2:], mode="nearest")
+        b = torch.cat([b[:, :8], self.mp(a), p], 1)
+        c = torch.relu(self.d2(b))               # ceil(H / 4)
+        u = f.interpolate(c, size=b.shape[-2:], mode="nearest")
+        u = torch.relu(self.lat(torch.cat([u, b], 1)))
+        v = f.interpolate(u, scale_factor=2, mode="bilinear")            # 2 ceil(H / 2)
+        v = f.interpolate(torch.relu(self.up(v)), size=a.shape[-2:], mode="bilinear") + a
+        y = self.head(v)
+        half = f.interpolate(y, size=(x.shape[2] // 2, x.shape[3] // 2 + 1), mode="bilinear")
+        back = f.interpolate(half, size=y.shape[-2:], mode="nearest")
+        return y + back + y.mean(dim=(2, 3), keepdim=True) + half.mean(dim=(2, 3), keepdim=True)
+
+
 def mobilenet():
     return torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10)
 
@@ -171,6 +208,8 @@ MODELS = {
                 [(1, 1, 16), (1, 5, 16), (1, 17, 16), (1, 48, 16)], (1, 49, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
+    "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",
+             [(1, 3, 16, 16), (1, 3, 33, 47), (1, 3, 64, 80), (1, 3, 75, 101), (1, 3, 96, 128)], (1, 3, 15, 64)),
     "symarith": (SymArith, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                  [(1, 2, 16), (1, 3, 16), (1, 7, 16), (1, 33, 16), (1, 48, 16)], (1, 49, 16)),
 }
