@@ -140,3 +140,42 @@ int ir_dims_fold(const Program *p, const int64_t *values, const Expr *e, int64_t
     }
     return ir_expr_is_const(ir_simplify(ir_subst((Expr *)e, vars, vals, n), NULL), out);
 }
+
+int ir_dims_bounds(const Program *p, const Expr *e, int64_t *lo, int64_t *hi)
+{
+    enum { MAX_POINTS = 4096 };
+    int n = p->dims.n;
+    int64_t points = 1;
+    int64_t *v = ir_alloc(sizeof *v * (size_t)(n ? n : 1));
+    int *used = ir_alloc(sizeof *used * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        const IrDim *d = p->dims.items[i];
+        v[i] = d->lo;
+        used[i] = ir_expr_uses_var(e, d->var);
+        if (used[i] && points <= MAX_POINTS)
+            points *= d->hi - d->lo + 1;
+    }
+    if (points > MAX_POINTS)
+        return ir_const_bounds(e, NULL, lo, hi);
+    /* every combination of the dims e uses, the first one fastest */
+    for (int64_t k = 0; k < points; k++) {
+        int64_t x;
+        if (!ir_dims_fold(p, v, e, &x))
+            return ir_const_bounds(e, NULL, lo, hi);
+        if (k == 0 || x < *lo)
+            *lo = x;
+        if (k == 0 || x > *hi)
+            *hi = x;
+        for (int i = 0; i < n; i++) {
+            const IrDim *d = p->dims.items[i];
+            if (!used[i])
+                continue;
+            if (v[i] < d->hi) {
+                v[i]++;
+                break;
+            }
+            v[i] = d->lo;
+        }
+    }
+    return 1;
+}

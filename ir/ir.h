@@ -523,6 +523,11 @@ int ir_dyn_infer(Program *p, Tensor *t, int strict);
 /* e, an expression of p's run-time dims, at the dims' values (values[i]: p->dims item i):
  * 1 with *out when it folds to a constant, else 0 */
 int ir_dims_fold(const Program *p, const int64_t *values, const Expr *e, int64_t *out);
+/* Bounds of index expression e of p's run-time dims over their ranges: exactly its least
+ * and largest values where the combinations of the dims it uses are few (4096 at most:
+ * `T + 1 - T / 3` is at most 33 for T in [2, 48], not 49), else as ir_const_bounds gives
+ * them. 1, or 0 when e has no bound. */
+int ir_dims_bounds(const Program *p, const Expr *e, int64_t *lo, int64_t *hi);
 
 Program *ir_program_new(const char *name);
 int ir_program_add(Program *p, Tensor *t);        /* fails on a duplicate name */

@@ -126,8 +126,10 @@ static Expr *combine(ReduceOp op, Expr *acc, Expr *x)
 
 static Stmt *reduce_loops(IterVar **axes, int n, Stmt *body)
 {
+    /* (an axis over a run-time dim runs to its extent) */
     for (int i = n - 1; i >= 0; i--)
-        body = ir_for(axes[i]->var, ir_idx(0), ir_idx(axes[i]->extent), FOR_SERIAL, body);
+        body = ir_for(axes[i]->var, ir_idx(0), axes[i]->dyn ? axes[i]->dyn : ir_idx(axes[i]->extent), FOR_SERIAL,
+                      body);
     return body;
 }
 

@@ -1339,6 +1339,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     if (dyn && (op_attr_int(&c, "training_mode", 0) || (!strcmp(n->op_type, "Dropout") && n->ninputs > 2)))
         dyn = 0;   /* training: counts and random masks over the whole shape */
     int sym = 0;   /* an input holds extents decided at run time (Tensor.sym) */
+    int arith = 0; /* and the node is arithmetic on them (onnx_sym_arith builds it) */
     for (int i = 0; i < n->ninputs; i++)
         if (c.in[i] && ir_tensor_has_sym(c.in[i])) {
             if (control && i == 0 && !strcmp(n->op_type, "Loop"))
@@ -1351,6 +1352,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
                 return node_fail(n, ni);
             }
             sym = onnx_sym_op(n->op_type) == 1;
+            arith = onnx_sym_op(n->op_type) == 3;
         }
     for (int i = 0; i < n->ninputs; i++)
         if (c.in[i] && ir_tensor_is_dynamic(c.in[i]) && !dyn) {
@@ -1365,7 +1367,8 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
             return node_fail(n, ni);
         }
     int first = I->prog->tensors.n;
-    int rc = !control                       ? def->build(&c)
+    int rc = arith                          ? onnx_sym_arith(&c)
+             : !control                     ? def->build(&c)
              : !strcmp(n->op_type, "If")   ? import_if(I, n, &c)
              : !strcmp(n->op_type, "Loop") ? import_loop(I, n, &c)
                                            : import_scan(I, n, &c);

@@ -9,7 +9,12 @@
  * a value refuses it (op_const_ints, the importer's check), so a bound is never taken for
  * the value, except the builders that take such values themselves: Reshape's shape, and
  * Range's start and limit (a vector computed at run time, its extent an expression of the
- * dims: ir/ops/misc.c).
+ * dims: ir/ops/misc.c), and Resize's sizes (run-time output extents: ir/ops/resize.c).
+ *
+ * Arithmetic on such values (Add, Sub, Mul, Div, Max, Min: `x.shape[2] // 2`) is done here,
+ * not by the operators' builders: each element of the output is the expression of its
+ * operands' elements (an extent's expression, or a constant), and the data holds its
+ * bound, the most it can be over the dims' ranges (ir_dims_bounds), as Shape's does.
  */
 #include "import.h"
 #include "../ir/ops/ops.h"
@@ -24,7 +29,14 @@ int onnx_sym_op(const char *op)
             return 1;
     /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range: a run-time
      * extent of its output) */
-    return !strcmp(op, "Reshape") || !strcmp(op, "Range") ? 2 : 0;
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Range") || !strcmp(op, "Resize"))
+        return 2;
+    /* 3: arithmetic, computed here (onnx_sym_arith) */
+    static const char *const arith[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+    for (size_t i = 0; i < sizeof arith / sizeof *arith; i++)
+        if (!strcmp(op, arith[i]))
+            return 3;
+    return 0;
 }
 
 /* element k of input t's extents (NULL: its data is its value) */
@@ -94,5 +106,97 @@ int onnx_sym_values(OpCtx *c, Tensor *out)
     for (int64_t k = 0; k < n; k++)
         any |= sym[k] != NULL;
     out->sym = any ? sym : NULL;
+    return 0;
+}
+
+/* Element k of an integer constant operand of the arithmetic as an index expression: its
+ * extent, or its value (which must fit index arithmetic). NULL with ir_fail(). */
+static Expr *arith_operand(OpCtx *c, int i, int64_t k)
+{
+    Tensor *t = c->in[i];
+    int64_t n = ir_tensor_numel(t);
+    if (n == 1)
+        k = 0;
+    if (t->sym && t->sym[k])
+        return t->sym[k];
+    int64_t v = const_int(t, k);
+    if (v < INT32_MIN || v > INT32_MAX) {
+        ir_fail("%s: input %d holds %lld, past index arithmetic, next to an extent decided at run time", c->op, i,
+                (long long)v);
+        return NULL;
+    }
+    return ir_idx(v);
+}
+
+int onnx_sym_arith(OpCtx *c)
+{
+    if (c->nin != 2 || !c->in[0] || !c->in[1])
+        return ir_fail("%s: extents decided at run time take two operands here", c->op);
+    for (int i = 0; i < 2; i++) {
+        if (!op_is_const(c, i))   /* (folds a computed constant into c->in[i]) */
+            return ir_fail("%s: input %d is computed, and the other holds extents decided at run time (kgen does "
+                           "arithmetic on extents only with constants and other extents)", c->op, i);
+        Tensor *t = c->in[i];
+        if (t->dtype != DT_I64 && t->dtype != DT_I32)
+            return ir_fail("%s: extents decided at run time in arithmetic of type %s (int64 or int32 is supported)",
+                           c->op, ir_dtype_name(t->dtype));
+        if (t->ndim > 1)
+            return ir_fail("%s: extents decided at run time in an input of rank %d (0 or 1 is supported)", c->op,
+                           t->ndim);
+    }
+    Tensor *a = c->in[0], *b = c->in[1];
+    int64_t na = ir_tensor_numel(a), nb = ir_tensor_numel(b);
+    if (a->dtype != b->dtype)
+        return ir_fail("%s: inputs have different types", c->op);
+    if (na != nb && na != 1 && nb != 1)
+        return ir_fail("%s: %lld and %lld elements do not broadcast", c->op, (long long)na, (long long)nb);
+    int64_t n = na > nb ? na : nb;
+    int ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
+    BinOp op = !strcmp(c->op, "Add")   ? OP_ADD
+               : !strcmp(c->op, "Sub") ? OP_SUB
+               : !strcmp(c->op, "Mul") ? OP_MUL
+               : !strcmp(c->op, "Div") ? OP_FLOORDIV
+               : !strcmp(c->op, "Max") ? OP_MAX
+                                       : OP_MIN;
+    Expr **sym = ir_alloc(sizeof *sym * (size_t)(n ? n : 1));
+    int64_t *data = ir_alloc(sizeof *data * (size_t)(n ? n : 1));
+    int any = 0;
+    for (int64_t k = 0; k < n; k++) {
+        Expr *x = arith_operand(c, 0, k), *y = arith_operand(c, 1, k);
+        if (!x || !y)
+            return -1;
+        int64_t xlo, xhi, ylo, yhi, lo, hi;
+        if (!ir_dims_bounds(c->prog, x, &xlo, &xhi) || !ir_dims_bounds(c->prog, y, &ylo, &yhi))
+            return ir_fail("%s: an extent decided at run time without a bound", c->op);
+        if (op == OP_FLOORDIV && !(ylo > 0 && xlo >= 0))
+            return ir_fail("%s: element %lld divides %s by %s; kgen divides extents only where both are "
+                           "non-negative and the divisor is at least 1", c->op, (long long)k,
+                           xlo >= 0 ? "a non-negative value" : "a value that can be negative",
+                           ylo > 0 ? "a positive one" : "one that can be 0 or negative");
+        Expr *e = ir_simplify(ir_bin(op, x, y), NULL);
+        if (!ir_dims_bounds(c->prog, e, &lo, &hi) || lo < INT32_MIN || hi > INT32_MAX)
+            return ir_fail("%s: element %lld, computed from extents decided at run time, has no bound within "
+                           "index arithmetic", c->op, (long long)k);
+        int64_t v;
+        if (ir_expr_is_const(e, &v))
+            data[k] = v;   /* a constant again (an extent times 0...) */
+        else {
+            sym[k] = e;
+            data[k] = hi;
+            any = 1;
+        }
+    }
+    void *buf = data;
+    if (a->dtype == DT_I32) {
+        int32_t *w = ir_alloc(sizeof *w * (size_t)(n ? n : 1));
+        for (int64_t k = 0; k < n; k++)
+            w[k] = (int32_t)data[k];
+        buf = w;
+    }
+    Tensor *t = op_const_tensor(c, "value", a->dtype, ndim, &n, buf);
+    if (!t)
+        return -1;
+    t->sym = any ? sym : NULL;
+    c->out[0] = t;
     return 0;
 }

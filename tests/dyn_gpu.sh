@@ -152,7 +152,7 @@ runs() {
   done
   # tests/dyn's models (tests/dyn.sh runs them through C), on a GPU target
   [ $tg = c ] && return
-  for src in tests/dyn/*/model.onnx; do
+  for src in $(for d in ${KGEN_DYN_ONLY:-tests/dyn/*/}; do echo ${d%/}/model.onnx; done); do
     n=$(basename $(dirname $src))
     [ $n = cnn ] && continue   # (above)
     read -r -a opts < $(dirname $src)/args

@@ -56,7 +56,7 @@ generate() {
 for tg in "${targets[@]}"; do
   label=${tg// /}
   # every model of tests/dyn (tests/dyn.sh runs them through C): kgen's options in args
-  for model in tests/dyn/*/; do
+  for model in ${KGEN_DYN_ONLY:-tests/dyn/*/}; do
     name=$(basename $model)
     [ -f $model/model.onnx ] || continue
     read -r -a args < $model/args

@@ -242,7 +242,7 @@ static int range_sym(OpCtx *c, Tensor **ts, const char *const *names)
         n = ir_bin(OP_MAX, ir_idx(0), ir_bin(OP_FLOORDIV, ir_bin(OP_ADD, span, ir_idx(d - 1)), ir_idx(d)));
     }
     int64_t lo, hi;
-    if (!ir_const_bounds(n, NULL, &lo, &hi))
+    if (!ir_dims_bounds(c->prog, n, &lo, &hi))   /* (exact where the dims' values are few) */
         return ir_fail("%s: the element count, decided at run time, has no bound", c->op);
     if (hi > MAX_ELEMS)
         return ir_fail("%s: more than %lld elements", c->op, (long long)MAX_ELEMS);

@@ -74,6 +74,10 @@ typedef struct {
     /* a spatial dim decided at run time: its input and output extents (in and out are their
      * bounds); NULL where fixed */
     Expr *din[MAX_SP], *dout[MAX_SP];
+    /* its pads where they depend on the extent (auto_pad SAME with a stride: lo and hi are
+     * those at the bound); NULL where lo and hi hold */
+    Expr *dlo[MAX_SP], *dhi[MAX_SP];
+    int ceil_rt[MAX_SP];   /* ceil_mode over it: a last window may end past the end padding */
 } Geom;
 
 /* The output axes' run-time extents: dim 0 as x's (the batch), dims 2.. as g's. */
@@ -127,14 +131,22 @@ static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, 
         if (!g->din[i])
             continue;
         /* decided at run time: the same arithmetic on the extent */
-        if ((same_upper || same_lower) && s != 1)
-            return ir_fail("%s: auto_pad %s with stride %lld over spatial dimension %d, which is decided at run "
-                           "time: its padding would be too (not supported yet)", c->op, ap, (long long)s, i);
-        if (ceil_mode && !valid && s != 1)
-            return ir_fail("%s: ceil_mode with stride %lld over spatial dimension %d, which is decided at run "
-                           "time, is not supported yet", c->op, (long long)s, i);
+        if ((same_upper || same_lower) && s == 1) {
+            g->dout[i] = g->din[i];   /* the pads are ek - 1 whatever the extent */
+            continue;
+        }
         if (same_upper || same_lower) {
-            g->dout[i] = g->din[i];
+            /* out = ceil(E / s); the pads (out - 1) s + ek - E in all depend on E mod s */
+            Expr *E = g->din[i];
+            g->dout[i] = ir_simplify(ir_bin(OP_FLOORDIV, ir_add(E, ir_idx(s - 1)), ir_idx(s)), NULL);
+            Expr *reach = ir_add(ir_mul(ir_add(g->dout[i], ir_idx(-1)), ir_idx(s)), ir_idx(ek));
+            Expr *total = ir_simplify(ir_bin(OP_MAX, ir_idx(0), ir_sub(reach, E)), NULL);
+            int64_t tv;
+            if (ir_expr_is_const(total, &tv))
+                continue;   /* the pads at the bound hold at every extent */
+            Expr *half = ir_bin(OP_FLOORDIV, total, ir_idx(2));
+            g->dlo[i] = ir_simplify(same_upper ? half : ir_sub(total, half), NULL);
+            g->dhi[i] = ir_simplify(ir_sub(total, g->dlo[i]), NULL);
             continue;
         }
         int64_t lo, hi;
@@ -145,6 +157,15 @@ static int fwd_geom(OpCtx *c, const Tensor *x, const int64_t *k, int ceil_mode, 
                            "%d at its smallest run-time extent (%lld); raise the range's lower end",
                            c->op, (long long)ek, i, (long long)lo);
         Expr *span = ir_add(g->din[i], ir_idx(g->lo[i] + g->hi[i] - ek));
+        if (ceil_mode && !valid && s != 1) {
+            /* ceil(span / s) + 1 windows, but none starting in the end padding: at most
+             * (E + lo - 1) / s + 1 */
+            Expr *up = ir_add(ir_bin(OP_FLOORDIV, ir_add(span, ir_idx(s - 1)), ir_idx(s)), ir_idx(1));
+            Expr *most = ir_add(ir_bin(OP_FLOORDIV, ir_add(g->din[i], ir_idx(g->lo[i] - 1)), ir_idx(s)), ir_idx(1));
+            g->dout[i] = ir_simplify(ir_bin(OP_MIN, up, most), NULL);
+            g->ceil_rt[i] = 1;
+            continue;
+        }
         g->dout[i] = ir_simplify(ir_add(ir_bin(OP_FLOORDIV, span, ir_idx(s)), ir_idx(1)), NULL);
     }
     return 0;
@@ -159,9 +180,10 @@ static int64_t window_last(const Geom *g, int i)
 
 /* x padded on the spatial dimensions: lo[i] positions before the input and up to size[i]
  * in all; the padding reads `fill`. x itself when nothing is added. A dim decided at run
- * time (x->dyn) has the padded extent dsize[i] (dsize may be NULL when none is). */
-static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int64_t *size, Expr *const *dsize,
-                      Expr *fill)
+ * time (x->dyn) has the padded extent dsize[i] (dsize may be NULL when none is), and
+ * dlo[i] positions before it where dlo (may be NULL) has them (lo[i]: at the bound). */
+static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, Expr *const *dlo, const int64_t *size,
+                      Expr *const *dsize, Expr *fill)
 {
     int64_t shape[KG_MAX_DIMS];
     int need = 0;
@@ -169,7 +191,8 @@ static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int6
     shape[1] = x->shape[1];
     for (int i = 0; i < ns; i++) {
         shape[2 + i] = size[i];
-        if (lo[i] > 0 || size[i] > x->shape[2 + i] || (x->dyn[2 + i] && !ir_expr_equal(dsize[i], x->dyn[2 + i])))
+        if (lo[i] > 0 || size[i] > x->shape[2 + i] || (x->dyn[2 + i] && !ir_expr_equal(dsize[i], x->dyn[2 + i])) ||
+            (dlo && dlo[i]))
             need = 1;
     }
     if (!need)
@@ -185,7 +208,9 @@ static Tensor *pad_to(OpCtx *c, Tensor *x, int ns, const int64_t *lo, const int6
     xi[1] = idx[1];
     for (int i = 0; i < ns; i++) {
         Expr *p = idx[2 + i];
-        if (lo[i])
+        if (dlo && dlo[i])
+            p = ir_sub(p, dlo[i]);
+        else if (lo[i])
             p = ir_bin(OP_SUB, p, ir_idx(lo[i]));
         xi[2 + i] = p;
         if (x->dyn[2 + i])
@@ -210,7 +235,7 @@ static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
                                             NULL)
                               : NULL;
     }
-    return pad_to(c, x, g->ns, g->lo, size, dsize, fill);
+    return pad_to(c, x, g->ns, g->lo, g->dlo, size, dsize, fill);
 }
 
 /* Is every window of g contiguous (no dilation) and holds at least one input position
@@ -221,7 +246,7 @@ static Tensor *pad_spatial(OpCtx *c, Tensor *x, const Geom *g, Expr *fill)
 static int windows_hit_input(const Geom *g)
 {
     for (int i = 0; i < g->ns; i++)
-        if (g->dil[i] != 1 || (g->din[i] && (g->lo[i] >= g->k[i] || g->hi[i] >= g->k[i])))
+        if (g->dil[i] != 1 || (g->din[i] && (g->lo[i] >= g->k[i] || g->hi[i] >= g->k[i] || g->dlo[i])))
             return 0;   /* at run time, a window ends at most hi past the input: hi < k keeps one in it */
     for (int i = 0; i < g->ns; i++)
         for (int64_t o = 0; o < g->out[i]; o++) {
@@ -721,7 +746,7 @@ static Tensor *convt_phases(OpCtx *c, Tensor *x, Tensor *w, const Geom *g, int64
         }
     for (int i = 0; i < ns; i++)
         size[i] += plo[i];
-    Tensor *xp = pad_to(c, x, ns, plo, size, NULL, op_lit(0, x->dtype));
+    Tensor *xp = pad_to(c, x, ns, plo, NULL, size, NULL, op_lit(0, x->dtype));
     if (!xp)
         return NULL;
     int stack = phases_stack(w, group, ph, nph, ns);
@@ -829,6 +854,34 @@ static int64_t window_count(const Geom *g, int i, int64_t o, int include_pad)
     return n;
 }
 
+/* y / count over spatial dims decided at run time whose windows' counts depend on the
+ * extent (the padding they cut into, a ceil-mode window past the end padding): the count
+ * computed in the kernel, per dim the window [start, start + k) cut to [first, end), the
+ * input (and the pads, with count_include_pad). Windows without dilation only. */
+static int avg_divide_rt(OpCtx *c, Tensor *sum, const Geom *g, int include_pad)
+{
+    int ns = g->ns, nd = ns + 2;
+    IterVar **ax = op_axes(nd, sum->shape);
+    Expr *idx[KG_MAX_DIMS], *count = NULL;
+    op_axis_exprs(ax, nd, idx);
+    for (int i = 0; i < ns; i++) {
+        if (g->dil[i] != 1)
+            return ir_fail("%s: dilations over spatial dimension %d, which is decided at run time, with padding "
+                           "that depends on it (not supported)", c->op, i);
+        if (g->lo[i] >= g->k[i] || g->hi[i] >= g->k[i])
+            return ir_fail("%s: pads as large as the window over spatial dimension %d, which is decided at run "
+                           "time (not supported)", c->op, i);
+        Expr *E = g->din[i] ? g->din[i] : ir_idx(g->in[i]);
+        Expr *lo = g->dlo[i] ? g->dlo[i] : ir_idx(g->lo[i]), *hi = g->dhi[i] ? g->dhi[i] : ir_idx(g->hi[i]);
+        Expr *start = ir_sub(ir_mul(idx[2 + i], ir_idx(g->stride[i])), lo);
+        Expr *first = include_pad ? ir_un(UN_NEG, lo) : ir_idx(0), *end = include_pad ? ir_add(E, hi) : E;
+        Expr *ci = ir_sub(ir_bin(OP_MIN, ir_add(start, ir_idx(g->k[i])), end), ir_bin(OP_MAX, start, first));
+        count = count ? ir_mul(count, ci) : ci;
+    }
+    Expr *den = ir_cast(sum->dtype, ir_simplify(count, NULL));
+    return op_emit_out(c, 0, nd, ax, ir_binary(OP_DIV, op_read(sum, idx), den)) ? 0 : -1;
+}
+
 /* y / count, where the count of an average window depends on its position only where
  * padding cuts into it: then it is a constant tensor over the output's spatial shape. */
 static int avg_divide(OpCtx *c, Tensor *sum, const Geom *g, int include_pad)
@@ -836,9 +889,8 @@ static int avg_divide(OpCtx *c, Tensor *sum, const Geom *g, int include_pad)
     int ns = g->ns, nd = ns + 2, uniform = 1;
     int64_t n = 1, first = 1;
     for (int i = 0; i < ns; i++)
-        if (g->din[i] && !include_pad && (g->lo[i] || g->hi[i]))
-            return ir_fail("%s: padding without count_include_pad over spatial dimension %d, which is decided at "
-                           "run time: the windows' counts would be too (not supported yet)", c->op, i);
+        if (g->din[i] && (g->dlo[i] || g->ceil_rt[i] || (!include_pad && (g->lo[i] || g->hi[i]))))
+            return avg_divide_rt(c, sum, g, include_pad);
     for (int i = 0; i < ns; i++) {
         n *= g->out[i];
         first *= window_count(g, i, 0, include_pad);

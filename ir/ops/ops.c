@@ -57,7 +57,7 @@ static const char *const dyn_generic[] = {
     "Slice", "Split", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceProd",
 };
 static const char *const dyn_aware[] = {
-    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape",
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Resize",
     "RNN", "GRU", "LSTM",
 };
 

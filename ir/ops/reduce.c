@@ -241,9 +241,6 @@ static int reduce_op(OpCtx *c, RedKind k)
     if (nred < 0)
         return -1;
     int keep = op_attr_int(c, "keepdims", 1) != 0;
-    for (int d = 0; d < x->ndim; d++)
-        if (k == R_MEAN && red_dims[d] && x->dyn[d])
-            return ir_fail("%s: a mean over dim %d, which is decided at run time, is not supported yet", c->op, d);
     DType xt = x->dtype;
     /* integers go through f64 where the math is floating point */
     DType ct = (k == R_L2 || k == R_LOGSUM || k == R_LOGSUMEXP) && !is_real(xt) ? DT_F64 : xt;
@@ -305,7 +302,22 @@ static int reduce_op(OpCtx *c, RedKind k)
         }
     }
     switch (k) {
-    case R_MEAN: a = bin(OP_DIV, a, op_lit((double)reduced_count(x, red_dims), ct)); break;
+    case R_MEAN: {
+        /* over dims decided at run time: divided by their extents' product, at run time */
+        Expr *count = NULL;
+        for (int d = 0; d < x->ndim; d++)
+            if (red_dims[d] && x->dyn[d])
+                count = count ? ir_mul(count, x->dyn[d]) : x->dyn[d];
+        if (count) {
+            int64_t fixed = 1;
+            for (int d = 0; d < x->ndim; d++)
+                if (red_dims[d] && !x->dyn[d])
+                    fixed *= x->shape[d];
+            a = bin(OP_DIV, a, ir_cast(ct, ir_simplify(ir_mul(count, ir_idx(fixed)), NULL)));
+        } else
+            a = bin(OP_DIV, a, op_lit((double)reduced_count(x, red_dims), ct));
+        break;
+    }
     case R_L2: a = math1(FN_SQRT, a); break;
     case R_LOGSUM: a = math1(FN_LOG, a); break;
     case R_LOGSUMEXP: a = math1(FN_LOG, a); if (m) a = bin(OP_ADD, m, a); break;

@@ -1,7 +1,9 @@
 /* resize.c - ONNX Resize and Upsample: every mode (nearest, linear, cubic), coordinate
  * transformation and antialias. Along each axis the taps and weights of each output
  * position are compile-time tables computed in double precision as the ONNX reference
- * does; the output reads its input through them. */
+ * does; the output reads its input through them. Over extents decided at run time (an
+ * input with run-time dims, or sizes from Shape) the tables cannot be made: nearest and
+ * linear compute each position's taps and weights in the kernel instead (resize_dyn). */
 #include "ops.h"
 
 #include <math.h>
@@ -346,6 +348,178 @@ static int resize_emit(OpCtx *c, Tensor *x, const int64_t *os, AxisTable *tabs, 
     return op_emit_out(c, 0, r, ax, body) ? 0 : -1;
 }
 
+/* ---------------------------------------------------------------- over run-time extents */
+
+/* One axis of a Resize whose extents may be decided at run time. The input coordinate of
+ * output position o is the fraction A / B of index expressions (B > 0), exact in integers
+ * for every coordinate mode below: with the scale as a ratio onum / lnum (sizes: O / L;
+ * a constant scale s: p / q),
+ *   asymmetric            o / s               = o * lnum / onum
+ *   half_pixel            (o + 0.5) / s - 0.5 = ((2o + 1) * lnum - onum) / (2 onum)
+ *   pytorch_half_pixel    the same, 0 where O is 1
+ *   tf_half_pixel_for_nn  (o + 0.5) / s       = (2o + 1) * lnum / (2 onum)
+ *   align_corners         o * (L - 1) / (O - 1), with O the resized length (s * L for a scale)
+ * so nearest rounds it in integers (no tie decided by a float's rounding) and linear's
+ * weight is the remainder over B, converted once. */
+typedef struct {
+    int identity;       /* O is L and the scale 1: out[o] reads in[o] */
+    Expr *L, *O;        /* the input and output extents */
+    Expr *A, *B;        /* the coordinate, A / B */
+} DynAxis;
+
+/* floor(a / b) for b > 0, and the ceiling */
+static Expr *fdiv(Expr *a, Expr *b) { return ir_bin(OP_FLOORDIV, a, b); }
+static Expr *cdiv(Expr *a, Expr *b) { return ir_un(UN_NEG, fdiv(ir_un(UN_NEG, a), b)); }
+static Expr *clamp_index(Expr *i, Expr *L)
+{
+    return ir_bin(OP_MIN, ir_bin(OP_MAX, i, ir_idx(0)), ir_sub(L, ir_idx(1)));
+}
+
+/* The input coordinate A / B of output position o along axis a (a->L, a->O set):
+ * onum / lnum the scale, len_num / len_den the resized length (align_corners). */
+static void dyn_coord(const ResizeOpts *o, DynAxis *a, Expr *ov, Expr *onum, Expr *lnum, Expr *len_num,
+                      Expr *len_den)
+{
+    Expr *two_o1 = ir_add(ir_mul(ir_idx(2), ov), ir_idx(1));
+    switch (o->ct) {
+    case CT_ASYMMETRIC: a->A = ir_mul(ov, lnum); a->B = onum; break;
+    case CT_TF_HALF_PIXEL_NN: a->A = ir_mul(two_o1, lnum); a->B = ir_mul(ir_idx(2), onum); break;
+    case CT_ALIGN_CORNERS:
+        /* o (L - 1) / (len - 1) = o (L - 1) len_den / (len_num - len_den); len 1: o is 0 */
+        a->A = ir_mul(ir_mul(ov, ir_sub(a->L, ir_idx(1))), len_den);
+        a->B = ir_bin(OP_MAX, ir_sub(len_num, len_den), ir_idx(1));
+        break;
+    default:   /* half_pixel, pytorch_half_pixel */
+        a->A = ir_sub(ir_mul(two_o1, lnum), onum);
+        a->B = ir_mul(ir_idx(2), onum);
+        if (o->ct == CT_PYTORCH_HALF_PIXEL) {
+            int64_t lo, hi;
+            ir_const_bounds(a->O, NULL, &lo, &hi);
+            if (hi == 1)
+                a->A = ir_idx(0);
+            else if (lo == 1)
+                a->A = ir_select(ir_bin(OP_EQ, a->O, ir_idx(1)), ir_idx(0), a->A);
+        }
+        break;
+    }
+    a->A = ir_simplify(a->A, NULL);
+    a->B = ir_simplify(a->B, NULL);
+}
+
+/* Nearest's input position along a from its coordinate, before the clamp. */
+static Expr *dyn_nearest(const ResizeOpts *o, const DynAxis *a)
+{
+    Expr *A2 = ir_mul(ir_idx(2), a->A), *B2 = ir_mul(ir_idx(2), a->B);
+    switch (o->nearest) {
+    case NR_FLOOR: return fdiv(a->A, a->B);
+    case NR_CEIL: return cdiv(a->A, a->B);
+    case NR_ROUND_PREFER_CEIL: return fdiv(ir_add(A2, a->B), B2);         /* floor(x + 1/2) */
+    case NR_ROUND_PREFER_FLOOR: return cdiv(ir_sub(A2, a->B), B2);        /* ceil(x - 1/2) */
+    }
+    return NULL;
+}
+
+/* Resize over run-time extents: out_ext[d] is each axis's output extent (NULL: as the
+ * input's) and os[d] its bound, scale_p/scale_q each resized axis's constant scale as p / q
+ * (q 0: sizes). */
+static int resize_dyn(OpCtx *c, Tensor *x, const ResizeOpts *o, Expr **out_ext, const int64_t *os,
+                      const int64_t *scale_p, const int64_t *scale_q)
+{
+    int r = x->ndim;
+    const char *what = o->mode == RS_CUBIC ? "mode cubic"
+                       : o->antialias  ? "antialias"
+                       : o->ct == CT_TF_CROP_AND_RESIZE || o->ct == CT_HALF_PIXEL_SYM
+                           ? ir_fmt("coordinate_transformation_mode %s",
+                                    op_attr_str(c, "coordinate_transformation_mode", ""))
+                           : NULL;
+    if (what)
+        return ir_fail("%s: %s over extents decided at run time is not supported (nearest and linear without "
+                       "antialias are, in coordinate modes asymmetric, half_pixel, pytorch_half_pixel, "
+                       "align_corners and tf_half_pixel_for_nn)", c->op, what);
+    DType ct = x->dtype;
+    if (o->mode == RS_LINEAR && (!ir_dtype_is_float(ct) || ir_dtype_is_storage(ct)))
+        return ir_fail("%s: linear mode over extents decided at run time on type %s (float and double are "
+                       "supported)", c->op, ir_dtype_name(ct));
+    DynAxis ax_[KG_MAX_DIMS];
+    memset(ax_, 0, sizeof ax_);
+    for (int d = 0; d < r; d++) {
+        DynAxis *a = &ax_[d];
+        a->L = ir_tensor_dim(x, d);
+        a->O = out_ext[d] ? out_ext[d] : a->L;
+        int64_t lo, hi, lv, ov;
+        if (!ir_dims_bounds(c->prog, a->O, &lo, &hi) || hi > os[d])
+            ir_die("resize: output dim %d's extent is not within its bound", d);
+        if (lo < 1)
+            return ir_fail("%s: output dim %d can be %lld at the dims' lower ends (at least 1 is needed)", c->op, d,
+                           (long long)lo);
+        a->identity = !out_ext[d] || (scale_q[d] ? scale_p[d] == scale_q[d]
+                                                   : ir_expr_equal(a->O, a->L) ||
+                                                         (ir_expr_is_const(a->O, &ov) &&
+                                                          ir_expr_is_const(a->L, &lv) && ov == lv));
+    }
+    if (op_check_dims(c, r, os))
+        return -1;
+    IterVar **ax = op_axes(r, os);
+    Expr *ov[KG_MAX_DIMS];
+    op_axis_exprs(ax, r, ov);
+    /* the taps: one per nearest axis, two per linear one (i0 and i0 + 1, weights 1 - f, f) */
+    Expr *i0[KG_MAX_DIMS], *frac[KG_MAX_DIMS];
+    int lin[KG_MAX_DIMS], nlin = 0;
+    RangeMap m = {0};
+    for (int d = 0; d < r; d++) {
+        DynAxis *a = &ax_[d];
+        lin[d] = 0;
+        ax[d]->dyn = a->O->kind == E_INT ? NULL : a->O;
+        if (a->identity) {
+            i0[d] = ov[d];
+            continue;
+        }
+        Expr *onum = scale_q[d] ? ir_idx(scale_p[d]) : a->O, *lnum = scale_q[d] ? ir_idx(scale_q[d]) : a->L;
+        Expr *len_num = scale_q[d] ? ir_mul(a->L, ir_idx(scale_p[d])) : a->O;
+        Expr *len_den = scale_q[d] ? ir_idx(scale_q[d]) : ir_idx(1);
+        dyn_coord(o, a, ov[d], onum, lnum, len_num, len_den);
+        int64_t alo, ahi, blo, bhi;
+        ir_range_push(&m, ax[d]->var, 0, os[d] - 1);
+        int ok = ir_const_bounds(a->A, &m, &alo, &ahi) && ir_const_bounds(a->B, &m, &blo, &bhi);
+        ir_range_pop(&m);
+        const int64_t big = INT32_MAX / 4;   /* room for nearest's 2A + B */
+        if (!ok || alo < -big || ahi > big || blo < 1 || bhi > big)
+            return ir_fail("%s: the input coordinates of dim %d, decided at run time, pass index arithmetic", c->op,
+                           d);
+        if (o->mode == RS_NEAREST) {
+            i0[d] = clamp_index(dyn_nearest(o, a), a->L);
+            continue;
+        }
+        lin[d] = 1;
+        nlin++;
+        Expr *fl = fdiv(a->A, a->B);
+        i0[d] = fl;
+        /* f = (A - floor(A / B) B) / B: A mod B, exact, over B */
+        frac[d] = ir_bin(OP_DIV, ir_cast(ct, ir_bin(OP_FLOORMOD, a->A, a->B)), ir_cast(ct, a->B));
+    }
+    if (nlin > 3)
+        return ir_fail("%s: linear over %d axes with extents decided at run time (3 at most)", c->op, nlin);
+    Expr *body = NULL;
+    for (int t = 0; t < 1 << nlin; t++) {
+        Expr *ix[KG_MAX_DIMS], *w = NULL;
+        for (int d = 0, k = 0; d < r; d++) {
+            if (!lin[d]) {
+                ix[d] = i0[d];
+                continue;
+            }
+            int hi = (t >> k++) & 1;
+            ix[d] = clamp_index(hi ? ir_add(i0[d], ir_idx(1)) : i0[d], ax_[d].L);
+            Expr *wd = hi ? frac[d] : ir_bin(OP_SUB, op_lit(1, ct), frac[d]);
+            w = w ? ir_bin(OP_MUL, w, wd) : wd;
+        }
+        Expr *v = op_read(x, ix);
+        if (w)
+            v = ir_bin(OP_MUL, w, v);
+        body = body ? ir_bin(OP_ADD, body, v) : v;
+    }
+    return op_emit_out(c, 0, r, ax, body) ? 0 : -1;
+}
+
 static int parse_resize_opts(OpCtx *c, ResizeOpts *o, int legacy)
 {
     memset(o, 0, sizeof *o);
@@ -460,6 +634,34 @@ static int resize_common(OpCtx *c, Tensor *x, const ResizeOpts *o, const double 
     return resize_emit(c, x, os, tabs, op_attr_float(c, "extrapolation_value", 0));
 }
 
+/* Constant scales over an input with run-time dims: each scale as a ratio p / q of small
+ * integers (2, 0.5, 1.5: the float's exact value), the output extent floor(L * p / q). */
+static int resize_scales_dyn(OpCtx *c, Tensor *x, const ResizeOpts *o, const double *scales, const int64_t *axes,
+                             int naxes, int have_roi)
+{
+    Expr *ext[KG_MAX_DIMS] = {0};
+    int64_t p[KG_MAX_DIMS] = {0}, q[KG_MAX_DIMS] = {0}, os[KG_MAX_DIMS];
+    memcpy(os, x->shape, sizeof *os * (size_t)x->ndim);
+    if (have_roi)
+        return ir_fail("%s: a roi over extents decided at run time is not supported", c->op);
+    for (int i = 0; i < naxes; i++) {
+        int d = (int)axes[i];
+        double s = scales[i];
+        int64_t k = 1;
+        while (k <= 64 && !(s * (double)k == floor(s * (double)k)))
+            k++;
+        if (!(s > 0) || k > 64 || s * (double)k > 4096)
+            return ir_fail("%s: scales[%d] is %g; over a dim decided at run time kgen takes a scale that is a "
+                           "ratio p / q of integers (q at most 64)", c->op, i, s);
+        p[d] = (int64_t)(s * (double)k);
+        q[d] = k;
+        Expr *L = ir_tensor_dim(x, d);
+        ext[d] = ir_simplify(fdiv(ir_mul(L, ir_idx(p[d])), ir_idx(q[d])), NULL);
+        os[d] = x->shape[d] * p[d] / q[d];   /* at the input's bound */
+    }
+    return resize_dyn(c, x, o, ext, os, p, q);
+}
+
 static int resize(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "X");
@@ -494,11 +696,31 @@ static int resize(OpCtx *c)
         roi_f32 = c->in[1]->dtype == DT_F32;
     }
     if (have_sizes) {
-        int64_t n = op_const_ints(c, 3, "sizes", sizes, KG_MAX_DIMS);
+        Expr *sym[KG_MAX_DIMS];
+        int64_t n = op_const_ints_sym(c, 3, "sizes", sizes, sym, KG_MAX_DIMS);
         if (n < 0)
             return -1;
         if (n != naxes)
             return ir_fail("%s: %lld sizes for %d axes", c->op, (long long)n, naxes);
+        int dyn = ir_tensor_is_dynamic(x);
+        for (int i = 0; i < naxes; i++)
+            dyn |= sym[i] != NULL;
+        if (dyn) {
+            /* extents decided at run time: the sizes' (or the input's) */
+            Expr *ext[KG_MAX_DIMS] = {0};
+            int64_t p[KG_MAX_DIMS] = {0}, q[KG_MAX_DIMS] = {0}, os[KG_MAX_DIMS];
+            memcpy(os, x->shape, sizeof *os * (size_t)r);
+            if (have_roi || strcmp(op_attr_str(c, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+                return ir_fail("%s: %s over extents decided at run time is not supported", c->op,
+                               have_roi ? "a roi" : "keep_aspect_ratio_policy other than stretch");
+            for (int i = 0; i < naxes; i++) {
+                if (sizes[i] < 1)
+                    return ir_fail("%s: sizes[%d] is %lld", c->op, i, (long long)sizes[i]);
+                ext[axes[i]] = sym[i] ? sym[i] : ir_idx(sizes[i]);
+                os[axes[i]] = sizes[i];   /* (an extent's bound: as Shape's data holds it) */
+            }
+            return resize_dyn(c, x, &o, ext, os, p, q);
+        }
         return resize_common(c, x, &o, NULL, 0, sizes, axes, naxes, have_roi ? roi : NULL, roi_f32);
     }
     if (!op_has_input(c, si))
@@ -508,6 +730,8 @@ static int resize(OpCtx *c)
         return -1;
     if (n != naxes)
         return ir_fail("%s: %lld scales for %d axes", c->op, (long long)n, naxes);
+    if (ir_tensor_is_dynamic(x))
+        return resize_scales_dyn(c, x, &o, scales, axes, naxes, have_roi);
     return resize_common(c, x, &o, scales, c->in[si]->dtype == DT_F32, NULL, axes, naxes, have_roi ? roi : NULL,
                          roi_f32);
 }

@@ -13,6 +13,11 @@ python. Regenerate with
 seeded random; batch-norm layers get random statistics. Running it twice writes
 identical files.
 
+samepool and resizes are built here with onnx.helper (torch does not export auto_pad SAME
+with a stride, nor these Resize modes); their inputs are seeded numpy draws and their
+references onnxruntime's with graph optimizations disabled (tests/dyn/ort_refs.mjs, run by
+node from build/bench/ort or $ORT_DIR).
+
 tests/dyn/attention is not made here: it is tests/published/seq_dynamic's model (a
 transformer block: LayerNorm by ReduceMean, attention reshaped from Shape values, a 1-D
 conv, GELU) with a dynamic sequence length; its inputs are seeded numpy draws and its
@@ -20,7 +25,9 @@ references onnxruntime's with graph optimizations disabled (tests/dyn/ort_refs.m
 """
 import io
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -129,6 +136,60 @@ class RangeStep(nn.Module):
         return x.sum(1) + up + 2 * down
 
 
+class SymArith(nn.Module):
+    """Arithmetic on the sequence length as a value (Div, Mul, Sub, Add of Shape's extent
+    and constants) giving Range's start and limit, each range gathering a learned
+    embedding summed over its length."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Embedding(160, 16)
+
+    def forward(self, x):                        # [1, T, 16]
+        t = x.shape[1]
+        half = self.pos(torch.arange(t // 2)).sum(0)
+        down = self.pos(torch.arange(t * 3 - 2, t - 1, -3)).sum(0)
+        tail = self.pos(torch.arange(t // 3 + 1, t + 2)).sum(0)
+        return x.sum(1) + half + 2 * down + 3 * tail
+
+
+class UNet(nn.Module):
+    """A small U-Net / FPN decoder over an image of any H and W: stride-2 convs down, a
+    ceil-mode max pool and a padded ceil-mode average pool (its size interpolated to the
+    skip's), the low level interpolated (nearest) to the skip's size (Shape, Slice, Concat
+    into Resize's sizes) and concatenated with it, a bilinear x2 (Resize by constant
+    scales), a bilinear resize to the input's size and one to about half of it (sizes from
+    Shape // 2: arithmetic on extents) and nearest back, and the means over H and W
+    (ReduceMean over run-time dims) added."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.d1 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.d2 = nn.Conv2d(24, 16, 3, stride=2, padding=1)
+        self.mp = nn.MaxPool2d(2, 2, ceil_mode=True)
+        self.ap = nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False)
+        self.lat = nn.Conv2d(40, 16, 1)
+        self.up = nn.Conv2d(16, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):                        # [1, 3, H, W]
+        f = nn.functional
+        a = torch.relu(self.c1(x))               # H
+        b = torch.relu(self.d1(a))               # ceil(H / 2)
+        p = f.interpolate(self.ap(a)[:, :8], size=b.shape[-2:], mode="nearest")
+        b = torch.cat([b[:, :8], self.mp(a), p], 1)
+        c = torch.relu(self.d2(b))               # ceil(H / 4)
+        u = f.interpolate(c, size=b.shape[-2:], mode="nearest")
+        u = torch.relu(self.lat(torch.cat([u, b], 1)))
+        v = f.interpolate(u, scale_factor=2, mode="bilinear")            # 2 ceil(H / 2)
+        v = f.interpolate(torch.relu(self.up(v)), size=a.shape[-2:], mode="bilinear") + a
+        y = self.head(v)
+        half = f.interpolate(y, size=(x.shape[2] // 2, x.shape[3] // 2 + 1), mode="bilinear")
+        back = f.interpolate(half, size=y.shape[-2:], mode="nearest")
+        return y + back + y.mean(dim=(2, 3), keepdim=True) + half.mean(dim=(2, 3), keepdim=True)
+
+
 def mobilenet():
     return torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10)
 
@@ -147,7 +208,86 @@ MODELS = {
                 [(1, 1, 16), (1, 5, 16), (1, 17, 16), (1, 48, 16)], (1, 49, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
+    "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",
+             [(1, 3, 16, 16), (1, 3, 33, 47), (1, 3, 64, 80), (1, 3, 75, 101), (1, 3, 96, 128)], (1, 3, 15, 64)),
+    "symarith": (SymArith, (1, 10, 16), {1: "T"}, "--dim T=2..48",
+                 [(1, 2, 16), (1, 3, 16), (1, 7, 16), (1, 33, 16), (1, 48, 16)], (1, 49, 16)),
 }
+
+
+def onnx_models():
+    """name: (ModelProto, args, extents, too small or large): graphs torch does not export."""
+    import onnx
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(7)
+
+    def init(name, shape):
+        return helper.make_tensor(name, TensorProto.FLOAT, shape, rng.standard_normal(shape).astype(np.float32) * 0.3)
+
+    def ints(name, v):
+        return helper.make_tensor(name, TensorProto.INT64, [len(v)], v)
+
+    def floats(name, v):
+        return helper.make_tensor(name, TensorProto.FLOAT, [len(v)], v)
+
+    def graph(nodes, inits, c):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="tests/dyn/make.py")
+
+    N = helper.make_node
+    # strided auto_pad SAME (pads that depend on each extent's parity) and a padded ceil-mode
+    # average pool counting the pads, each halving H and W
+    same = graph([N("Conv", ["x", "w1", "b1"], ["a"], kernel_shape=[4, 4], strides=[2, 2], auto_pad="SAME_LOWER"),
+                  N("Relu", ["a"], ["ar"]),
+                  N("Conv", ["ar", "w2", "b2"], ["b"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+                  N("MaxPool", ["b"], ["c"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_LOWER"),
+                  N("AveragePool", ["c"], ["d"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+                  N("AveragePool", ["d"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                    ceil_mode=1, count_include_pad=1)],
+                 [init("w1", [8, 2, 4, 4]), init("b1", [8]), init("w2", [8, 8, 3, 3]), init("b2", [8])], 2)
+    # Resize modes over run-time extents: linear align_corners to sizes 2E - 1 (Shape times
+    # and minus constants), nearest half_pixel round_prefer_floor by scales 0.5 and 0.75,
+    # linear pytorch_half_pixel back to the input's sizes, nearest tf_half_pixel_for_nn ceil
+    # by 1.5 and 2
+    rs = graph([N("Shape", ["x"], ["s"]), N("Mul", ["s", "two"], ["s2"]), N("Sub", ["s2", "one"], ["s3"]),
+                N("Resize", ["x", "", "", "s3"], ["r1"], mode="linear", coordinate_transformation_mode="align_corners"),
+                N("Resize", ["r1", "", "sc2"], ["r2"], mode="nearest", coordinate_transformation_mode="half_pixel",
+                  nearest_mode="round_prefer_floor"),
+                N("Resize", ["r2", "", "", "s"], ["r3"], mode="linear",
+                  coordinate_transformation_mode="pytorch_half_pixel"),
+                N("Add", ["r3", "x"], ["r4"]),
+                N("Resize", ["r4", "", "sc4"], ["y"], mode="nearest",
+                  coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="ceil")],
+               [ints("two", [1, 1, 2, 2]), ints("one", [0, 0, 1, 1]), floats("sc2", [1, 1, 0.5, 0.75]),
+                floats("sc4", [1, 1, 1.5, 2])], 2)
+    return {
+        "samepool": (same, "--dim H=40..160 --dim W=40..200",
+                     [(1, 2, 40, 40), (1, 2, 47, 61), (1, 2, 97, 131), (1, 2, 133, 160), (1, 2, 160, 200)],
+                     (1, 2, 39, 64)),
+        "resizes": (rs, "--dim H=8..64 --dim W=8..64",
+                    [(1, 2, 8, 8), (1, 2, 9, 13), (1, 2, 33, 47), (1, 2, 50, 21), (1, 2, 64, 64)], (1, 2, 8, 65)),
+    }
+
+
+def make_onnx(name, model, args, extents, bad):
+    """A model of onnx_models(): inputs seeded numpy draws, references onnxruntime's."""
+    out = os.path.join(HERE, name)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    with open(os.path.join(out, "args"), "w") as f:
+        f.write(args + "\n")
+    ort = os.environ.get("ORT_DIR", os.path.join(HERE, "..", "..", "build", "bench", "ort"))
+    rng = np.random.default_rng(11)
+    for shape in extents:
+        k = f"{shape[2]}x{shape[3]}"
+        np.save(os.path.join(out, f"in_{k}.npy"), rng.standard_normal(shape).astype(np.float32))
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["node", os.path.join(HERE, "ort_refs.mjs"), os.path.join(out, "model.onnx"),
+                            os.path.join(out, f"in_{k}.npy"), tmp, ort], check=True)
+            os.replace(os.path.join(tmp, "output_0.npy"), os.path.join(out, f"out_{k}.npy"))
+    np.save(os.path.join(out, f"bad_{bad[2]}x{bad[3]}.npy"), rng.standard_normal(bad).astype(np.float32))
 
 
 def tag(shape, axes):
@@ -179,5 +319,9 @@ def make(name):
 
 
 if __name__ == "__main__":
-    for n in sys.argv[1:] or MODELS:
-        make(n)
+    helpers = onnx_models()
+    for n in sys.argv[1:] or list(MODELS) + list(helpers):
+        if n in helpers:
+            make_onnx(n, *helpers[n])
+        else:
+            make(n)

@@ -209,11 +209,24 @@ case("gather_runtime_axis", model([helper.make_node("Constant", [], ["i"], value
                                    helper.make_node("Gather", ["x", "i"], ["y"], axis=1, name="g")],
                                   [vi("x", [1, "T"])], [vi("y", None)]),
      "--dim T=2..20", "node 1 'g' (Gather): 'y' reads dim 1 of 'x', decided at run time ('T'), in a way kgen cannot follow yet")
+# Resize over extents decided at run time: nearest and linear only, scales that are ratios
 case("resize_sizes_extents", model([helper.make_node("Shape", ["s"], ["ss"], name="sh"),
-                                    helper.make_node("Resize", ["x", "", "", "ss"], ["y"], mode="nearest", name="rs")],
+                                    helper.make_node("Resize", ["x", "", "", "ss"], ["y"], mode="cubic", name="rs")],
                                    [vi("x", [1, 1, 4, 4]), vi("s", [1, 1, "H", "W"])], [vi("y", None)]),
      "--dim H=4..16 --dim W=4..16",
-     "node 1 'rs' (Resize): input 3 ('ss') holds extents decided at run time (a shape of a tensor with run-time dims), and kgen cannot run Resize on them yet")
+     "node 1 'rs' (Resize): Resize: mode cubic over extents decided at run time is not supported")
+case("resize_scale_extents", model([helper.make_node("Constant", [], ["sc"], value=helper.make_tensor("sc", f32, [4], [1, 1, 1 / 3, 2])),
+                                    helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", name="rs")],
+                                   [vi("x", [1, 1, "H", "W"])], [vi("y", None)]),
+     "--dim H=4..16 --dim W=4..16",
+     "node 1 'rs' (Resize): Resize: scales[2] is 0.333333; over a dim decided at run time kgen takes a scale that is a ratio p / q of integers")
+# strided SAME pools over run-time dims: an average's counts computed at run time, for windows
+# without dilation only
+case("avgpool_dilated_extents", model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                                                        dilations=[2, 2], auto_pad="SAME_UPPER", name="ap")],
+                                      [vi("x", [1, 1, "H", "W"])], [vi("y", None)], opset=19),
+     "--dim H=8..32 --dim W=8..32",
+     "node 0 'ap' (AveragePool): AveragePool: dilations over spatial dimension 0, which is decided at run time, with padding that depends on it (not supported)")
 case("input_shape_initializer", model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2]), vi("w", [2])],
                                       [vi("y", [2])], inits=[helper.make_tensor("w", f32, [2], [1, 2])]),
      "--input-shape w=2", "--input-shape w=2: 'w' is an initializer (a weight), not an input the caller gives")
