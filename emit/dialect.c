@@ -25,8 +25,8 @@ static const char *const base_math[FN_COUNT] = {
     [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
 };
 
-/* C99's float library: expf, fabsf, rintf ...; isnan and isinf are type-generic macros. */
-/* kgen_expf, kgen_erff (kgen_runtime.h): libm's expf and erff do not vectorize */
+/* C99's float library: fabsf, rintf ...; isnan and isinf are type-generic macros; exp and
+ * erf are kgen_runtime.h's kgen_expf and kgen_erff, which vectorize where libm's do not. */
 static const EmMathName c_f32_math[] = {
     {FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_EXP, "kgen_expf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
 

@@ -1117,13 +1117,10 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
          * of pixels: 14 accumulators read each weight vector from L2 half as often as 7,
          * 25% faster, ResNet-18's 3x3 convs measured side by side), 6 of two (a matmul's
          * 16 columns: BLAS's 6 x 16 tile for AVX2; 8 rows spilled) */
-        int64_t row_budget = s->simd_regs ? budget : 0;
-        if (lanes == 8 && !s->simd_regs && a) {
-            row_budget = window_rows(P, ia) ? 8 : (15 - row_vecs) / row_vecs * row_vecs;
-            if (tile == &sch_tile_default)
-                A = tile_rows(aext, row_budget / row_vecs > 1 ? row_budget / row_vecs : 1);
-        }
-        if (row_budget && a && A * row_vecs > row_budget)
+        int avx2 = lanes == 8 && !s->simd_regs && a;
+        int64_t row_budget = avx2 ? (window_rows(P, ia) ? 8 : (15 - row_vecs) / row_vecs * row_vecs)
+                           : s->simd_regs ? budget : 0;
+        if (a && row_budget && (A * row_vecs > row_budget || (avx2 && tile == &sch_tile_default)))
             A = tile_rows(aext, row_budget / row_vecs > 1 ? row_budget / row_vecs : 1);
         /* a matmul's constant weights in panels of the tile's columns */
         if (tile->vectorize && V >= 4)

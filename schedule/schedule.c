@@ -521,42 +521,24 @@ Stage *sch_cache_read(Schedule *s, Tensor *t, Scope scope, Stage **readers, int 
 
 /* ---------------------------------------------------------------- constant panels */
 
-/* Are all of e's reads of t shaped t[..., k, j] with j exactly v, no other index using v? */
-static int panel_reads(const Expr *e, const Tensor *t, const Var *v)
+typedef struct {
+    const Tensor *t;
+    const Var *v;
+} PanelRead;
+
+/* Is e a read of t other than t[..., k, j] with j exactly v and no other index using v? */
+static int not_panel_read(const Expr *e, const void *ctx)
 {
-    switch (e->kind) {
-    case E_INT:
-    case E_FLOAT:
-    case E_VAR:
-    case E_LOAD: return 1;
-    case E_BIN: return panel_reads(e->u.bin.a, t, v) && panel_reads(e->u.bin.b, t, v);
-    case E_UN: return panel_reads(e->u.un.a, t, v);
-    case E_CAST:
-    case E_BITCAST: return panel_reads(e->u.cast.a, t, v);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (!panel_reads(e->u.call.args[i], t, v))
-                return 0;
+    const PanelRead *p = ctx;
+    if (e->kind != E_ACCESS || e->u.access.t != p->t)
+        return 0;
+    int n = e->u.access.n;
+    const Expr *j = e->u.access.idx[n - 1];
+    if (j->kind != E_VAR || j->u.var != p->v)
         return 1;
-    case E_SELECT:
-        return panel_reads(e->u.sel.cond, t, v) && panel_reads(e->u.sel.t, t, v) && panel_reads(e->u.sel.f, t, v);
-    case E_REDUCE: return panel_reads(e->u.reduce.body, t, v);
-    case E_ACCESS: {
-        int n = e->u.access.n;
-        for (int i = 0; i < n; i++)
-            if (!panel_reads(e->u.access.idx[i], t, v))
-                return 0;
-        if (e->u.access.t != t)
+    for (int i = 0; i < n - 1; i++)
+        if (ir_expr_uses_var(e->u.access.idx[i], p->v))
             return 1;
-        const Expr *j = e->u.access.idx[n - 1];
-        if (j->kind != E_VAR || j->u.var != v)
-            return 0;
-        for (int i = 0; i < n - 1; i++)
-            if (ir_expr_uses_var(e->u.access.idx[i], v))
-                return 0;
-        return 1;
-    }
-    }
     return 0;
 }
 
@@ -585,8 +567,10 @@ Tensor *sch_const_panels(Schedule *s, Stage *st, Tensor *t, int64_t V)
     Tensor *r = st->t;
     int n = t->ndim;
     if (t->kind != T_CONSTANT || !t->data || t->sym || n < 2 || n >= KG_MAX_DIMS || V < 1 || r->kind != T_COMPUTE ||
-        r->ndim < 1 || ir_dtype_is_packed(t->dtype) || !ir_tensor_reads(r, t) ||
-        !panel_reads(r->body, t, r->axes[r->ndim - 1]->var))
+        r->ndim < 1 || ir_dtype_is_packed(t->dtype) || !ir_tensor_reads(r, t))
+        return NULL;
+    PanelRead pr = {t, r->axes[r->ndim - 1]->var};
+    if (ir_expr_find(r->body, not_panel_read, &pr))
         return NULL;
     const char *name = ir_fmt("%s_panels%lld", t->name, (long long)V);
     Stage *have = sch_find(s, name);

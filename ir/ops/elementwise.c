@@ -165,34 +165,12 @@ static int mean(OpCtx *c)
 /* Pow: the result has the base's type. A float base takes the exponent converted to
  * its type; an integer base is raised in double and truncated back, like numpy's
  * power(...).astype(base type). */
-/* Is e a read of a one-element constant whose value is v? */
-static int const_elem_is(const Expr *e, double v)
+static Expr *c_pow(OpCtx *c, Expr **x, int n, int square)
 {
-    const Tensor *t = e->kind == E_ACCESS ? e->u.access.t : NULL;
-    if (!t || t->kind != T_CONSTANT || !t->data || t->sym || ir_tensor_numel(t) != 1)
-        return 0;
-    double d;
-    float f;
-    int32_t i32;
-    int64_t i64;
-    switch (t->dtype) {
-    case DT_F32: memcpy(&f, t->data, 4), d = f; break;
-    case DT_F64: memcpy(&d, t->data, 8); break;
-    case DT_I32: memcpy(&i32, t->data, 4), d = i32; break;
-    case DT_I64: memcpy(&i64, t->data, 8), d = (double)i64; break;
-    default: return 0;
-    }
-    return d == v;
-}
-
-static Expr *c_pow(OpCtx *c, Expr **x, int n, int arg)
-{
-    (void)c, (void)n, (void)arg;
+    (void)c, (void)n;
     DType bt = x[0]->dtype;
     Expr *args[2];
-    /* a float squared (LayerNorm's variance, Pow(x, 2.0)): x * x, the correctly rounded
-     * square pow gives, and a vector multiply where a powf call per element is not */
-    if (ir_dtype_is_float(bt) && const_elem_is(x[1], 2.0))
+    if (square)
         return ir_binary(OP_MUL, x[0], x[0]);
     if (ir_dtype_is_float(bt)) {
         args[0] = x[0];
@@ -211,7 +189,12 @@ static int pow_(OpCtx *c)
     if (gather(c, 2, 2, ts) < 0 || check_kind(c, "base", ts[0]->dtype, K_NUM) ||
         check_kind(c, "exponent", ts[1]->dtype, K_NUM))
         return -1;
-    return emit_bcast(c, ts, 2, c_pow, 0);
+    /* a float squared (LayerNorm's variance, Pow(x, 2.0)): x * x, the correctly rounded
+     * square powf gives, and a vector multiply where a powf call per element is not */
+    double e;
+    int square = ir_dtype_is_float(ts[0]->dtype) && ir_tensor_numel(ts[1]) == 1 && op_is_const(c, 1) &&
+                 op_const_floats(c, 1, "exponent", &e, 1) == 1 && e == 2.0;
+    return emit_bcast(c, ts, 2, c_pow, square);
 }
 
 /* Mod: fmod=1 is C's fmod / truncating %, the sign of the dividend; fmod=0 follows the
