@@ -1450,8 +1450,10 @@ static void print_body(Printer *P, const Stmt *s)
  * OpenMP, gcc compiles the region it outlines for `omp parallel for` with weaker alias
  * facts and kept the register tiles' accumulators in memory (ResNet-18 on one thread 1.3x
  * slower than without -fopenmp); a function that KGEN_PARALLEL_BODY keeps out of that
- * region is compiled as any other. Without OpenMP the static function, called once, is
- * inlined back. NULL when the kernel is not of that form. */
+ * region is compiled as any other. Without OpenMP it stays a function too (inlined into
+ * the kernel and the model function, gcc spilled the same tiles), and gcc keeps its loops
+ * from becoming memset/memcpy calls (kgen_runtime.h says why). NULL when the kernel is not
+ * of that form. */
 static const Stmt *parallel_body(const Kernel *k, const Dialect *d)
 {
     const Stmt *s = k->body;
