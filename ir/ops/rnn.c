@@ -152,7 +152,7 @@ typedef struct {
     double clip;              /* 0: none */
     int lbr;                  /* GRU linear_before_reset */
     int input_forget;         /* LSTM */
-    int stride;               /* scan rows per step (2: GRU with the reset gate applied to h) */
+    int stride;               /* scan rows per step (2: LSTM, and GRU with the reset gate applied to h) */
     Tensor *X, *W, *R, *Bias, *seq, *h0, *c0, *P;
     int wt, rt;               /* W, R stored transposed, [D, k, gates*H] (constant weights) */
     Expr *dT;                 /* the sequence length decided at run time (X's dyn), or NULL */
@@ -300,13 +300,19 @@ static Expr *rnn_update(Rnn *r, int d, Tensor *S, IterVar **ax)
     return guard(step_valid(r, s, b), h, ir_access(S, prev, 3));
 }
 
-/* LSTM: S[u, q, b, j] with q = 0: h, 1: c. h_s needs c_s of the same step, so it recomputes
- * it from c_{s-1} (gate order in W, R, B: i, o, f, c; in P: i, o, f). */
+/* LSTM: S[u, q, b, j] with q = 0: h, 1: c (gate order in W, R, B: i, o, f, c; in P: i,
+ * o, f). h_s needs c_s of the same step, so each step takes two rows, as GRU's: row 2s+1
+ * holds c_s (three gate sums over h_{s-1}, with h_{s-1} copied beside it), row 2s+2 holds
+ * h_s (the output gate's sum over h_{s-1} at row 2s, c_s at row 2s+1, copied beside it).
+ * In one row, h_s would recompute c_s's three gate sums: seven sums a step instead of four,
+ * each reading its quarter of R (a CRNN's BiLSTM, R 1 MB a direction: 14 -> 8 ms). */
 static Expr *lstm_update(Rnn *r, int d, Tensor *S, IterVar **ax)
 {
     Expr *u = var(ax[0]), *q = var(ax[1]), *b = var(ax[2]), *j = var(ax[3]);
-    Expr *s = iadd(u, -1), *t = step_time(r, d, s, b);
     int64_t H = r->H;
+    Expr *h0 = ir_bin(OP_EQ, q, idx(0));
+    /* odd rows: c_s from h_{s-1} and c_{s-1}, both at u-1 */
+    Expr *so = fdiv(iadd(u, -1), 2), *to = step_time(r, d, so, b);
     Expr *hprev[4] = {iadd(u, -1), idx(0), b, j};
     Expr *cprev = at(S, iadd(u, -1), idx(1), b, j);
     Expr *pi = NULL, *po = NULL, *pf = NULL;
@@ -315,26 +321,32 @@ static Expr *lstm_update(Rnn *r, int d, Tensor *S, IterVar **ax)
         po = at(r->P, idx(d), iadd(j, H));
         pf = at(r->P, idx(d), iadd(j, 2 * H));
     }
-    Expr *zi = gate(r, d, 0, t, b, j, S, hprev, 3);
+    Expr *zi = gate(r, d, 0, to, b, j, S, hprev, 3);
     if (pi)
         zi = add(zi, mul(pi, cprev));
     Expr *ig = activate(r, d, 0, zi), *fg;
     if (r->input_forget)
         fg = sub(op_lit(1, r->dt), ig);
     else {
-        Expr *zf = gate(r, d, 2, t, b, j, S, hprev, 3);
+        Expr *zf = gate(r, d, 2, to, b, j, S, hprev, 3);
         if (pf)
             zf = add(zf, mul(pf, cprev));
         fg = activate(r, d, 0, zf);
     }
-    Expr *cg = activate(r, d, 1, gate(r, d, 3, t, b, j, S, hprev, 3));
+    Expr *cg = activate(r, d, 1, gate(r, d, 3, to, b, j, S, hprev, 3));
     Expr *cnew = add(mul(fg, cprev), mul(ig, cg));
-    Expr *zo = gate(r, d, 1, t, b, j, S, hprev, 3);
-    if (po)
-        zo = add(zo, mul(po, cnew));
-    Expr *hnew = mul(activate(r, d, 0, zo), activate(r, d, 2, cnew));
     Expr *keep[4] = {iadd(u, -1), q, b, j};
-    return guard(step_valid(r, s, b), ir_select(ir_bin(OP_EQ, q, idx(0)), hnew, cnew), ir_access(S, keep, 4));
+    Expr *odd = guard(step_valid(r, so, b), ir_select(h0, ir_access(S, hprev, 4), cnew), ir_access(S, keep, 4));
+    /* even rows: h_s from h_{s-1} at u-2 and c_s at u-1 */
+    Expr *se = iadd(fdiv(u, 2), -1), *te = step_time(r, d, se, b);
+    Expr *he[4] = {iadd(u, -2), idx(0), b, j};
+    Expr *cs = at(S, iadd(u, -1), idx(1), b, j);
+    Expr *zo = gate(r, d, 1, te, b, j, S, he, 3);
+    if (po)
+        zo = add(zo, mul(po, cs));
+    Expr *hnew = mul(activate(r, d, 0, zo), activate(r, d, 2, cs));
+    Expr *even = guard(step_valid(r, se, b), ir_select(h0, hnew, cs), ir_access(S, keep, 4));
+    return ir_select(ir_bin(OP_EQ, fmod_(u, 2), idx(1)), odd, even);
 }
 
 /* GRU (gate order z, r, h). With linear_before_reset the state update needs h_{s-1} only:
@@ -591,7 +603,7 @@ static int recurrence(OpCtx *c, Cell cell)
         return -1;
     r.lbr = cell == CELL_GRU && op_attr_int(c, "linear_before_reset", 0) != 0;
     r.input_forget = cell == CELL_LSTM && op_attr_int(c, "input_forget", 0) != 0;
-    r.stride = cell == CELL_GRU && !r.lbr ? 2 : 1;
+    r.stride = cell == CELL_LSTM || (cell == CELL_GRU && !r.lbr) ? 2 : 1;
     if (parse_acts(&r))
         return -1;
     for (int d = 0; d < r.ndir; d++)
