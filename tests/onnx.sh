@@ -21,6 +21,13 @@ if $KGEN tests/data/onnx/conv_bn_relu/model.onnx --report >$work/report.txt 2>&1
   pass=$((pass + 1)); else
   echo "FAIL onnx conv_bn_relu report (expected the folded batch norm and the conv fused into the relu kernel)"
   sed 's/^/    /' $work/report.txt | head; fail=$((fail + 1)); fi
+# Dropout in training mode with a constant ratio of 0 keeps every element: no draws, the
+# data passes through (no kernel computes the Dropout)
+if $KGEN tests/data/onnx/dropout_ratio0/model.onnx --report >$work/dropout0.txt 2>&1 &&
+   grep -q "computes y: Relu" $work/dropout0.txt && ! grep -q "Dropout" $work/dropout0.txt; then
+  pass=$((pass + 1)); else
+  echo "FAIL onnx dropout_ratio0 report (expected no kernel computing the Dropout)"
+  sed 's/^/    /' $work/dropout0.txt | head; fail=$((fail + 1)); fi
 # --weights=file: the weights in a binary file loaded at run time give the same outputs
 d=$work/weights_file
 if $KGEN tests/models/small_cnn/model.onnx --target c -o $d --name scw --main --weights=file >$d.log 2>&1 &&
