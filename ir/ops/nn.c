@@ -1189,9 +1189,65 @@ static int gemm(OpCtx *c)
 
 /* ---------------------------------------------------------------- MatMul */
 
+/* Rows of a matmul with 2-D weights, [..., M, K] x [K, N], over batch dims and an M
+ * shorter than FLAT_ROWS_MAX: computed as one [rows, K] x [K, N] product and viewed with
+ * the batch dims after. The register tiles then run down all the rows, not down each
+ * short M (ConvNeXt's and Swin's [1, 7, 7, 768] x [768, 3072]: tiles of 4 and 3 rows of
+ * 7, 8 and 6 accumulators; of 49 rows, 6). What follows the product (a GELU, a residual
+ * add) is then a pass of its own instead of the tile's epilogue: for such short M a
+ * small tensor. Returns the rows, or 0 where the matmul keeps its shape. */
+enum { FLAT_ROWS_MAX = 32 };
+
+static int64_t flat_rows(const Tensor *a, const Tensor *b)
+{
+    if (b->ndim != 2 || a->ndim < 3 || a->shape[a->ndim - 2] >= FLAT_ROWS_MAX || ir_tensor_is_dynamic(a) ||
+        ir_tensor_is_dynamic(b))
+        return 0;
+    int64_t rows = 1;
+    for (int d = 0; d < a->ndim - 1; d++)
+        rows *= a->shape[d];
+    return rows > a->shape[a->ndim - 2] ? rows : 0;
+}
+
 /* numpy matmul of a and b (1-D operands are a row / a column that the result drops) as
  * one reduction; quant.c uses it on operands it prepared. out: output index or -1. */
 Tensor *op_nn_matmul(OpCtx *c, Tensor *a, Tensor *b, int out);
+
+static Tensor *matmul_flat_rows(OpCtx *c, Tensor *a, Tensor *b, int out, int64_t rows)
+{
+    int ra = a->ndim;
+    int64_t K = a->shape[ra - 1], N = b->shape[1], shape2[2] = {rows, N};
+    IterVar **ax = op_axes(2, shape2);
+    Expr *idx[KG_MAX_DIMS], *ai[KG_MAX_DIMS], *bi[2];
+    op_axis_exprs(ax, 2, idx);
+    IterVar *rk = ir_itervar_new("rk", K, IV_REDUCE);
+    /* row m of the product is a's row (m / (its dims after d)) % dim d, dim by dim */
+    int64_t after = 1;
+    for (int d = ra - 2; d >= 0; d--) {
+        ai[d] = a->shape[d] == 1 ? ir_idx(0)
+                                 : ir_bin(OP_MOD, ir_bin(OP_DIV, idx[0], ir_idx(after)), ir_idx(a->shape[d]));
+        after *= a->shape[d];
+    }
+    ai[ra - 1] = bi[0] = ir_varref(rk->var);
+    bi[1] = idx[1];
+    Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(a, ai), op_read(b, bi)), &rk, 1);
+    Tensor *y = emit(c, -1, "mm", 2, ax, body);
+    if (!y)
+        return NULL;
+    /* the product viewed with a's dims */
+    int64_t shape[KG_MAX_DIMS];
+    for (int d = 0; d < ra - 1; d++)
+        shape[d] = a->shape[d];
+    shape[ra - 1] = N;
+    IterVar **vx = op_axes(ra, shape);
+    Expr *vi[KG_MAX_DIMS], *yi[2];
+    op_axis_exprs(vx, ra, vi);
+    yi[0] = ir_idx(0);
+    for (int d = 0; d < ra - 1; d++)
+        yi[0] = ir_bin(OP_ADD, ir_bin(OP_MUL, yi[0], ir_idx(a->shape[d])), vi[d]);
+    yi[1] = vi[ra - 1];
+    return emit(c, out, "rows", ra, vx, op_read(y, yi));
+}
 
 Tensor *op_nn_matmul(OpCtx *c, Tensor *a, Tensor *b, int out)
 {
@@ -1252,6 +1308,9 @@ Tensor *op_nn_matmul(OpCtx *c, Tensor *a, Tensor *b, int out)
         bi[0] = k;
     }
     if (!ir_dtype_is_storage(a->dtype)) {
+        int64_t rows = flat_rows(a, b);
+        if (rows)
+            return matmul_flat_rows(c, a, b, out, rows);
         Expr *body = ir_reduce(RED_SUM, ir_binary(OP_MUL, op_read(a, ai), op_read(b, bi)), &rk, 1);
         return emit(c, out, "mm", nd, ax, body);
     }
