@@ -59,7 +59,7 @@ static const char *const dyn_generic[] = {
 };
 static const char *const dyn_aware[] = {
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Flatten", "Resize",
-    "RNN", "GRU", "LSTM",
+    "Upsample", "RNN", "GRU", "LSTM",
 };
 
 int op_dyn_kind(const char *op_type)
