@@ -134,9 +134,13 @@ static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr *co
                 b++;
             }
         }
+        /* (over run-time extents in the form flat * E + i throughout, unsimplified, which
+         * ir_dyn_index_below follows) */
         Expr *flat = NULL;
         for (int k = b0; k < b; k++)
-            flat = flat ? ir_add(ir_mul(flat, oext && oext[k] ? oext[k] : iconst(oshape[k])), oidx[k]) : oidx[k];
+            flat = !flat ? oidx[k]
+                   : oext ? ir_bin(OP_ADD, ir_bin(OP_MUL, flat, oext[k] ? oext[k] : iconst(oshape[k])), oidx[k])
+                          : ir_add(ir_mul(flat, iconst(oshape[k])), oidx[k]);
         /* strides within the run from the inside out, as ir_buffer_stride builds them */
         Expr *stride[KG_MAX_DIMS];
         stride[a - 1] = iconst(1);
@@ -255,8 +259,8 @@ static int infer_dyn(OpCtx *c, Tensor *x, int n, const int64_t *s, Expr **ext, i
     if (po.ok && po.coef == 0)
         return ir_fail("%s: cannot infer the -1 dimension next to a 0", c->op);
     if (!ir_prod_div(&px, &po, &q))
-        return ir_fail("%s: cannot infer the -1 dimension: the input's element count, a product of extents decided "
-                       "at run time, is not the other dims' product times one kgen can name", c->op);
+        return ir_fail("%s: cannot infer the -1 dimension: the other dims' product does not divide the input's "
+                       "element count, a product of extents decided at run time, into a product of its extents", c->op);
     int64_t lo;
     Expr *e = ir_prod_expr(&q);
     if (ir_expr_is_const(e, bound))
