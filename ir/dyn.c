@@ -9,6 +9,11 @@
  * index through it): a strict inference refuses it, so an operator that does not know run-
  * time dims can never compute at the bound by mistake; an operator that does (Conv, the
  * pools) sets its axes itself and asks for the lenient inference.
+ *
+ * Element counts over run-time dims are products of extents (IrProd), which compare and
+ * divide as products whatever the order of their factors (a Reshape's view and its -1), and
+ * an index that takes such a product apart (m / W of an axis m of extent H * W) is shown
+ * below a product of extents where intervals over the bounds cannot show it in range.
  */
 #include "ir.h"
 
@@ -178,4 +183,144 @@ int ir_dims_bounds(const Program *p, const Expr *e, int64_t *lo, int64_t *hi)
         }
     }
     return 1;
+}
+
+/* ---------------------------------------------------------------- products of extents */
+
+IrProd ir_prod_one(void)
+{
+    IrProd p;
+    memset(&p, 0, sizeof p);
+    p.coef = 1;
+    p.ok = 1;
+    return p;
+}
+
+static void factor(IrProd *p, Expr *e)
+{
+    int64_t v;
+    if (ir_expr_is_const(e, &v)) {
+        if (v < 0 || (v && p->coef > ((int64_t)1 << 40) / v))
+            p->ok = 0;
+        else
+            p->coef *= v;
+    } else if (e->kind == E_BIN && e->u.bin.op == OP_MUL) {
+        factor(p, e->u.bin.a);
+        factor(p, e->u.bin.b);
+    } else if (p->n == IR_MAX_FACTORS) {
+        p->ok = 0;
+    } else {
+        p->atom[p->n++] = e;
+    }
+}
+
+void ir_prod_mul(IrProd *p, Expr *e) { factor(p, ir_simplify(e, NULL)); }
+
+int ir_prod_div(const IrProd *a, const IrProd *b, IrProd *q)
+{
+    if (!a->ok || !b->ok || b->coef == 0 || a->coef % b->coef)
+        return 0;
+    int used[IR_MAX_FACTORS] = {0};
+    for (int j = 0; j < b->n; j++) {
+        int i = 0;
+        while (i < a->n && (used[i] || !ir_expr_equal(a->atom[i], b->atom[j])))
+            i++;
+        if (i == a->n)
+            return 0;
+        used[i] = 1;
+    }
+    *q = ir_prod_one();
+    q->coef = a->coef / b->coef;
+    for (int i = 0; i < a->n; i++)
+        if (!used[i])
+            q->atom[q->n++] = a->atom[i];
+    return 1;
+}
+
+int ir_prod_equal(const IrProd *a, const IrProd *b)
+{
+    IrProd q;
+    return a->n == b->n && ir_prod_div(a, b, &q) && q.coef == 1;
+}
+
+Expr *ir_prod_expr(const IrProd *p)
+{
+    Expr *e = NULL;
+    for (int i = 0; i < p->n; i++)
+        e = e ? ir_mul(e, p->atom[i]) : p->atom[i];
+    return !e ? ir_idx(p->coef) : p->coef != 1 ? ir_mul(e, ir_idx(p->coef)) : e;
+}
+
+static int is_mul_by(const Expr *e, const IrProd *by, const Expr **other)
+{
+    if (e->kind != E_BIN || e->u.bin.op != OP_MUL)
+        return 0;
+    for (int s = 0; s < 2; s++) {
+        IrProd f = ir_prod_one();
+        ir_prod_mul(&f, s ? e->u.bin.a : e->u.bin.b);
+        if (ir_prod_equal(&f, by)) {
+            *other = s ? e->u.bin.b : e->u.bin.a;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ir_dyn_index_below(const Tensor *t, const Expr *e, const RangeMap *m, IrProd *below)
+{
+    int64_t lo, hi;
+    *below = ir_prod_one();
+    switch (e->kind) {
+    case E_INT:
+        if (e->u.ival < 0)
+            return 0;
+        below->coef = e->u.ival + 1;
+        return 1;
+    case E_VAR:
+        for (int d = 0; d < t->ndim; d++)
+            if (t->axes[d] && t->axes[d]->var == e->u.var) {
+                ir_prod_mul(below, t->axes[d]->dyn ? t->axes[d]->dyn : ir_idx(t->axes[d]->extent));
+                return below->ok;
+            }
+        if (!ir_const_bounds(e, m, &lo, &hi) || lo < 0 || e->u.var->is_dim)
+            return 0;
+        below->coef = hi + 1;
+        return 1;
+    case E_BIN: break;
+    default: return 0;
+    }
+    Expr *a = e->u.bin.a, *b = e->u.bin.b;
+    IrProd ua, ub;
+    switch (e->u.bin.op) {
+    case OP_ADD:
+        /* p * E + o with o below E: below p's times E (a flat index over extents) */
+        for (int s = 0; s < 2; s++) {
+            const Expr *p;
+            if (ir_dyn_index_below(t, s ? a : b, m, &ub) && is_mul_by(s ? b : a, &ub, &p) &&
+                ir_dyn_index_below(t, p, m, &ua)) {
+                *below = ua;
+                for (int i = 0; i < ub.n; i++)
+                    factor(below, ub.atom[i]);
+                factor(below, ir_idx(ub.coef));
+                return below->ok;
+            }
+        }
+        return 0;
+    case OP_DIV:
+    case OP_FLOORDIV:
+        /* A / S with A below U = Q * S: below Q */
+        if (!ir_dyn_index_below(t, a, m, &ua))
+            return 0;
+        ub = ir_prod_one();
+        ir_prod_mul(&ub, b);
+        return ir_prod_div(&ua, &ub, below);
+    case OP_MOD:
+    case OP_FLOORMOD:
+        /* A % E of a non-negative A: below E */
+        if (!ir_dyn_index_below(t, a, m, &ua) || !ir_const_bounds(b, m, &lo, &hi) || lo < 1)
+            return 0;
+        ir_prod_mul(below, b);
+        return below->ok;
+    default: return 0;
+    }
 }

@@ -775,4 +775,31 @@ Expr *ir_add(Expr *a, Expr *b);   /* simplifying + on indices */
 Expr *ir_mul(Expr *a, Expr *b);
 Expr *ir_sub(Expr *a, Expr *b);
 
+/* ---------------------------------------------------------------- dyn.c: products of extents */
+
+/* A product of extents: coef times atoms, simplified index expressions of the run-time dims
+ * that are not products themselves, in any order: H * W and W * H, 2 * (H * W) and (2 * H)
+ * * W are one product. Element counts over run-time dims compare and divide as these (a
+ * Reshape's view, its -1). ok is 0 where a factor could not be taken (too many, a negative
+ * or too large constant): such a product equals and divides nothing. */
+#define IR_MAX_FACTORS 32
+typedef struct {
+    int64_t coef;
+    int n, ok;
+    Expr *atom[IR_MAX_FACTORS];
+} IrProd;
+
+IrProd ir_prod_one(void);
+void ir_prod_mul(IrProd *p, Expr *e);                              /* *p times e */
+/* a / b exactly (each atom of b cancels one of a, the constants divide): 1 with *q, or 0 */
+int ir_prod_div(const IrProd *a, const IrProd *b, IrProd *q);
+int ir_prod_equal(const IrProd *a, const IrProd *b);
+Expr *ir_prod_expr(const IrProd *p);                               /* as an index expression */
+/* Is index e of compute t below a product of extents at every run, wherever t's spatial axes
+ * run to their run-time extents (the other variables in m's ranges)? 1 with *below, e in
+ * [0, *below); else 0. An operator that takes a run-time product apart builds such indices
+ * (Reshape: m / W of a merged axis m < H * W, a flat h * W + w), which intervals over the
+ * bounds do not follow: ir_program_verify asks this where they fail. */
+int ir_dyn_index_below(const Tensor *t, const Expr *e, const RangeMap *m, IrProd *below);
+
 #endif

@@ -356,6 +356,60 @@ static int lin_merge_runtime_divmod(Lin *l)
     return 0;
 }
 
+/* Is e a positive extent: a constant above 0, or an expression of run-time dims (an extent,
+ * as runtime_divisor takes it)? */
+static int extent_divisor(const Expr *e)
+{
+    int64_t c;
+    return ir_expr_is_const(e, &c) ? c > 0 : ir_expr_find((Expr *)e, is_dim_var, NULL) != NULL;
+}
+
+/* (x / E) % F * E + x % E -> x % (E * F) for extents E and F, one of them at least decided at
+ * run time: the dims of a run that one index takes apart (a reshape merging them), stored
+ * compact, from the inside out; the rule above then merges x / (E * F) * (E * F) + x % (E * F)
+ * into x. The term is ((x / E) % F) * E, or for a constant E the modulo with E in its
+ * coefficient. E * F is built as ir_buffer_stride builds strides (ir_mul, the inner extent
+ * first), so that the next step meets the same expression. 1 when it merged a pair. */
+static int lin_merge_runtime_modchain(Lin *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        Expr *m = l->t[i].atom, *q = NULL, *e = NULL;
+        int64_t k = l->t[i].coef, c;
+        if (!k)
+            continue;
+        for (int s = 0; s < 2 && !q && m->kind == E_BIN && m->u.bin.op == OP_MUL; s++) {
+            Expr *md = s ? m->u.bin.b : m->u.bin.a, *f = s ? m->u.bin.a : m->u.bin.b;
+            if (md->kind == E_BIN && md->u.bin.a->kind == E_BIN && ir_expr_equal(md->u.bin.a->u.bin.b, f))
+                q = md, e = f;
+        }
+        if (!q && m->kind == E_BIN && m->u.bin.a->kind == E_BIN && ir_expr_is_const(m->u.bin.a->u.bin.b, &c) &&
+            c > 0 && k % c == 0) {
+            q = m;
+            e = m->u.bin.a->u.bin.b;
+            k /= c;
+        }
+        if (!q)
+            continue;
+        Expr *d = q->u.bin.a;   /* x / E */
+        int trunc = q->u.bin.op == OP_MOD && d->u.bin.op == OP_DIV;
+        if (!trunc && !(q->u.bin.op == OP_FLOORMOD && d->u.bin.op == OP_FLOORDIV))
+            continue;
+        if (!extent_divisor(e) || !extent_divisor(q->u.bin.b) || (!runtime_divisor(q) && !runtime_divisor(d)))
+            continue;
+        for (int j = 0; j < l->n; j++) {
+            Expr *r = l->t[j].atom;
+            if (j == i || l->t[j].coef != k || r->kind != E_BIN || r->u.bin.op != q->u.bin.op ||
+                !ir_expr_equal(r->u.bin.b, e) || !ir_expr_equal(r->u.bin.a, d->u.bin.a))
+                continue;
+            l->t[i].coef = 0;
+            l->t[j].coef = 0;
+            lin_add_term(l, ir_bin(q->u.bin.op, d->u.bin.a, ir_mul(e, q->u.bin.b)), k);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static Lin lin_of(Expr *e)
 {
     Lin l;
@@ -363,7 +417,7 @@ static Lin lin_of(Expr *e)
     l.n = 0;
     l.ok = 1;
     lin_collect(&l, e, 1);
-    while (l.ok && (lin_merge_divmod(&l) || lin_merge_runtime_divmod(&l)))
+    while (l.ok && (lin_merge_divmod(&l) || lin_merge_runtime_divmod(&l) || lin_merge_runtime_modchain(&l)))
         ;
     /* drop cancelled terms */
     int n = 0;

@@ -468,8 +468,13 @@ static int verify_expr(Program *p, Tensor *owner, const Expr *e, RangeMap *m, in
                                ir_dtype_name(ix->dtype));
             if (verify_expr(p, owner, ix, m, guarded))
                 return -1;
-            int64_t lo, hi;
-            if (!guarded && ir_const_bounds(ix, m, &lo, &hi) && (lo < 0 || hi >= t->shape[i]))
+            /* (or below a product of extents that is at most the bound at every run: an index
+             * taken apart from a run-time product, which intervals over the bounds overrate) */
+            int64_t lo, hi, ulo, uhi;
+            IrProd u;
+            if (!guarded && ir_const_bounds(ix, m, &lo, &hi) && (lo < 0 || hi >= t->shape[i]) &&
+                !(ir_dyn_index_below(owner, ix, m, &u) && ir_dims_bounds(p, ir_prod_expr(&u), &ulo, &uhi) &&
+                  uhi <= t->shape[i]))
                 return ir_fail("index %d of '%s' ranges over %lld..%lld, outside 0..%lld (guard it with select)", i,
                                t->name, (long long)lo, (long long)hi, (long long)(t->shape[i] - 1));
         }

@@ -1513,8 +1513,8 @@ int onnx_import(const OnnxModel *m, const OnnxImportOpts *opts, OnnxImport *out)
             c.base = onnx_c_name(name);
             c.out_names[0] = unique(I.prog, ir_fmt("%s_out", onnx_c_name(name)));
             t = op_copy(&c, 0, t);
-            if (!t)
-                return -1;
+            if (!t || (I.prog->dims.n && ir_dyn_infer(I.prog, t, 1)))
+                return -1;   /* (the copy runs to the input's run-time extents) */
             t->comment = ir_fmt("copy to graph output '%s'", name);
         }
         t->is_output = 1;

@@ -45,7 +45,8 @@ const char *op_name_at(int i)
  * inputs' run-time dims position for position, or reduces over them as a whole with no
  * count in the formula (elementwise, broadcasting, Transpose, Softmax, MatMul's sum); the
  * strict inference checks each build. Aware: the builder computes its run-time extents
- * itself (windows over a run-time dim, averages over one). */
+ * itself (windows over a run-time dim, averages over one, a view that merges or splits
+ * one). */
 static const char *const dyn_generic[] = {
     "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BatchNormalization", "Cast",
     "CastLike", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Floor",
@@ -53,12 +54,12 @@ static const char *const dyn_generic[] = {
     "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "Min", "Mish", "Mod", "Mul", "Neg",
     "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh",
     "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
-    "Transpose", "Unsqueeze", "Where", "Xor", "Flatten", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
+    "Transpose", "Unsqueeze", "Where", "Xor", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
     "Slice", "Split", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceProd",
 };
 static const char *const dyn_aware[] = {
-    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Resize",
-    "RNN", "GRU", "LSTM",
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Flatten", "Resize",
+    "Upsample", "RNN", "GRU", "LSTM",
 };
 
 int op_dyn_kind(const char *op_type)

@@ -769,6 +769,8 @@ static int upsample(OpCtx *c)
         return ir_fail("%s: %lld scales for rank %d", c->op, (long long)n, r);
     for (int d = 0; d < r; d++)
         axes[d] = d;
+    if (ir_tensor_is_dynamic(x))
+        return resize_scales_dyn(c, x, &o, scales, axes, r, 0);
     return resize_common(c, x, &o, scales, f32, NULL, axes, r, NULL, 0);
 }
 

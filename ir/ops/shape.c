@@ -2,8 +2,9 @@
  * concatenation and splits, slices and pads, gathers and scatters, depth/space shuffles
  * and Trilu (Resize, which interpolates, is resize.c's). Each output element reads input elements at positions computed from
  * its own index: out[idx] = in[f(idx)]. Shapes, axes, pads and scales are compile-time
- * values; index tensors (Gather, Scatter*) may be data, read with wrapped and clamped
- * indices. */
+ * values (a Reshape's shape may hold extents decided at run time, and Reshape and Flatten
+ * merge and split run-time dims); index tensors (Gather, Scatter*) may be data, read with
+ * wrapped and clamped indices. */
 #include "ops.h"
 
 #include <math.h>
@@ -76,45 +77,83 @@ static int get_list(OpCtx *c, const char *attr, int in, int64_t input_from, int6
     return (int)n;
 }
 
-/* x read at element `oidx` of the same data viewed with shape oshape (same numel). Runs
- * of dimensions with equal products map one to one; size-1 dimensions vanish. */
-static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr **oidx)
+/* The product of dims [from, to) of a tensor's run-time extents ext (its shape where NULL) */
+static IrProd prod_of(Expr *const *ext, const int64_t *shape, int from, int to)
+{
+    IrProd p = ir_prod_one();
+    for (int d = from; d < to; d++)
+        ir_prod_mul(&p, ext && ext[d] ? ext[d] : iconst(shape[d]));
+    return p;
+}
+
+/* x read at element `oidx` of the same data viewed with shape oshape, whose dim d runs to
+ * oext[d] at run time (NULL there: oshape[d]; oext NULL: x and the view have fixed dims).
+ * Runs of dimensions with equal products map one to one (for run-time extents, a run ends
+ * where the products are the same expression, or where the dims end: the element counts
+ * agree, as the caller checked); fixed size-1 dimensions vanish. A run of x's dims read
+ * through one flat index is taken apart by their extents (divisions and remainders by
+ * run-time extents, which the simplifier merges back into the flat index where x is stored
+ * compact at them). */
+static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr *const *oext, Expr **oidx)
 {
     Expr *ix[KG_MAX_DIMS];
     int a = 0, b = 0;
     while (a < x->ndim || b < ondim) {
-        if (a < x->ndim && x->shape[a] == 1) {
+        if (a < x->ndim && x->shape[a] == 1 && !x->dyn[a]) {
             ix[a++] = iconst(0);
             continue;
         }
-        if (b < ondim && oshape[b] == 1) {
+        if (b < ondim && oshape[b] == 1 && !(oext && oext[b])) {
             b++;
             continue;
         }
-        if (a >= x->ndim || b >= ondim)
+        if ((a >= x->ndim || b >= ondim) && !oext)
             ir_die("reshape of different element counts");
+        if (a >= x->ndim || b >= ondim) {
+            while (a < x->ndim)
+                ix[a++] = iconst(0);   /* (extents that are 1 at run time) */
+            break;
+        }
         int a0 = a, b0 = b;
         int64_t pa = x->shape[a++], pb = oshape[b++];
-        while (pa != pb) {
-            if (pa < pb && a < x->ndim)
-                pa *= x->shape[a++];
-            else if (pb < pa && b < ondim)
-                pb *= oshape[b++];
-            else
+        IrProd qa = prod_of(x->dyn, x->shape, a0, a), qb = prod_of(oext, oshape, b0, b);
+        while (!ir_prod_equal(&qa, &qb)) {
+            int ma = a < x->ndim, mb = b < ondim;
+            if (!oext && !((pa < pb && ma) || (pb < pa && mb)))
                 ir_die("reshape of different element counts");
+            if (!ma && !mb)
+                break;   /* the last run */
+            if (ma && (pa <= pb || !mb)) {
+                pa *= x->shape[a];
+                ir_prod_mul(&qa, ir_tensor_dim(x, a));
+                a++;
+            }
+            if (mb && (pb <= pa || !ma) && !ir_prod_equal(&qa, &qb)) {
+                pb *= oshape[b];
+                ir_prod_mul(&qb, oext && oext[b] ? oext[b] : iconst(oshape[b]));
+                b++;
+            }
         }
+        /* (over run-time extents in the form flat * E + i throughout, unsimplified, which
+         * ir_dyn_index_below follows) */
         Expr *flat = NULL;
         for (int k = b0; k < b; k++)
-            flat = flat ? ir_add(ir_mul(flat, iconst(oshape[k])), oidx[k]) : oidx[k];
-        int64_t stride = pa;
+            flat = !flat ? oidx[k]
+                   : oext ? ir_bin(OP_ADD, ir_bin(OP_MUL, flat, oext[k] ? oext[k] : iconst(oshape[k])), oidx[k])
+                          : ir_add(ir_mul(flat, iconst(oshape[k])), oidx[k]);
+        /* strides within the run from the inside out, as ir_buffer_stride builds them */
+        Expr *stride[KG_MAX_DIMS];
+        stride[a - 1] = iconst(1);
+        for (int k = a - 2; k >= a0; k--)
+            stride[k] = ir_mul(stride[k + 1], ir_tensor_dim(x, k + 1));
         for (int k = a0; k < a; k++) {
-            stride /= x->shape[k];
             Expr *e = flat;
-            if (stride > 1)
-                e = ir_bin(OP_DIV, e, iconst(stride));
-            if (k > a0 && x->shape[k] != pa / stride)
-                e = ir_bin(OP_MOD, e, iconst(x->shape[k]));
-            ix[k] = x->shape[k] == 1 ? iconst(0) : e;
+            int64_t one;
+            if (!ir_expr_is_const(stride[k], &one) || one != 1)
+                e = ir_bin(OP_DIV, e, stride[k]);
+            if (k > a0)
+                e = ir_bin(OP_MOD, e, ir_tensor_dim(x, k));
+            ix[k] = x->shape[k] == 1 && !x->dyn[k] ? iconst(0) : e;
         }
     }
     return ir_access(x, ix, x->ndim);
@@ -130,12 +169,66 @@ static Expr *reshape_body(OpCtx *c, void *arg, Expr **idx)
 {
     (void)c;
     ReshapeArg *r = arg;
-    return read_reshaped(r->x, r->ndim, r->shape, idx);
+    return read_reshaped(r->x, r->ndim, r->shape, NULL, idx);
 }
 
-/* Output 0 = x viewed with another shape (x itself when the shape is the same). */
-static int emit_reshape(OpCtx *c, Tensor *x, int ndim, const int64_t *shape)
+/* Output 0 = x viewed with shape `shape` whose dim d runs to ext[d] at run time (NULL:
+ * shape[d]), x or the view having dims decided at run time. The element counts are the
+ * same product of extents, or are checked at run time where kgen cannot tell (an extent
+ * from values that other arithmetic gave); counts that differ at every extent fail. */
+static int emit_reshape_dyn(OpCtx *c, Tensor *x, int ndim, const int64_t *shape, Expr *const *ext)
 {
+    IrProd px = prod_of(x->dyn, x->shape, 0, x->ndim), po = prod_of(ext, shape, 0, ndim);
+    if (!ir_prod_equal(&px, &po)) {
+        Expr *nx = ir_idx(1), *no = ir_idx(1);
+        for (int d = 0; d < x->ndim; d++)
+            nx = ir_mul(nx, ir_tensor_dim(x, d));
+        for (int d = 0; d < ndim; d++)
+            no = ir_mul(no, ext[d] ? ext[d] : iconst(shape[d]));
+        int64_t lo, hi;
+        if (!ir_dims_bounds(c->prog, ir_sub(nx, no), &lo, &hi))
+            lo = -1, hi = 1;
+        if (lo > 0 || hi < 0)
+            return ir_fail("%s: the shape never holds as many elements as the input, at any extents of the dims "
+                           "decided at run time", c->op);
+        if (lo != 0 || hi != 0)
+            ir_program_add_check(c->prog, ir_bin(OP_EQ, nx, no),
+                                 ir_fmt("'%s': %s's shape holds as many elements as its input '%s'",
+                                        c->out_names[0] ? c->out_names[0] : c->base, c->op, x->name));
+    }
+    int same = ndim == x->ndim;
+    for (int d = 0; same && d < ndim; d++) {
+        IrProd a = prod_of(x->dyn, x->shape, d, d + 1), b = prod_of(ext, shape, d, d + 1);
+        same = shape[d] == x->shape[d] && ir_prod_equal(&a, &b);
+    }
+    if (same) {
+        c->out[0] = x;
+        return 0;
+    }
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return (c->out[0] = empty_value(c, "empty", x->dtype, ndim, shape)) ? 0 : -1;
+    if (op_check_dims(c, ndim, shape))
+        return -1;
+    IterVar **ax = op_axes(ndim, shape);
+    Expr *idx[KG_MAX_DIMS];
+    for (int d = 0; d < ndim; d++)
+        ax[d]->dyn = ext[d];
+    op_axis_exprs(ax, ndim, idx);
+    return op_emit_out(c, 0, ndim, ax, read_reshaped(x, ndim, shape, ext, idx)) ? 0 : -1;
+}
+
+/* Output 0 = x viewed with another shape (x itself when the shape is the same); ext as for
+ * emit_reshape_dyn, or NULL: every dim of the view fixed. */
+static int emit_reshape(OpCtx *c, Tensor *x, int ndim, const int64_t *shape, Expr *const *ext)
+{
+    int dyn = ir_tensor_is_dynamic(x);
+    for (int d = 0; ext && d < ndim; d++)
+        dyn |= ext[d] != NULL;
+    if (dyn) {
+        Expr *none[KG_MAX_DIMS] = {0};
+        return emit_reshape_dyn(c, x, ndim, shape, ext ? ext : none);
+    }
     int64_t n = 1;
     for (int d = 0; d < ndim; d++)
         n *= shape[d];
@@ -154,52 +247,68 @@ static int emit_reshape(OpCtx *c, Tensor *x, int ndim, const int64_t *shape)
 
 /* ---------------------------------------------------------------- Reshape, Flatten, Squeeze, Unsqueeze */
 
+/* The -1 of a shape over run-time extents: the input's element count divided by the other
+ * dims' product, exactly as products of extents (C * H * W by C: H * W); its bound *bound.
+ * 0 with ext[d] (NULL: a fixed *bound), or -1 with ir_fail(). */
+static int infer_dyn(OpCtx *c, Tensor *x, int n, const int64_t *s, Expr **ext, int infer, int64_t *bound)
+{
+    IrProd px = prod_of(x->dyn, x->shape, 0, x->ndim), po = ir_prod_one(), q;
+    for (int d = 0; d < n; d++)
+        if (d != infer)
+            ir_prod_mul(&po, ext[d] ? ext[d] : iconst(s[d]));
+    if (po.ok && po.coef == 0)
+        return ir_fail("%s: cannot infer the -1 dimension next to a 0", c->op);
+    if (!ir_prod_div(&px, &po, &q))
+        return ir_fail("%s: cannot infer the -1 dimension: the other dims' product does not divide the input's "
+                       "element count, a product of extents decided at run time, into a product of its extents", c->op);
+    int64_t lo;
+    Expr *e = ir_prod_expr(&q);
+    if (ir_expr_is_const(e, bound))
+        return 0;
+    ext[infer] = e;
+    if (!ir_dims_bounds(c->prog, e, &lo, bound) || *bound > INT32_MAX)
+        return ir_fail("%s: the -1 dimension, decided at run time, has no bound within index arithmetic", c->op);
+    return 0;
+}
+
 static int reshape(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "data");
     if (!x)
         return -1;
     int64_t s[MAX_LIST];
+    Expr *sym[MAX_LIST] = {0};
     int n;
     if (c->opset < 5) {
         n = op_attr_ints(c, "shape", s, MAX_LIST);
         if (n < 0)
             return ir_fail("%s: attribute 'shape' is required", c->op);
-    } else {
-        Expr *sym[MAX_LIST];
-        if ((n = (int)op_const_ints_sym(c, 1, "shape", s, sym, MAX_LIST)) < 0)
-            return -1;
-        /* an extent decided at run time (a shape computed from Shape): only a dim's own, in
-         * its place (a copy) */
-        for (int d = 0; d < n; d++)
-            if (sym[d]) {
-                if (d >= x->ndim || !x->dyn[d] || !ir_expr_equal(sym[d], x->dyn[d]))
-                    return ir_fail("%s: shape[%d] is an extent decided at run time, not dim %d's of the input in "
-                                   "its place; kgen cannot view that yet", c->op, d, d);
-                s[d] = 0;
-            }
+    } else if ((n = (int)op_const_ints_sym(c, 1, "shape", s, sym, MAX_LIST)) < 0) {
+        return -1;
     }
     if (check_rank(c, n))
         return -1;
     int allowzero = (int)op_attr_int(c, "allowzero", 0), infer = -1;
     int64_t known = 1;
-    /* a dim decided at run time stays where it is, copied (0) with the same elements before
-     * it: then the view reads it position for position (read_reshaped's groups) */
-    int64_t before_in = 1, before_out = 1;
-    for (int d = 0; d < x->ndim; d++) {
-        if (x->dyn[d] && (d >= n || s[d] != 0 || allowzero || before_in != before_out))
-            return ir_fail("%s: dim %d of the input is decided at run time; kgen views it only where the shape "
-                           "copies it (0) after the same elements", c->op, d);
-        before_in *= x->shape[d];
-        before_out *= d < n ? (s[d] == 0 && !allowzero ? x->shape[d] : s[d] < 0 ? 0 : s[d]) : 0;
-    }
+    /* run-time extents of the output: a dim copied (0) from the input's, or a value of the
+     * shape decided at run time (Shape's extents, arithmetic on them; s[d] holds its bound) */
+    Expr *ext[KG_MAX_DIMS] = {0};
+    int dyn = ir_tensor_is_dynamic(x);
     for (int d = 0; d < n; d++) {
-        if (s[d] == 0 && !allowzero) {
+        if (sym[d]) {
+            int64_t lo, hi;
+            if (!ir_dims_bounds(c->prog, sym[d], &lo, &hi) || lo < (allowzero ? 0 : 1))
+                return ir_fail("%s: shape[%d], an extent decided at run time, can be %s", c->op, d,
+                               allowzero ? "negative" : "0 (a copy of the input's dim) or negative");
+            ext[d] = sym[d];
+            dyn = 1;
+        } else if (s[d] == 0 && !allowzero) {
             if (d >= x->ndim)
                 return ir_fail("%s: shape[%d] is 0 (copy) but the input has rank %d", c->op, d, x->ndim);
             s[d] = x->shape[d];
+            ext[d] = x->dyn[d];
         }
-        if (s[d] == -1) {
+        if (s[d] == -1 && !sym[d]) {
             if (infer >= 0)
                 return ir_fail("%s: more than one -1 in the shape", c->op);
             infer = d;
@@ -211,6 +320,11 @@ static int reshape(OpCtx *c)
         if (known > ((int64_t)1 << 40))
             return ir_fail("%s: the shape is too large", c->op);
     }
+    if (dyn) {
+        if (infer >= 0 && infer_dyn(c, x, n, s, ext, infer, &s[infer]))
+            return -1;
+        return emit_reshape(c, x, n, s, ext);
+    }
     int64_t numel = ir_tensor_numel(x);
     if (infer >= 0) {
         if (known == 0)
@@ -220,7 +334,7 @@ static int reshape(OpCtx *c)
                            (long long)numel, (long long)known);
         s[infer] = numel / known;
     }
-    return emit_reshape(c, x, n, s);
+    return emit_reshape(c, x, n, s, NULL);
 }
 
 static int flatten(OpCtx *c)
@@ -236,7 +350,15 @@ static int flatten(OpCtx *c)
     int64_t s[2] = {1, 1};
     for (int d = 0; d < x->ndim; d++)
         s[d >= axis] *= x->shape[d];
-    return emit_reshape(c, x, 2, s);
+    /* over run-time dims: each side's product of extents */
+    Expr *ext[2] = {NULL, NULL};
+    for (int d = 0; d < x->ndim; d++)
+        if (x->dyn[d])
+            ext[d >= axis] = iconst(1);
+    for (int d = 0; d < x->ndim; d++)
+        if (ext[d >= axis])
+            ext[d >= axis] = ir_mul(ext[d >= axis], ir_tensor_dim(x, d));
+    return emit_reshape(c, x, 2, s, ext);
 }
 
 static int squeeze(OpCtx *c)
@@ -259,11 +381,14 @@ static int squeeze(OpCtx *c)
         for (int d = 0; d < x->ndim; d++)
             drop[d] = x->shape[d] == 1;
     int64_t s[KG_MAX_DIMS];
+    Expr *ext[KG_MAX_DIMS];
     int r = 0;
     for (int d = 0; d < x->ndim; d++)
-        if (!drop[d])
+        if (!drop[d]) {
+            ext[r] = x->dyn[d];
             s[r++] = x->shape[d];
-    return emit_reshape(c, x, r, s);
+        }
+    return emit_reshape(c, x, r, s, ext);
 }
 
 static int unsqueeze(OpCtx *c)
@@ -284,9 +409,12 @@ static int unsqueeze(OpCtx *c)
     for (int i = 0; i < n; i++)
         ins[axes[i]] = 1;
     int64_t s[KG_MAX_DIMS];
-    for (int d = 0, k = 0; d < r; d++)
+    Expr *ext[KG_MAX_DIMS];
+    for (int d = 0, k = 0; d < r; d++) {
+        ext[d] = ins[d] ? NULL : x->dyn[k];
         s[d] = ins[d] ? 1 : x->shape[k++];
-    return emit_reshape(c, x, r, s);
+    }
+    return emit_reshape(c, x, r, s, ext);
 }
 
 /* ---------------------------------------------------------------- Transpose */

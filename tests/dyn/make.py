@@ -190,6 +190,52 @@ class UNet(nn.Module):
         return y + back + y.mean(dim=(2, 3), keepdim=True) + half.mean(dim=(2, 3), keepdim=True)
 
 
+class Merge(nn.Module):
+    """Views that merge and split dims decided at run time, over an image of any H and W:
+    a conv map [1, 8, h, w] flattened to h w tokens (flatten(2), and reshape(n, c, h * w):
+    Shape values multiplied) and transposed, a softmax attention over the tokens, the
+    tokens reshaped back to [1, 8, h, w] from Shape values, a softmax over reshape(n, -1)
+    (-1 = 4 h w) reshaped back to the map's shape, torch.flatten(z, 1) (ONNX Flatten) and a
+    CRNN-style permute + reshape(n, w, -1) (-1 = 4 h: a fixed and a run-time dim merged)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.q = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+        self.o = nn.Linear(8, 8)
+        self.c3 = nn.Conv2d(8, 4, 3, padding=1)
+
+    def forward(self, x):                        # [1, 3, H, W]
+        y = torch.relu(self.c2(torch.relu(self.c1(x))))    # [1, 8, h, w], h = ceil(ceil(H / 2) / 2)
+        n, c, h, w = y.shape
+        t = y.flatten(2).transpose(1, 2)         # [1, h w, 8]
+        u = y.reshape(n, c, h * w).transpose(1, 2)
+        a = torch.softmax(self.q(t) @ self.k(u).transpose(1, 2) * 8 ** -0.5, -1)
+        t = t + self.o(a @ u)
+        z = torch.relu(self.c3(t.transpose(1, 2).reshape(n, c, h, w)))    # [1, 4, h, w]
+        g = torch.softmax(z.reshape(n, -1), -1).reshape(z.shape)
+        m = torch.flatten(z, 1).amax(1).reshape(n, 1, 1, 1)
+        s = z.permute(0, 3, 1, 2).reshape(n, w, -1).mean(2).reshape(n, 1, 1, w)
+        return z + g * 100 + m + s
+
+
+class Upsample(nn.Module):
+    """Upsample (the operator of opset 9, which Resize replaced: torch's export at opset 9)
+    by 2 and by 1.5, nearest, over an input of any H and W."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(2, 4, 3, padding=1)
+        self.c2 = nn.Conv2d(4, 2, 3, stride=2, padding=1)
+
+    def forward(self, x):                        # [1, 2, H, W]
+        f = nn.functional
+        y = self.c2(f.interpolate(torch.relu(self.c1(x)), scale_factor=2, mode="nearest"))
+        return f.interpolate(y, scale_factor=1.5, mode="nearest")   # [1, 2, floor(1.5 H), floor(1.5 W)]
+
+
 def mobilenet():
     return torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10)
 
@@ -212,7 +258,12 @@ MODELS = {
              [(1, 3, 16, 16), (1, 3, 33, 47), (1, 3, 64, 80), (1, 3, 75, 101), (1, 3, 96, 128)], (1, 3, 15, 64)),
     "symarith": (SymArith, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                  [(1, 2, 16), (1, 3, 16), (1, 7, 16), (1, 33, 16), (1, 48, 16)], (1, 49, 16)),
+    "merge": (Merge, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=8..64 --dim W=8..80",
+              [(1, 3, 8, 8), (1, 3, 13, 29), (1, 3, 33, 47), (1, 3, 50, 17), (1, 3, 64, 80)], (1, 3, 64, 81)),
+    "upsample": (Upsample, (1, 2, 20, 24), {2: "H", 3: "W"}, "--dim H=4..48 --dim W=4..48",
+                 [(1, 2, 4, 4), (1, 2, 7, 13), (1, 2, 30, 19), (1, 2, 48, 48)], (1, 2, 3, 48)),
 }
+OPSET = {"upsample": 9}   # the others 13
 
 
 def onnx_models():
@@ -303,7 +354,7 @@ def make(name):
     os.makedirs(out, exist_ok=True)
     buf = io.BytesIO()
     torch.onnx.export(model, torch.randn(*example), buf, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": axes}, opset_version=13)
+                      dynamic_axes={"x": axes}, opset_version=OPSET.get(name, 13))
     with open(os.path.join(out, "model.onnx"), "wb") as f:
         f.write(buf.getvalue())
     with open(os.path.join(out, "args"), "w") as f:

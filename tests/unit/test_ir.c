@@ -140,6 +140,55 @@ int main(void)
         CHECK_STR("((x %% W) < y)", show(ir_simplify(B(OP_LT, B(OP_FLOORMOD, v(x), v(W)), v(y)), NULL)));
         CHECK_STR("((io * 16) + ii)", show(ir_simplify(B(OP_ADD, B(OP_MUL, B(OP_FLOORDIV, fused, v(W)), v(W)),
                                                            B(OP_FLOORMOD, fused, v(W))), &m)));
+        /* a run of dims taken apart from one flat index (a reshape merging [C, H, W]), stored
+         * compact: (x / W) % H * W + x % W is x % (W * H), then x / (W * H) * (W * H) adds up
+         * to x; with a constant inner extent, (x / 8) % W * 8 + x % 8 is x % (W * 8) */
+        Var *H = ir_var_new("H", DT_INDEX);
+        H->is_dim = 1;
+        H->lo = 2;
+        H->hi = 32;
+        Expr *WH = ir_mul(v(W), v(H));
+        CHECK_STR("(x % (W * H))", show(ir_simplify(B(OP_ADD, B(OP_MUL, B(OP_MOD, B(OP_DIV, v(x), v(W)), v(H)), v(W)),
+                                                      B(OP_MOD, v(x), v(W))), NULL)));
+        CHECK_STR("x", show(ir_simplify(B(OP_ADD, B(OP_MUL, B(OP_DIV, v(x), WH), WH),
+                                          B(OP_ADD, B(OP_MUL, B(OP_MOD, B(OP_DIV, v(x), v(W)), v(H)), v(W)),
+                                            B(OP_MOD, v(x), v(W)))), NULL)));
+        CHECK_STR("(x % (W * 8))", show(ir_simplify(B(OP_ADD, B(OP_MUL, B(OP_MOD, B(OP_DIV, v(x), c(8)), v(W)), c(8)),
+                                                      B(OP_MOD, v(x), c(8))), NULL)));
+        /* products of extents: H * W is W * H, 2 * (H * W) over H * 2 is W, H * W is not H * H */
+        IrProd p1 = ir_prod_one(), p2 = ir_prod_one(), p3 = ir_prod_one(), q;
+        ir_prod_mul(&p1, B(OP_MUL, v(H), v(W)));
+        ir_prod_mul(&p2, v(W));
+        ir_prod_mul(&p2, v(H));
+        CHECK(ir_prod_equal(&p1, &p2));
+        ir_prod_mul(&p1, c(2));
+        ir_prod_mul(&p3, B(OP_MUL, v(H), c(2)));
+        CHECK(ir_prod_div(&p1, &p3, &q) && q.coef == 1 && q.n == 1);
+        CHECK_STR("W", show(ir_prod_expr(&q)));
+        CHECK(!ir_prod_div(&p3, &p1, &q));
+        ir_prod_mul(&p3, v(H));
+        CHECK(!ir_prod_equal(&p1, &p3));
+        /* indices below a product of extents: of an axis m of extent H * W, m / W is below H,
+         * (m / W) % H below H; of axes h, w of extents H, W, h * W + w is below H * W */
+        IterVar *ax[2] = {ir_itervar_new("m", 2048, IV_SPATIAL), NULL};
+        ax[0]->dyn = WH;
+        Tensor *tm = ir_compute("tm", 1, ax, c(0));
+        IrProd u;
+        CHECK(ir_dyn_index_below(tm, B(OP_DIV, v(ax[0]->var), v(W)), NULL, &u));
+        CHECK_STR("H", show(ir_prod_expr(&u)));
+        CHECK(ir_dyn_index_below(tm, B(OP_MOD, B(OP_DIV, v(ax[0]->var), v(W)), v(H)), NULL, &u));
+        CHECK_STR("H", show(ir_prod_expr(&u)));
+        CHECK(ir_dyn_index_below(tm, B(OP_DIV, v(ax[0]->var), v(H)), NULL, &u));
+        CHECK_STR("W", show(ir_prod_expr(&u)));
+        CHECK(!ir_dyn_index_below(tm, B(OP_SUB, v(ax[0]->var), c(1)), NULL, &u));
+        ax[0] = ir_itervar_new("h", 32, IV_SPATIAL);
+        ax[1] = ir_itervar_new("w", 64, IV_SPATIAL);
+        ax[0]->dyn = v(H);
+        ax[1]->dyn = v(W);
+        Tensor *thw = ir_compute("thw", 2, ax, c(0));
+        CHECK(ir_dyn_index_below(thw, B(OP_ADD, B(OP_MUL, v(ax[0]->var), v(W)), v(ax[1]->var)), NULL, &u));
+        CHECK(ir_prod_equal(&u, &p2));
+        CHECK(!ir_dyn_index_below(thw, B(OP_ADD, B(OP_MUL, v(ax[0]->var), v(H)), v(ax[1]->var)), NULL, &u));
     }
     /* expression depth: a leaf is 1 (index expressions count too) */
     CHECK_EQ(1, ir_expr_depth(v(x)));

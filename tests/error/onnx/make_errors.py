@@ -220,6 +220,31 @@ case("resize_scale_extents", model([helper.make_node("Constant", [], ["sc"], val
                                    [vi("x", [1, 1, "H", "W"])], [vi("y", None)]),
      "--dim H=4..16 --dim W=4..16",
      "node 1 'rs' (Resize): Resize: scales[2] is 0.333333; over a dim decided at run time kgen takes a scale that is a ratio p / q of integers")
+# Reshape over run-time dims: a -1 that is not the input's count over the other dims exactly as
+# products of extents, a shape whose count differs from the input's at every extent, and a shape
+# value that can be 0 (a copy) at some extent
+case("reshape_infer_extents", model([helper.make_node("Constant", [], ["sh2"], value=helper.make_tensor("sh2", i64, [3], [1, 2, -1])),
+                                     helper.make_node("Reshape", ["x", "sh2"], ["y"], name="rs")],
+                                    [vi("x", [1, 3, "H", "W"])], [vi("y", None)]),
+     "--dim H=2..8 --dim W=2..8",
+     "node 1 'rs' (Reshape): Reshape: cannot infer the -1 dimension: the other dims' product does not divide the input's element count, a product of extents decided at run time, into a product of its extents")
+case("reshape_count_extents", model([helper.make_node("Shape", ["x"], ["s"], name="sh"),
+                                     helper.make_node("Constant", [], ["ij"], value=helper.make_tensor("ij", i64, [2], [2, 3])),
+                                     helper.make_node("Gather", ["s", "ij"], ["hw"], name="g"),
+                                     helper.make_node("Constant", [], ["pre"], value=helper.make_tensor("pre", i64, [2], [1, 3])),
+                                     helper.make_node("Constant", [], ["two"], value=helper.make_tensor("two", i64, [1], [2])),
+                                     helper.make_node("Concat", ["pre", "hw", "two"], ["sh2"], axis=0, name="cat"),
+                                     helper.make_node("Reshape", ["x", "sh2"], ["y"], name="rs")],
+                                    [vi("x", [1, 3, "H", "W"])], [vi("y", None)]),
+     "--dim H=2..8 --dim W=2..8",
+     "node 6 'rs' (Reshape): Reshape: the shape never holds as many elements as the input, at any extents of the dims decided at run time")
+case("reshape_zero_extent", model([helper.make_node("Shape", ["x"], ["s"], name="sh"),
+                                   helper.make_node("Constant", [], ["one"], value=helper.make_tensor("one", i64, [4], [0, 0, 0, 1])),
+                                   helper.make_node("Sub", ["s", "one"], ["s1"], name="sub"),
+                                   helper.make_node("Reshape", ["x", "s1"], ["y"], name="rs")],
+                                  [vi("x", [1, 3, "H", "W"])], [vi("y", None)]),
+     "--dim H=1..8 --dim W=1..8",
+     "node 3 'rs' (Reshape): Reshape: shape[3], an extent decided at run time, can be 0 (a copy of the input's dim) or negative")
 # strided SAME pools over run-time dims: an average's counts computed at run time, for windows
 # without dilation only
 case("avgpool_dilated_extents", model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
