@@ -123,12 +123,15 @@ static void test_primitive(void)
     CHECK_EQ(8, count(c, "kgen_fma_bcast_f32x8("));
     CHECK_HAS(c, "kgen_fma_bcast_f32x8(CC, A[io * 36 + k], &B[k * 40 + jo * 16]);");
     CHECK_HAS(c, "kgen_fma_bcast_f32x8(&CC[8], A[io * 36 + k], &B[k * 40 + jo * 16 + 8]);");
-    CHECK_HAS(c, "if (jo * 16 + 15 < 40) {");
-    CHECK_EQ(1, count(c, "if (jo * 16 + 15 < 40) {"));
-    CHECK_EQ(4, count(c, "CC[j + 16] = CC[j + 16] + A[io * 36 + k + 9] * B[k * 40 + jo * 16 + j];") +
-                    count(c, "CC[j] = CC[j] + A[io * 36 + k] * B[k * 40 + jo * 16 + j];") +
-                    count(c, "CC[j + 32] = CC[j + 32] + A[io * 36 + k + 18] * B[k * 40 + jo * 16 + j];") +
-                    count(c, "CC[j + 48] = CC[j + 48] + A[io * 36 + k + 27] * B[k * 40 + jo * 16 + j];"));
+    /* the whole tiles and the last one (jo = 2, columns 32 to 39) as two copies of the tile,
+     * the last one's loops over its 8 columns */
+    CHECK_EQ(1, count(c, "if (KGEN_LIKELY(jo * 16 + 15 < 40)) {"));
+    CHECK_EQ(2, count(c, "float CC[64];"));
+    CHECK_EQ(4, count(c, "CC[j + 16] = CC[j + 16] + A[io * 36 + k + 9] * B[k * 40 + j + 32];") +
+                    count(c, "CC[j] = CC[j] + A[io * 36 + k] * B[k * 40 + j + 32];") +
+                    count(c, "CC[j + 32] = CC[j + 32] + A[io * 36 + k + 18] * B[k * 40 + j + 32];") +
+                    count(c, "CC[j + 48] = CC[j + 48] + A[io * 36 + k + 27] * B[k * 40 + j + 32];"));
+    CHECK_EQ(5, count(c, "for (int32_t j = 0; j < 8; ++j) {"));
 
     /* the generic name takes the widest micro-kernels that fit: 16 = one call */
     const char *gen = MATMUL_HEAD "schedule c {\n"
