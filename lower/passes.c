@@ -58,6 +58,12 @@ static int run_interchange(Stmt **s)
     return 0;
 }
 
+static int run_lanes(Stmt **s)
+{
+    *s = lower_reduce_lanes(*s);
+    return 0;
+}
+
 static const LoopPass loop_passes[] = {
     {{"simplify", "fold constants and index arithmetic, drop the guards that always hold"}, NULL,
      RESIMPLIFY_ALWAYS},
@@ -75,6 +81,9 @@ static const LoopPass loop_passes[] = {
     {{"reduce-interchange", "a vector loop of dot products gets an accumulator per element, the element loop "
                             "inside the reduction"},
      run_interchange, RESIMPLIFY_CHANGED},
+    {{"reduce-lanes", "a serial reduction reading along its loop folds its terms into lanes, a vector loop over "
+                      "each chunk of 8, then the lanes into its accumulators"},
+     run_lanes, RESIMPLIFY_CHANGED},
     {{"tensorize", "tensorized loops checked against their micro-kernel's pattern (ir/tensorize.c)"}, ir_tensorize,
      RESIMPLIFY_NO},
     {{"check-loops", "vector loops have constant extents, parallel loops do not nest"}, lower_check_loops,

@@ -59,6 +59,7 @@ Stmt *lower_peel_tails(Stmt *s);   /* peel.c */
 Stmt *lower_peel_heads(Stmt *s);
 Stmt *lower_unswitch(Stmt *s);     /* unswitch.c */
 Stmt *lower_reduce_interchange(Stmt *s);   /* interchange.c */
+Stmt *lower_reduce_lanes(Stmt *s);         /* lanes.c */
 /* The loop's stores (its body: one, or a sequence of them); 0 if the body holds anything
  * else, or a store that reads its own buffer (unswitch.c). */
 int lower_body_stores(Stmt *loop, Stmt ***items, int *n);

@@ -5,6 +5,8 @@
 #include "../../lower/lower.h"
 #include "test.h"
 
+#include <math.h>
+
 /* what f holds, a copy in the arena (f is closed) */
 static char *slurp(FILE *f)
 {
@@ -63,6 +65,64 @@ static Schedule *chain(void)
     if (ir_program_verify(p))
         fprintf(stderr, "verify: %s\n", ir_errmsg());
     return sch_create(p);
+}
+
+/* S[i] = sum(r: X[i, r]) and M[i] = max(r: X[i, r]) over rows of 37, the loops as they
+ * come (no schedule) */
+static Schedule *row_reductions(void)
+{
+    Program *p = ir_program_new("rows");
+    int64_t sx[2] = {3, 37};
+    Tensor *X = ir_placeholder("X", DT_F32, 2, sx);
+    ir_program_add(p, X);
+    const char *names[2] = {"S", "M"};
+    for (int t = 0; t < 2; t++) {
+        IterVar *i = ir_itervar_new("i", 3, IV_SPATIAL), *r = ir_itervar_new("r", 37, IV_REDUCE);
+        Expr *ix[2] = {ir_varref(i->var), ir_varref(r->var)};
+        Tensor *T = ir_compute(names[t], 1, &i, ir_reduce(t ? RED_MAX : RED_SUM, ir_access(X, ix, 2), &r, 1));
+        T->is_output = 1;
+        ir_program_add(p, T);
+    }
+    if (ir_program_verify(p))
+        fprintf(stderr, "verify: %s\n", ir_errmsg());
+    return sch_create(p);
+}
+
+/* reduce-lanes: each row's terms in 8 lanes over 4 chunks of 8, the last 5 as before, the
+ * lanes folded in; sums of small integers, exact in any order, and the maxima as they were */
+static void test_lanes(void)
+{
+    FILE *f = tmpfile();
+    if (!f)
+        return;
+    ir_pass_dump_set("reduce-lanes", f);
+    Kernel *k = ir_lower(row_reductions(), "rows");
+    ir_pass_dump_set(NULL, NULL);
+    char *d = slurp(f);
+    CHECK(k != NULL);
+    if (!k)
+        return;
+    CHECK_HAS(d, "for r_outer in [0, +4):");
+    CHECK_HAS(d, "vectorized for l in [0, +8):");
+    CHECK_HAS(d, "S_lanes[l] = (S_lanes[l] + X[");
+    CHECK_HAS(d, "for r in [32, +5):");
+    CHECK_HAS(d, "M_lanes[l] = -inf");
+    static float X[3 * 37], S[3], M[3];
+    for (int i = 0; i < 3 * 37; i++)
+        X[i] = (float)((i * 7) % 19) - 9.0f;
+    X[40] = 30.0f;    /* row 1's maximum in the lanes, row 2's in the tail */
+    X[2 * 37 + 35] = 31.0f;
+    void *params[3] = {X, S, M};
+    CHECK_EQ(0, ir_interp(k, params, NULL));
+    for (int i = 0; i < 3; i++) {
+        float s = 0, m = -INFINITY;
+        for (int r = 0; r < 37; r++) {
+            s += X[i * 37 + r];
+            m = X[i * 37 + r] > m ? X[i * 37 + r] : m;
+        }
+        CHECK(S[i] == s);
+        CHECK(M[i] == m);
+    }
 }
 
 /* what --dump=NAME prints while lowering the unrolled matmul into one kernel */
@@ -151,13 +211,13 @@ int main(void)
 
     /* the pass lists, in the order the passes run */
     static const char *loop_names[] = {"simplify", "runtime-tails", "unroll", "peel-tails", "peel-heads", "unswitch",
-                                       "reduce-interchange", "tensorize", "check-loops"};
+                                       "reduce-interchange", "reduce-lanes", "tensorize", "check-loops"};
     static const char *model_names[] = {"partition", "run-time-loops", "value-dims", "prune-constants", "in-place",
                                         "arena"};
     int n = -1;
     const PassInfo *lp = lower_loop_passes(&n);
-    CHECK_EQ(9, n);
-    for (int i = 0; i < n && i < 9; i++) {
+    CHECK_EQ(10, n);
+    for (int i = 0; i < n && i < 10; i++) {
         CHECK_STR(loop_names[i], lp[i].name);
         CHECK(lp[i].what && strlen(lp[i].what) > 10);
     }
@@ -220,6 +280,7 @@ int main(void)
     CHECK_HAS(d, "kernel m_E after unroll:\n");
 
     test_maps();
+    test_lanes();
 
     ir_arena_free(a);
     return test_done("lower");

@@ -25,15 +25,37 @@ int layernorm(
         float Mean;
         float acc;
         acc = 0.0f;
-        for (int32_t l = 0; l < 768; ++l) {
-            acc = acc + X[r * 768 + l];
+        KGEN_ALIGN(64) float acc_lanes[8];
+        KGEN_VECTORIZE
+        for (int32_t l = 0; l < 8; ++l) {
+            acc_lanes[l] = -0.0f;
+        }
+        for (int32_t l_outer = 0; l_outer < 96; ++l_outer) {
+            KGEN_VECTORIZE
+            for (int32_t l = 0; l < 8; ++l) {
+                acc_lanes[l] = acc_lanes[l] + X[r * 768 + l_outer * 8 + l];
+            }
+        }
+        for (int32_t l = 0; l < 8; ++l) {
+            acc = acc + acc_lanes[l];
         }
         Mean = acc / 768.0f;
         float Var;
         float acc1;
         acc1 = 0.0f;
-        for (int32_t l = 0; l < 768; ++l) {
-            acc1 = acc1 + (X[r * 768 + l] - Mean) * (X[r * 768 + l] - Mean);
+        KGEN_ALIGN(64) float acc1_lanes[8];
+        KGEN_VECTORIZE
+        for (int32_t l = 0; l < 8; ++l) {
+            acc1_lanes[l] = -0.0f;
+        }
+        for (int32_t l_outer = 0; l_outer < 96; ++l_outer) {
+            KGEN_VECTORIZE
+            for (int32_t l = 0; l < 8; ++l) {
+                acc1_lanes[l] = acc1_lanes[l] + (X[r * 768 + l_outer * 8 + l] - Mean) * (X[r * 768 + l_outer * 8 + l] - Mean);
+            }
+        }
+        for (int32_t l = 0; l < 8; ++l) {
+            acc1 = acc1 + acc1_lanes[l];
         }
         Var = acc1 / 768.0f;
         for (int32_t lo = 0; lo < 48; ++lo) {

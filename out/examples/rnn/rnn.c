@@ -25,12 +25,23 @@ int rnn(
             for (int32_t ii = 0; ii < 16; ++ii) {
                 float acc;
                 acc = 0.0f;
-                for (int32_t j = 0; j < 32; ++j) {
-                    acc = acc + Wx[io * 512 + ii * 32 + j] * X[t * 32 + j];
+                KGEN_ALIGN(64) float acc_lanes[8];
+                KGEN_VECTORIZE
+                for (int32_t l = 0; l < 8; ++l) {
+                    acc_lanes[l] = -0.0f;
+                }
+                for (int32_t j_outer = 0; j_outer < 4; ++j_outer) {
+                    KGEN_VECTORIZE
+                    for (int32_t l = 0; l < 8; ++l) {
+                        acc_lanes[l] = acc_lanes[l] + Wx[io * 512 + ii * 32 + j_outer * 8 + l] * X[t * 32 + j_outer * 8 + l];
+                    }
+                }
+                for (int32_t l = 0; l < 8; ++l) {
+                    acc = acc + acc_lanes[l];
                 }
                 XW[t * 64 + io * 16 + ii] = acc + Bh[io * 16 + ii];
-            }
-        }
+            } /* ii */
+        } /* io */
     } /* t */
     for (int32_t i = 0; i < 64; ++i) {
         S[i] = H0[i];
@@ -39,12 +50,23 @@ int rnn(
         for (int32_t i = 0; i < 64; ++i) {
             float acc1;
             acc1 = 0.0f;
-            for (int32_t j = 0; j < 64; ++j) {
-                acc1 = acc1 + Uh[i * 64 + j] * S[t * 64 + j];
+            KGEN_ALIGN(64) float acc1_lanes[8];
+            KGEN_VECTORIZE
+            for (int32_t l = 0; l < 8; ++l) {
+                acc1_lanes[l] = -0.0f;
+            }
+            for (int32_t j_outer = 0; j_outer < 8; ++j_outer) {
+                KGEN_VECTORIZE
+                for (int32_t l = 0; l < 8; ++l) {
+                    acc1_lanes[l] = acc1_lanes[l] + Uh[i * 64 + j_outer * 8 + l] * S[t * 64 + j_outer * 8 + l];
+                }
+            }
+            for (int32_t l = 0; l < 8; ++l) {
+                acc1 = acc1 + acc1_lanes[l];
             }
             S[t * 64 + i + 64] = tanhf(XW[t * 64 + i] + acc1);
-        }
-    }
+        } /* i */
+    } /* t */
     for (int32_t t = 0; t < 16; ++t) {
         KGEN_VECTORIZE
         for (int32_t i = 0; i < 64; ++i) {

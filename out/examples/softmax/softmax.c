@@ -23,8 +23,19 @@ int softmax(const float *restrict X, float *restrict Y, void *restrict workspace
     for (int32_t r = 0; r < 128; ++r) {
         float Mx;
         Mx = -INFINITY;
-        for (int32_t l = 0; l < 1000; ++l) {
-            Mx = kgen_max_f32(Mx, X[r * 1000 + l]);
+        KGEN_ALIGN(64) float Mx_lanes[8];
+        KGEN_VECTORIZE
+        for (int32_t l = 0; l < 8; ++l) {
+            Mx_lanes[l] = -INFINITY;
+        }
+        for (int32_t l_outer = 0; l_outer < 125; ++l_outer) {
+            KGEN_VECTORIZE
+            for (int32_t l = 0; l < 8; ++l) {
+                Mx_lanes[l] = kgen_max_f32(Mx_lanes[l], X[r * 1000 + l_outer * 8 + l]);
+            }
+        }
+        for (int32_t l = 0; l < 8; ++l) {
+            Mx = kgen_max_f32(Mx, Mx_lanes[l]);
         }
         KGEN_ALIGN(64) float E[1000];
         for (int32_t eo = 0; eo < 62; ++eo) {
@@ -39,8 +50,19 @@ int softmax(const float *restrict X, float *restrict Y, void *restrict workspace
         }
         float Sm;
         Sm = 0.0f;
-        for (int32_t l = 0; l < 1000; ++l) {
-            Sm = Sm + E[l];
+        KGEN_ALIGN(64) float Sm_lanes[8];
+        KGEN_VECTORIZE
+        for (int32_t l = 0; l < 8; ++l) {
+            Sm_lanes[l] = -0.0f;
+        }
+        for (int32_t l_outer = 0; l_outer < 125; ++l_outer) {
+            KGEN_VECTORIZE
+            for (int32_t l = 0; l < 8; ++l) {
+                Sm_lanes[l] = Sm_lanes[l] + E[l_outer * 8 + l];
+            }
+        }
+        for (int32_t l = 0; l < 8; ++l) {
+            Sm = Sm + Sm_lanes[l];
         }
         for (int32_t lo = 0; lo < 62; ++lo) {
             KGEN_VECTORIZE

@@ -77,12 +77,21 @@ __global__ void __launch_bounds__(1) rnn_kernel_2(
         for (int32_t i = 0; i < 64; ++i) {
             float acc1;
             acc1 = 0.0f;
-            for (int32_t j = 0; j < 64; ++j) {
-                acc1 = acc1 + Uh[i * 64 + j] * S[t * 64 + j];
+            float acc1_lanes[8];
+            for (int32_t l = 0; l < 8; ++l) { /* vectorized */
+                acc1_lanes[l] = -0.0f;
+            }
+            for (int32_t j_outer = 0; j_outer < 8; ++j_outer) {
+                for (int32_t l = 0; l < 8; ++l) { /* vectorized */
+                    acc1_lanes[l] = acc1_lanes[l] + Uh[i * 64 + j_outer * 8 + l] * S[t * 64 + j_outer * 8 + l];
+                }
+            }
+            for (int32_t l = 0; l < 8; ++l) {
+                acc1 = acc1 + acc1_lanes[l];
             }
             S[t * 64 + i + 64] = tanhf(XW[t * 64 + i] + acc1);
-        }
-    }
+        } /* i */
+    } /* t */
 }
 
 /* rnn_kernel, launch 4 of 4

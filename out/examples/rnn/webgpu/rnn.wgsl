@@ -318,8 +318,17 @@ fn rnn_kernel_2(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         for (var i: i32 = 0; i < 64; i++) {
             var acc1: f32;
             acc1 = 0.0f;
-            for (var j: i32 = 0; j < 64; j++) {
-                acc1 = acc1 + ld_Uh(i * 64 + j) * ld_S(t * 64 + j);
+            var acc1_lanes: array<f32, 8>;
+            for (var l: i32 = 0; l < 8; l++) { // vectorized
+                acc1_lanes[l] = -0.0f;
+            }
+            for (var j_outer: i32 = 0; j_outer < 8; j_outer++) {
+                for (var l: i32 = 0; l < 8; l++) { // vectorized
+                    acc1_lanes[l] = acc1_lanes[l] + ld_Uh(i * 64 + j_outer * 8 + l) * ld_S(t * 64 + j_outer * 8 + l);
+                }
+            }
+            for (var l: i32 = 0; l < 8; l++) {
+                acc1 = acc1 + acc1_lanes[l];
             }
             st_S(t * 64 + i + 64, kg_tanh(ld_XW(t * 64 + i) + acc1));
         }
