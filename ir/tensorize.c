@@ -558,12 +558,12 @@ static Stmt *tighten(Stmt *s, void *ctx)
     int64_t m = n;
     for (int i = 0; i < parts.n; i++) {
         Expr *g = parts.items[i];
+        /* (an affine comparison holds on a half-line: on [0, k) when it holds there and
+         * not at n - 1) */
         int64_t k = 0, v;
         while (k < n && ir_expr_is_const(ir_simplify(at(g, j, k), NULL), &v) && v)
             k++;
-        int prefix = k < n ? ir_expr_is_const(ir_simplify(at(g, j, k), NULL), &v) && !v : 1;
-        for (int64_t q = k + 1; prefix && q < n; q++)
-            prefix = ir_expr_is_const(ir_simplify(at(g, j, q), NULL), &v) && !v;
+        int prefix = k == n || (ir_expr_is_const(ir_simplify(at(g, j, n - 1), NULL), &v) && !v);
         if (prefix && ir_expr_uses_var(g, j))
             m = k < m ? k : m;
         else

@@ -66,8 +66,8 @@ static int match_update(Stmt *s, const Var *r, Update *u)
     return 0;
 }
 
-/* ir_expr_find's visitor: a load that varies along r at another stride than 1 (a gather,
- * once vectorized), ctx->var; ctx->unit counts the loads at stride 1. */
+/* ir_expr_find's visitor: a load that varies along ctx->r at another stride than 1 (a
+ * gather, once vectorized); ctx->unit counts the loads at stride 1. */
 typedef struct {
     Var *r;
     int unit;
@@ -126,13 +126,11 @@ static Stmt *lanes_loop(Stmt *loop)
     int64_t size = (int64_t)count * LANES;
     Buffer *lane = ir_buffer_new(ir_fmt("%s_lanes", u[0].acc->name), DT_F32, 1, &size, SCOPE_LOCAL);
     Var *l = ir_var_new("l", DT_INDEX), *ro = ir_var_new(ir_fmt("%s_outer", r->name), DT_INDEX);
-    Stmt **init = ir_alloc(sizeof *init * (size_t)count), **step = ir_alloc(sizeof *step * (size_t)count),
-         **out = ir_alloc(sizeof *out * (size_t)count);
+    Stmt **step = ir_alloc(sizeof *step * (size_t)count), **out = ir_alloc(sizeof *out * (size_t)count);
     int64_t chunks = n / LANES;
     Expr *at_r = ir_add(ir_mul(ir_varref(ro), ir_idx(LANES)), ir_varref(l));
     for (int i = 0; i < count; i++) {
         Expr *li = ir_add(ir_idx((int64_t)i * LANES), ir_varref(l));
-        init[i] = ir_for(l, ir_idx(0), ir_idx(LANES), FOR_VECTORIZED, ir_store(lane, li, identity(u[i].op)));
         Expr *term = ir_subst(u[i].term, &r, &at_r, 1);
         step[i] = guarded(&u[i], ir_for(l, ir_idx(0), ir_idx(LANES), FOR_VECTORIZED,
                                         ir_store(lane, li, fold(&u[i], ir_load(lane, li), term))));
@@ -140,17 +138,20 @@ static Stmt *lanes_loop(Stmt *loop)
                                        ir_store(u[i].acc, u[i].at, fold(&u[i], ir_load(u[i].acc, u[i].at),
                                                                         ir_load(lane, li)))));
     }
-    /* (one nest sets every lane where the identities agree) */
+    /* the lanes' identities: one nest where they agree, else a loop per accumulator */
     int same = 1;
     for (int i = 1; i < count; i++)
         same &= u[i].op == u[0].op;
+    Var *k = ir_var_new("k", DT_INDEX);
+    Stmt **init = ir_alloc(sizeof *init * (size_t)count);
+    for (int i = 0; i < (same ? 1 : count); i++) {
+        Expr *at = same ? ir_add(ir_mul(ir_varref(k), ir_idx(LANES)), ir_varref(l))
+                        : ir_add(ir_idx((int64_t)i * LANES), ir_varref(l));
+        init[i] = ir_for(l, ir_idx(0), ir_idx(LANES), FOR_VECTORIZED, ir_store(lane, at, identity(u[i].op)));
+    }
     Stmt *parts[4];
     int np = 0;
-    Var *k = ir_var_new("k", DT_INDEX);
-    Expr *kl = ir_add(ir_mul(ir_varref(k), ir_idx(LANES)), ir_varref(l));
-    parts[np++] = same ? ir_for(k, ir_idx(0), ir_idx(count), FOR_SERIAL,
-                                ir_for(l, ir_idx(0), ir_idx(LANES), FOR_VECTORIZED, ir_store(lane, kl, identity(u[0].op))))
-                       : ir_seq(init, count);
+    parts[np++] = same ? ir_for(k, ir_idx(0), ir_idx(count), FOR_SERIAL, init[0]) : ir_seq(init, count);
     parts[np++] = ir_for(ro, ir_idx(0), ir_idx(chunks), FOR_SERIAL, ir_seq(step, count));
     if (n % LANES)
         parts[np++] = ir_for_like(loop, ir_idx(chunks * LANES), ir_idx(n % LANES), body);

@@ -290,15 +290,19 @@ static int64_t tile_size(int64_t extent, int64_t want)
     return want;
 }
 
-/* A register tile's rows: tile_size's divisor, else the extent split into equal tiles of
- * at most want (13 rows: 7 and 6, not 8 and 5: the guarded last tile wastes less). */
+/* A register tile's rows: tile_size's divisor, else (even_rows) the extent split into
+ * equal tiles of at most want (13 rows: 7 and 6, not 8 and 5: the guarded last tile wastes
+ * less). */
+static int64_t even_rows(int64_t extent, int64_t want)
+{
+    int64_t tiles = (extent + want - 1) / want;
+    return (extent + tiles - 1) / tiles;
+}
+
 static int64_t tile_rows(int64_t extent, int64_t want)
 {
     int64_t v = tile_size(extent, want);
-    if (extent % v == 0)
-        return v;
-    int64_t tiles = (extent + want - 1) / want;
-    return (extent + tiles - 1) / tiles;
+    return extent % v == 0 ? v : even_rows(extent, want);
 }
 
 /* The vectorized columns of a tile: a multiple of 4 lanes that divides the extent (1000
@@ -1165,10 +1169,8 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         /* AVX2's rows of two vectors: a divisor of 4 rows leaves 8 accumulators, too few to
          * keep two FMA units busy; 6-row tiles with a guarded last one instead (ConvNeXt's
          * [56, 56, 96] x [96, 384]: 4 rows 5.5 ms, 6 rows 2.8 ms; 7 rows stay 4 and 3) */
-        if (avx2 && row_vecs == 2 && row_budget == 12 && A < 5 && aext > 6) {
-            int64_t tiles = (aext + 5) / 6;
-            A = (aext + tiles - 1) / tiles;
-        }
+        if (avx2 && row_vecs == 2 && row_budget == 12 && A < 5 && aext > 6)
+            A = even_rows(aext, 6);
         /* a matmul's constant weights in panels of the tile's columns */
         if (tile->vectorize && V >= 4)
             weight_panels(s, P, V);
@@ -1180,9 +1182,10 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
          * 80, 160 and 320 columns: 35 -> 45 GMAC/s); a divisor of 4 stays with 14 rows (gcc
          * then unrolls the channel loop and reloads each weight vector per FMA: ResNet-18's
          * 56-column convs ran 1.8x slower) */
-        if (avx2 && row_vecs == 1 && ic >= 0 && ((IterVar *)E->leaf.items[ic])->extent % 2 == 0 &&
-            tile_size(aext, 6) >= 5 && aext % tile_size(aext, 6) == 0 && A > 6) {
-            A = tile_size(aext, 6);
+        int64_t two = tile_size(aext, 6);
+        if (avx2 && row_vecs == 1 && ic >= 0 && ((IterVar *)E->leaf.items[ic])->extent % 2 == 0 && two >= 5 &&
+            aext % two == 0 && A > 6) {
+            A = two;
             budget = 2 * A;
         }
         int64_t B = 1, vecs = A * row_vecs;
