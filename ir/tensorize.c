@@ -359,9 +359,16 @@ static int implied_here(Pass *P, Expr *g, const PtrVec *facts)
     Expr *x = ir_simplify(g, &P->m);
     if (ir_expr_is_const(x, &v))
         return v != 0;
-    for (int i = 0; i < facts->n; i++)
-        if (ir_expr_equal(x, facts->items[i]))
+    for (int i = 0; i < facts->n; i++) {
+        const Expr *f = facts->items[i];
+        if (ir_expr_equal(x, f))
             return 1;
+        /* a' < b gives a < b where a' - a is a constant d >= 0 (a tile's last row) */
+        if (x->kind == E_BIN && x->u.bin.op == OP_LT && f->kind == E_BIN && f->u.bin.op == OP_LT &&
+            ir_expr_equal(x->u.bin.b, f->u.bin.b) &&
+            ir_expr_is_const(ir_simplify(ir_sub(f->u.bin.a, x->u.bin.a), &P->m), &v) && v >= 0)
+            return 1;
+    }
     return 0;
 }
 
@@ -581,9 +588,88 @@ static Stmt *tighten(Stmt *s, void *ctx)
  * last tile's where the condition fails at the last value of a tile index only, which that
  * copy then takes as a constant (its guards on the columns become constant bounds: a 5-
  * column tail is a loop of 5, its accumulators in registers again). */
+/* The conditions of the ifs in s (without an else, not versioned) that nothing bound in
+ * the tile changes and that read no memory: the guards of a tile's rows (a tile of 5 rows
+ * over a run-time count, `o * 5 + 4 < E`, every row under its own); none where the tile
+ * holds a barrier. */
+static int row_guards(const Pass *P, const Stmt *s, const Stmt *tile, PtrVec *out)
+{
+    if (!s)
+        return 1;
+    switch (s->kind) {
+    case S_FOR: return row_guards(P, s->u.loop.body, tile, out);
+    case S_LET: return row_guards(P, s->u.let.body, tile, out);
+    case S_ALLOC: return row_guards(P, s->u.alloc.body, tile, out);
+    case S_BARRIER: return 0;
+    case S_IF: {
+        Expr *c = s->u.cond.cond;
+        if (!s->u.cond.els && !is_versioned(P, s) && !uses_bound(tile, c) && !ir_expr_reads_memory(c) &&
+            out->n < 64) {
+            int dup = 0;
+            for (int i = 0; i < out->n && !dup; i++)
+                dup = ir_expr_equal(out->items[i], c);
+            if (!dup)
+                ir_vec_push(out, c, 64, "row guards");
+        }
+        return row_guards(P, s->u.cond.then, tile, out) && row_guards(P, s->u.cond.els, tile, out);
+    }
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!row_guards(P, s->u.seq.items[i], tile, out))
+                return 0;
+        return 1;
+    default: return 1;
+    }
+}
+
+/* Of the tile's row guards, the one that implies the most others (the last row's), where
+ * it implies two at least; or NULL. */
+static Expr *row_cond(Pass *P, Stmt *tile)
+{
+    PtrVec g = {0};
+    if (!row_guards(P, tile->u.alloc.body, tile, &g) || g.n < 2)
+        return NULL;
+    Expr *best = NULL;
+    int most = 1;
+    for (int i = 0; i < g.n; i++) {
+        PtrVec facts = {0};
+        if (!conjuncts(g.items[i], NULL, &facts))
+            continue;
+        int n = 0;
+        for (int k = 0; k < g.n; k++) {
+            PtrVec parts = {0};
+            int ok = conjuncts(g.items[k], NULL, &parts);
+            for (int q = 0; ok && q < parts.n; q++)
+                ok = implied_here(P, parts.items[q], &facts);
+            n += ok;
+        }
+        if (n > most)
+            best = g.items[i], most = n;
+    }
+    return best;
+}
+
 static Stmt *whole_tiles(Pass *P, Stmt *s)
 {
     Expr *c = s->u.alloc.buf->scope == SCOPE_LOCAL ? tile_cond(P, s->u.alloc.body, s) : NULL;
+    if (!c && s->u.alloc.buf->scope == SCOPE_LOCAL && (c = row_cond(P, s))) {
+        /* no versioned condition, but rows under guards: the tiles whose last row's guard
+         * holds have none of the guards it implies (their accumulators in registers), the
+         * others stay as they were */
+        PtrVec facts = {0};
+        conjuncts(c, NULL, &facts);
+        Inner in = {{0}, {0}, {0}, 0};
+        Stmt *rest = s;
+        Expr *x;
+        int64_t last;
+        if (last_tile(P, c, &x, &last)) {   /* (the last tile's rows then known: 13 = 3 x 4 + 1) */
+            Replace rp = {x, ir_idx(last)};
+            rest = ir_simplify_stmt(replace_stmt(rest, &rp));
+        }
+        Stmt *r = ir_if(c, assume(P, s, c, &facts, 1, &in), rest);
+        r->u.cond.likely = 1;
+        return r;
+    }
     if (!c)
         return s;
     PtrVec facts = {0};

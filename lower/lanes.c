@@ -22,7 +22,9 @@
  *
  * Sums (f32) then add their terms in another order, LANES partial sums, as every vectorized
  * library's reductions do; max and min give the same result (NaN included: kgen's max and
- * min pass a NaN on from either side). Loops inside GPU threads are left alone. */
+ * min pass a NaN on from either side). N may be decided at run time (a softmax over a
+ * row of H * W / 16 tokens): the chunks and the rest are then counted at run time. Loops
+ * inside GPU threads are left alone. */
 #include "passes.h"
 
 #include <math.h>
@@ -78,9 +80,13 @@ static int bad_load(const Expr *e, const void *ctx)
     Strides *c = (Strides *)ctx;
     if (e->kind != E_LOAD || !ir_expr_uses_var(e->u.load.index, c->r))
         return 0;
-    int64_t coef;
-    RangeMap m = {0};
-    if (!ir_index_affine(e->u.load.index, &m, &c->r, 1, &coef) || coef != 1)
+    /* the index one further along r, less the index: 1 (its other terms, run-time
+     * extents' products included, cancel) */
+    Expr *next = ir_add(ir_varref(c->r), ir_idx(1));
+    int64_t step;
+    if (!ir_expr_is_const(ir_simplify(ir_sub(ir_subst(e->u.load.index, &c->r, &next, 1), e->u.load.index), NULL),
+                          &step) ||
+        step != 1)
         return 1;
     c->unit++;
     return 0;
@@ -102,11 +108,12 @@ static Stmt *guarded(const Update *u, Stmt *s) { return u->cond ? ir_if(u->cond,
 /* The loop rewritten, or NULL where it does not take the pass. */
 static Stmt *lanes_loop(Stmt *loop)
 {
-    int64_t min, n;
-    if (loop->u.loop.kind != FOR_SERIAL || !ir_expr_is_const(loop->u.loop.min, &min) || min != 0 ||
-        !ir_expr_is_const(loop->u.loop.extent, &n) || n < 2 * LANES)
-        return NULL;
+    int64_t min, n = -1;
     Var *r = loop->u.loop.var;
+    Expr *ext = loop->u.loop.extent;
+    if (loop->u.loop.kind != FOR_SERIAL || !ir_expr_is_const(loop->u.loop.min, &min) || min != 0 ||
+        (ir_expr_is_const(ext, &n) && n < 2 * LANES) || ir_expr_uses_var(ext, r) || ir_expr_reads_memory(ext))
+        return NULL;
     Stmt *body = loop->u.loop.body;
     Stmt **items = body->kind == S_SEQ ? body->u.seq.items : &body;
     int count = body->kind == S_SEQ ? body->u.seq.n : 1;
@@ -127,7 +134,9 @@ static Stmt *lanes_loop(Stmt *loop)
     Buffer *lane = ir_buffer_new(ir_fmt("%s_lanes", u[0].acc->name), DT_F32, 1, &size, SCOPE_LOCAL);
     Var *l = ir_var_new("l", DT_INDEX), *ro = ir_var_new(ir_fmt("%s_outer", r->name), DT_INDEX);
     Stmt **step = ir_alloc(sizeof *step * (size_t)count), **out = ir_alloc(sizeof *out * (size_t)count);
-    int64_t chunks = n / LANES;
+    /* a run-time extent (n < 0): chunks and the tail counted at run time */
+    Expr *chunks = n >= 0 ? ir_idx(n / LANES) : ir_bin(OP_FLOORDIV, ext, ir_idx(LANES));
+    Expr *done = n >= 0 ? ir_idx(n / LANES * LANES) : ir_mul(chunks, ir_idx(LANES));
     Expr *at_r = ir_add(ir_mul(ir_varref(ro), ir_idx(LANES)), ir_varref(l));
     for (int i = 0; i < count; i++) {
         Expr *li = ir_add(ir_idx((int64_t)i * LANES), ir_varref(l));
@@ -152,9 +161,9 @@ static Stmt *lanes_loop(Stmt *loop)
     Stmt *parts[4];
     int np = 0;
     parts[np++] = same ? ir_for(k, ir_idx(0), ir_idx(count), FOR_SERIAL, init[0]) : ir_seq(init, count);
-    parts[np++] = ir_for(ro, ir_idx(0), ir_idx(chunks), FOR_SERIAL, ir_seq(step, count));
-    if (n % LANES)
-        parts[np++] = ir_for_like(loop, ir_idx(chunks * LANES), ir_idx(n % LANES), body);
+    parts[np++] = ir_for(ro, ir_idx(0), chunks, FOR_SERIAL, ir_seq(step, count));
+    if (n < 0 || n % LANES)
+        parts[np++] = ir_for_like(loop, done, n >= 0 ? ir_idx(n % LANES) : ir_bin(OP_SUB, ext, done), body);
     parts[np++] = ir_seq(out, count);
     return ir_allocate(lane, ir_seq(parts, np));
 }

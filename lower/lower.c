@@ -245,8 +245,9 @@ static int runtime_loop(const IterVar *iv)
 }
 
 /* Is st a GPU stage (a loop bound to a GPU index)? Its fused run-time axes iterate over
- * the run-time extents (the grid shrinks with them); a CPU stage's fused axes keep the
- * bound's constant divisors. */
+ * the run-time extents (the grid shrinks with them); so do a CPU stage's parallel ones
+ * (threads share the work there is); its other fused axes keep the bound's constant
+ * divisors. */
 static int stage_is_gpu(const Stage *st)
 {
     for (int i = 0; i < st->leaf.n; i++)
@@ -653,9 +654,10 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
         } else {
             IvInfo *oi = ivm(&ivs, rel->outer, 0), *ii = ivm(&ivs, rel->inner, 0), *fi = ivm(&ivs, rel->fused, 1);
             fi->ext = oi->ext * ii->ext;
-            /* a GPU stage's fused run-time axis: the product of the run-time extents, taken
-             * apart by them below (its parts exact: only the fused axis is guarded) */
-            if (gpu && (oi->dext || ii->dext)) {
+            /* a GPU stage's fused run-time axis, or a CPU stage's parallel one: the product
+             * of the run-time extents, taken apart by them below (its parts exact: only the
+             * fused axis is guarded) */
+            if ((gpu || rel->fused->ann == ANN_PARALLEL) && (oi->dext || ii->dext)) {
                 fi->dext = ir_simplify(ir_bin(OP_MUL, oi->dext ? oi->dext : ir_idx(oi->ext),
                                               ii->dext ? ii->dext : ir_idx(ii->ext)), NULL);
                 oi->exact = ii->exact = 1;
@@ -697,10 +699,19 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 ir_vec_push(rel->parent->kind == IV_REDUCE ? &rguards : &guards,
                             ir_bin(OP_LT, pi->value, ir_idx(pi->ext)), 1 << 20, "guards");
         } else {
-            IvInfo *fi = ivm(&ivs, rel->fused, 0), *ii = ivm(&ivs, rel->inner, 0);
+            IvInfo *fi = ivm(&ivs, rel->fused, 0), *ii = ivm(&ivs, rel->inner, 0), *oi = ivm(&ivs, rel->outer, 0);
             Expr *f = fi->value, *ie = fi->dext && ii->dext ? ii->dext : ir_idx(ii->ext);
-            ivm(&ivs, rel->outer, 0)->value = ir_bin(OP_FLOORDIV, f, ie);
+            oi->value = ir_bin(OP_FLOORDIV, f, ie);
             ii->value = ir_bin(OP_FLOORMOD, f, ie);
+            /* a CPU stage's constant outer part over a run-time inner one: f / E stays
+             * below the part's extent, which the simplifier cannot see through E; said
+             * as a min (0 for a single one) so the regions read from it need no guards
+             * (a guarded tile with an unguarded copy out reads as uninitialised to gcc) */
+            if (!gpu && fi->dext && ii->dext && !oi->dext) {
+                oi->value = oi->ext == 1 ? ir_idx(0) : ir_bin(OP_MIN, oi->value, ir_idx(oi->ext - 1));
+                if (oi->ext == 1)
+                    ii->value = f;
+            }
         }
     }
     /* a fused run-time axis whose loops do not end at its extent exactly (split, or a

@@ -7,8 +7,8 @@
  * decided at run time (--input-shape x=1,3,32..224,W): without it every column of every
  * tile is guarded, and compilers keep a tile's accumulators in memory. Without a chunk
  * loop (the whole extent fits one tile at the bound) the tile runs in versions by E's
- * value, a vector loop over the bound over [0, E); a parallel loop of channels and rows
- * fused over the rows' bound runs over their extent (the sections below).
+ * value, a vector loop over the bound over [0, E) (the section below). (A parallel loop of
+ * fused axes over run-time extents runs to their product from the start: lower.c.)
  * requires: a simplified nest, before unrolling (a tile's unrolled column loop is shortened in the
  * last chunk); breaks: nothing (the simplifier runs after it).
  */
@@ -511,64 +511,4 @@ static Stmt *whole_tiles(Stmt *s, void *ctx)
     return vector_lanes(ir_stmt_map(s, whole_tiles, NULL, ctx));
 }
 
-/* ---------------------------------------------------------------- a fused loop over a bound
- *
- * A parallel loop over channels and rows fused, n = c * Hb + h, the rows' extent E decided
- * at run time: its body is under `n % Hb < E`, and at a small extent most iterations do
- * nothing (threaded, the work falls to the first threads). It runs over c * E instead, n %
- * Hb being n % E there, n / Hb n / E, and n (n / E) * Hb + n % E. */
-
-typedef struct {
-    Var *n;
-    Expr *guard, *E;
-    int64_t Hb;
-    BinOp div, mod;
-} Fused;
-
-static int is_of_n(const Expr *e, const Fused *f, BinOp op)
-{
-    int64_t b;
-    return e->kind == E_BIN && e->u.bin.op == op && e->u.bin.a->kind == E_VAR && e->u.bin.a->u.var == f->n &&
-           ir_expr_is_const(e->u.bin.b, &b) && b == f->Hb;
-}
-
-static Expr *refuse_expr(Expr *e, void *ctx)
-{
-    Fused *f = ctx;
-    if (ir_expr_equal(e, f->guard))
-        return ir_bool(1);
-    if (is_of_n(e, f, f->mod))
-        return ir_bin(f->mod, ir_varref(f->n), f->E);
-    if (is_of_n(e, f, f->div))
-        return ir_bin(f->div, ir_varref(f->n), f->E);
-    if (e->kind == E_VAR && e->u.var == f->n)
-        return ir_add(ir_mul(ir_bin(f->div, ir_varref(f->n), f->E), ir_idx(f->Hb)), ir_bin(f->mod, ir_varref(f->n), f->E));
-    return ir_expr_map(e, refuse_expr, ctx);
-}
-
-static Stmt *refuse(Stmt *s, void *ctx) { return ir_stmt_map(s, refuse, refuse_expr, ctx); }
-
-static Stmt *fused_extent(Stmt *s, void *ctx)
-{
-    s = ir_stmt_map(s, fused_extent, NULL, ctx);
-    int64_t N, lo, hi;
-    Stmt *b = s->kind == S_FOR ? s->u.loop.body : NULL;
-    if (!b || s->u.loop.kind != FOR_PARALLEL || !ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 ||
-        !ir_expr_is_const(s->u.loop.extent, &N) || b->kind != S_IF || b->u.cond.els)
-        return s;
-    Expr *c = b->u.cond.cond;
-    if (c->kind != E_BIN || c->u.bin.op != OP_LT)
-        return s;
-    Fused f = {s->u.loop.var, c, c->u.bin.b, 0, OP_DIV, OP_MOD};
-    Expr *m = c->u.bin.a;
-    if (m->kind == E_BIN && m->u.bin.op == OP_FLOORMOD)
-        f.div = OP_FLOORDIV, f.mod = OP_FLOORMOD;
-    if (!ir_expr_is_const(m->kind == E_BIN ? m->u.bin.b : m, &f.Hb) || !is_of_n(m, &f, f.mod) || f.Hb <= 0 ||
-        N % f.Hb != 0 || !ir_expr_find(f.E, is_runtime, NULL) || ir_expr_find(f.E, not_dim, NULL) ||
-        ir_expr_reads_memory(f.E) || !ir_const_bounds(f.E, NULL, &lo, &hi) || lo < 1 || hi > f.Hb)
-        return s;
-    Expr *ext = ir_simplify(ir_mul(ir_idx(N / f.Hb), f.E), NULL);
-    return ir_for_like(s, s->u.loop.min, ext, refuse(b->u.cond.then, &f));
-}
-
-Stmt *lower_runtime_tails(Stmt *s) { return fused_extent(whole_tiles(tails(s, NULL), NULL), NULL); }
+Stmt *lower_runtime_tails(Stmt *s) { return whole_tiles(tails(s, NULL), NULL); }

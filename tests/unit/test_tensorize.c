@@ -133,6 +133,29 @@ static void test_primitive(void)
                     count(c, "CC[j + 48] = CC[j + 48] + A[io * 36 + k + 27] * B[k * 40 + j + 32];"));
     CHECK_EQ(5, count(c, "for (int32_t j = 0; j < 8; ++j) {"));
 
+    /* 13 rows in tiles of 4, the columns whole: where the last row's guard holds, the tile
+     * has none (4 calls a step, unguarded); the last tile (io = 3) is its one row */
+    const char *rows = "param M = 13\nparam N = 32\nparam K = 9\n"
+                       "input A : f32[M, K]\ninput B : f32[K, N]\n"
+                       "output C[i < M, j < N] = sum(k < K: A[i, k] * B[k, j])\n"
+                       "schedule c {\n"
+                       "    CC = cache_write(C, local)\n"
+                       "    io, jo, ii, ji = tile(C, i, j, 4, 16)\n"
+                       "    compute_at(CC, C, jo)\n"
+                       "    reorder(CC, k, i, j)\n"
+                       "    unroll(CC, i)\n"
+                       "    tensorize(CC, j, fma_bcast_f32x16)\n"
+                       "}\n";
+    CHECK_EQ(0, parse(rows));
+    c = print(mod.sched);
+    CHECK(c != NULL);
+    CHECK_EQ(1, count(c, "if (KGEN_LIKELY(io * 4 + 3 < 13)) {"));
+    CHECK_EQ(0, count(c, "if (io * 4 + 1 < 13)"));
+    CHECK_HAS(c, "    kgen_fma_bcast_f32x16(&CC[48], A[io * 36 + k + 27], &B[k * 32 + jo * 16]);\n"
+                 "                }");
+    CHECK_HAS(c, "kgen_fma_bcast_f32x16(CC, A[k + 108], &B[k * 32 + jo * 16]);");
+    CHECK_EQ(5, count(c, "kgen_fma_bcast_f32x16("));
+
     /* the generic name takes the widest micro-kernels that fit: 16 = one call */
     const char *gen = MATMUL_HEAD "schedule c {\n"
                                   "    CC = cache_write(C, local)\n"
