@@ -176,6 +176,48 @@ static int readers(Schedule *s, Stage *st, Stage **out, int max)
     return n;
 }
 
+/* How many times st's body would run per element of the stages it ends in, were it
+ * inlined: its reads by each reader, times the reader's own count where that reader is
+ * inlined (decided already: inlining goes from the last stage back). A linear Resize
+ * reads its input 4 times; a nearest one inlined into it, reading a stage once, runs that
+ * stage 4 times. Capped at cap. */
+static int64_t evaluations(Schedule *s, const Stage *st, int64_t cap, int depth)
+{
+    int64_t n = 0;
+    for (int i = 0; i < s->stages.n && n < cap; i++) {
+        Stage *r = s->stages.items[i];
+        if (r == st || !ir_tensor_reads(r->t, st->t))
+            continue;
+        int64_t k = reads_count(r->t, st->t);
+        if (r->attach == ATTACH_INLINE && k > 0)
+            k *= depth < 8 ? evaluations(s, r, cap, depth + 1) : cap;
+        n += k;
+    }
+    return n < cap ? n : cap;
+}
+
+/* Would inlining st repeat its work: a body of more than REPEAT_OPS value operations (a
+ * linear Resize's weights and taps, not a bias add) whose values end, through one reader
+ * at a time, in a stage with more elements than st has (an upsampling Resize: each of
+ * st's values computed again for every output that reads it)? */
+enum { REPEAT_OPS = 8 };
+
+static int repeats_work(Schedule *s, Stage *st)
+{
+    if (value_ops(st->t->body, REPEAT_OPS) <= REPEAT_OPS)
+        return 0;
+    Stage *r = st;
+    for (int depth = 0; depth < 8; depth++) {
+        Stage *rd[2];
+        if (readers(s, r, rd, 2) != 1)
+            return 0;
+        r = rd[0];
+        if (r->attach != ATTACH_INLINE)
+            break;
+    }
+    return r != st && r->attach != ATTACH_INLINE && ir_tensor_numel(r->t) > ir_tensor_numel(st->t);
+}
+
 /* The one stage that consumes st's tensor once inlined stages are substituted: every
  * reader of st is that stage or an inlined stage that it consumes in turn, each reading at
  * its own position with st's shape (SiLU's Mul, reading a conv's bias add directly and
@@ -990,7 +1032,8 @@ static int fuse_pass(Schedule *s, const unsigned char *keep)
                 repeated = (r->t->kind == T_COMPUTE && read_in_reduce(r->t->body, t, 0)) || r->t->kind == T_SCAN ||
                            in_reduce_context(s, k, memo, 0);
         }
-        int once = !repeated && ((n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE) ||
+        int once = !repeated && ((n == 1 && reads_count(rd[0]->t, t) == 1 && rd[0]->t->kind == T_COMPUTE &&
+                                  evaluations(s, st, 2, 0) == 1 && !repeats_work(s, st)) ||
                                  cheap_repeated_step(s, st));
         /* an index shuffle is free to inline, except a guarded one (padding) inside a
          * reduction over channels: its guard would sit in the innermost loop; materialize
