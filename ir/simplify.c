@@ -828,6 +828,27 @@ Expr *ir_mul(Expr *a, Expr *b) { return simp(ir_bin(OP_MUL, a, b), NULL); }
 
 /* ---------------------------------------------------------------- statements */
 
+/* `v < E` where v's loop runs over [0, E) exactly (a CPU loop over an extent decided at
+ * run time, which the ranges do not bound): true */
+typedef struct {
+    Var *v;
+    Expr *ext;
+    int hits;
+} InLoop;
+
+static Expr *in_loop_expr(Expr *e, void *ctx)
+{
+    InLoop *l = ctx;
+    if (e->kind == E_BIN && e->u.bin.op == OP_LT && e->u.bin.a->kind == E_VAR && e->u.bin.a->u.var == l->v &&
+        ir_expr_equal(e->u.bin.b, l->ext)) {
+        l->hits++;
+        return ir_bool(1);
+    }
+    return ir_expr_map(e, in_loop_expr, ctx);
+}
+
+static Stmt *in_loop(Stmt *s, void *ctx) { return ir_stmt_map(s, in_loop, in_loop_expr, ctx); }
+
 static Stmt *simp_stmt(Stmt *s, RangeMap *m)
 {
     if (!s)
@@ -847,6 +868,14 @@ static Stmt *simp_stmt(Stmt *s, RangeMap *m)
         if (known)
             ir_range_push(m, s->u.loop.var, lo, hi + ehi - 1);
         Stmt *body = simp_stmt(s->u.loop.body, m);
+        int64_t z;
+        if (body && (s->u.loop.kind == FOR_SERIAL || s->u.loop.kind == FOR_PARALLEL) &&
+            ir_expr_is_const(min, &z) && z == 0 && !ir_expr_is_const(ext, NULL)) {
+            InLoop l = {s->u.loop.var, ext, 0};
+            Stmt *b = in_loop(body, &l);
+            if (l.hits)
+                body = simp_stmt(b, m);
+        }
         if (known)
             ir_range_pop(m);
         if (!body)

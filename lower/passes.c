@@ -58,6 +58,12 @@ static int run_interchange(Stmt **s)
     return 0;
 }
 
+static int run_divisions(Stmt **s)
+{
+    *s = lower_runtime_divisions(*s);
+    return 0;
+}
+
 static int run_lanes(Stmt **s)
 {
     *s = lower_reduce_lanes(*s);
@@ -86,6 +92,9 @@ static const LoopPass loop_passes[] = {
      run_lanes, RESIMPLIFY_CHANGED},
     {{"tensorize", "tensorized loops checked against their micro-kernel's pattern (ir/tensorize.c)"}, ir_tensorize,
      RESIMPLIFY_NO},
+    {{"runtime-divisions", "a serial loop dividing by a run-time divisor steps the quotient and remainder "
+                           "instead"},
+     run_divisions, RESIMPLIFY_NO},
     {{"check-loops", "vector loops have constant extents, parallel loops do not nest"}, lower_check_loops,
      RESIMPLIFY_NO},
 };

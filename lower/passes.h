@@ -55,6 +55,7 @@ int lower_finish(Stmt **b, const char *kernel);
 
 Stmt *lower_unroll(Stmt *s);       /* unroll.c */
 Stmt *lower_runtime_tails(Stmt *s);   /* tails.c */
+Stmt *lower_runtime_divisions(Stmt *s);   /* divs.c */
 Stmt *lower_peel_tails(Stmt *s);   /* peel.c */
 Stmt *lower_peel_heads(Stmt *s);
 Stmt *lower_unswitch(Stmt *s);     /* unswitch.c */

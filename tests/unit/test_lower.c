@@ -3,6 +3,7 @@
  * after a loop pass, the model's kernels and arena plan after a model pass; and the
  * rebuilding walks the passes use (ir_expr_map, ir_stmt_map: ir/map.c). */
 #include "../../lower/lower.h"
+#include "../../lower/passes.h"
 #include "test.h"
 
 #include <math.h>
@@ -125,6 +126,71 @@ static void test_lanes(void)
     }
 }
 
+/* runtime-divisions: Y[w] = floor(e / D) * 1000 + e mod D, e = 7 w + 3 D - 20 (negative
+ * at first), D decided at run time: the loop steps a quotient and a remainder instead, and
+ * computes what it did, for every D tried */
+static void test_divisions(void)
+{
+    Var *D = ir_var_new("D", DT_INDEX), *w = ir_var_new("w", DT_INDEX);
+    D->is_dim = 1, D->lo = 1, D->hi = 50;
+    int64_t n = 40;
+    Buffer *Y = ir_buffer_new("Y", DT_F32, 1, &n, SCOPE_PARAM);
+    Expr *e = ir_bin(OP_ADD, ir_bin(OP_MUL, ir_varref(w), ir_idx(7)),
+                     ir_bin(OP_SUB, ir_bin(OP_MUL, ir_varref(D), ir_idx(3)), ir_idx(20)));
+    Expr *v = ir_bin(OP_ADD, ir_bin(OP_MUL, ir_bin(OP_FLOORDIV, e, ir_varref(D)), ir_idx(1000)),
+                     ir_bin(OP_FLOORMOD, e, ir_varref(D)));
+    Stmt *loop = ir_for(w, ir_idx(0), ir_idx(n), FOR_SERIAL, ir_store(Y, ir_varref(w), ir_cast(DT_F32, v)));
+    Stmt *s = lower_runtime_divisions(loop);
+    CHECK(s != loop);
+    FILE *f = tmpfile();
+    if (!f)
+        return;
+    ir_print_stmt(f, s, 0);
+    char *d = slurp(f);
+    CHECK_HAS(d, "w_q0[0] = ");
+    CHECK_HAS(d, "w_r0[0] = ");
+    CHECK(!strstr(d, "(w * 7)"));
+    /* a constant divisor is left alone */
+    Stmt *c = ir_for(w, ir_idx(0), ir_idx(n), FOR_SERIAL,
+                     ir_store(Y, ir_varref(w), ir_cast(DT_F32, ir_bin(OP_FLOORDIV, ir_varref(w), ir_idx(3)))));
+    CHECK(lower_runtime_divisions(c) == c);
+    static const int64_t tries[] = {1, 3, 7, 20, 50};
+    for (int t = 0; t < 5; t++) {
+        static float out[40];
+        Kernel *k = ir_alloc(sizeof *k);
+        k->name = "divs";
+        ir_vec_push(&k->params, Y, 4, "parameters");
+        k->body = ir_let(D, ir_idx(tries[t]), s);
+        void *params[1] = {out};
+        CHECK_EQ(0, ir_interp(k, params, NULL));
+        for (int64_t i = 0; i < n; i++) {
+            int64_t x = 7 * i + 3 * tries[t] - 20, q = x >= 0 ? x / tries[t] : -((-x + tries[t] - 1) / tries[t]);
+            CHECK(out[i] == (float)(q * 1000 + (x - q * tries[t])));
+        }
+    }
+}
+
+/* The simplifier drops `w < E` inside a CPU loop over [0, E), E decided at run time (a
+ * stage's guard on its own row); a GPU thread loop's grid may overhang: kept there */
+static void test_loop_bound(void)
+{
+    Var *H = ir_var_new("H", DT_INDEX), *w = ir_var_new("w", DT_INDEX);
+    H->is_dim = 1, H->lo = 1, H->hi = 64;
+    int64_t n = 128;
+    Buffer *Y = ir_buffer_new("Y", DT_F32, 1, &n, SCOPE_PARAM);
+    Expr *E = ir_bin(OP_MUL, ir_varref(H), ir_idx(2));
+    for (int gpu = 0; gpu < 2; gpu++) {
+        Stmt *body = ir_if(ir_bin(OP_LT, ir_varref(w), E), ir_store(Y, ir_varref(w), ir_float(1, DT_F32)), NULL);
+        Stmt *loop = ir_for(w, ir_idx(0), E, gpu ? FOR_BOUND : FOR_PARALLEL, body);
+        if (gpu)
+            loop->u.loop.bind_tag = "blockIdx.x";
+        Stmt *r = ir_simplify_stmt(loop);
+        CHECK(r && r->kind == S_FOR);
+        if (r && r->kind == S_FOR)
+            CHECK_EQ(gpu ? S_IF : S_STORE, r->u.loop.body->kind);
+    }
+}
+
 /* what --dump=NAME prints while lowering the unrolled matmul into one kernel */
 static char *dump_kernel(const char *name, Kernel **out)
 {
@@ -211,13 +277,14 @@ int main(void)
 
     /* the pass lists, in the order the passes run */
     static const char *loop_names[] = {"simplify", "runtime-tails", "unroll", "peel-tails", "peel-heads", "unswitch",
-                                       "reduce-interchange", "reduce-lanes", "tensorize", "check-loops"};
+                                       "reduce-interchange", "reduce-lanes", "tensorize", "runtime-divisions",
+                                       "check-loops"};
     static const char *model_names[] = {"partition", "run-time-loops", "value-dims", "prune-constants", "in-place",
                                         "arena"};
     int n = -1;
     const PassInfo *lp = lower_loop_passes(&n);
-    CHECK_EQ(10, n);
-    for (int i = 0; i < n && i < 10; i++) {
+    CHECK_EQ(11, n);
+    for (int i = 0; i < n && i < 11; i++) {
         CHECK_STR(loop_names[i], lp[i].name);
         CHECK(lp[i].what && strlen(lp[i].what) > 10);
     }
@@ -281,6 +348,8 @@ int main(void)
 
     test_maps();
     test_lanes();
+    test_divisions();
+    test_loop_bound();
 
     ir_arena_free(a);
     return test_done("lower");
