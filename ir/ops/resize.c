@@ -419,6 +419,31 @@ static Expr *dyn_nearest(const ResizeOpts *o, const DynAxis *a)
     return NULL;
 }
 
+/* Nearest's input position n (of output position v < O) clamped to [0, L), or n itself
+ * where it stays there for every value of the dims (ir_dims_bounds: n grows with v, so its
+ * ends decide; an integer scale's floor(v / 2) for v < 2 L) and the program's check can
+ * see it below a product of extents within x's bound (ir_dyn_index_below over the output
+ * axes ax, which take their run-time extents). */
+static Expr *nearest_clamped(const Program *p, const Tensor *x, int d, IterVar **ax, Expr *n, const DynAxis *a)
+{
+    Var *v = ax[d]->var;
+    Expr *first = ir_idx(0), *last = ir_sub(a->O, ir_idx(1));
+    int64_t lo, hi;
+    Tensor out;
+    memset(&out, 0, sizeof out);
+    out.ndim = x->ndim;
+    for (int k = 0; k < x->ndim; k++)
+        out.axes[k] = ax[k];
+    RangeMap m = {0};
+    IrProd u;
+    if (ir_dims_bounds(p, ir_simplify(ir_subst(n, &v, &first, 1), NULL), &lo, &hi) && lo >= 0 &&
+        ir_dims_bounds(p, ir_simplify(ir_sub(ir_sub(a->L, ir_idx(1)), ir_subst(n, &v, &last, 1)), NULL), &lo, &hi) &&
+        lo >= 0 && ir_dyn_index_below(&out, n, &m, &u) && ir_dims_bounds(p, ir_prod_expr(&u), &lo, &hi) &&
+        hi <= x->shape[d])
+        return n;
+    return clamp_index(n, a->L);
+}
+
 /* Resize over run-time extents: out_ext[d] is each axis's output extent (NULL: as the
  * input's) and os[d] its bound, scale_p/scale_q each resized axis's constant scale as p / q
  * (q 0: sizes). */
@@ -487,7 +512,8 @@ static int resize_dyn(OpCtx *c, Tensor *x, const ResizeOpts *o, Expr **out_ext, 
             return ir_fail("%s: the input coordinates of dim %d, decided at run time, pass index arithmetic", c->op,
                            d);
         if (o->mode == RS_NEAREST) {
-            i0[d] = clamp_index(dyn_nearest(o, a), a->L);
+            Expr *n = dyn_nearest(o, a);
+            i0[d] = nearest_clamped(c->prog, x, d, ax, n, a);
             continue;
         }
         lin[d] = 1;
