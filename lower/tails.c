@@ -5,7 +5,9 @@
  * guards kept (at most one chunk when o's loop ends at ceil(E / F)). The constant-extent
  * case is peel.c's; this is its run-time form, for the tiles and vector loops over a dim
  * decided at run time (--input-shape x=1,3,32..224,W): without it every column of every
- * tile is guarded, and compilers keep a tile's accumulators in memory. Without a chunk
+ * tile is guarded, and compilers keep a tile's accumulators in memory. A loop that holds a
+ * register tile takes constant bounds too (an NCHW conv's 66 columns in tiles of 16: the
+ * last tile's 2 columns; peel.c's loops hold none). Without a chunk
  * loop (the whole extent fits one tile at the bound) the tile runs in versions by E's
  * value, a vector loop over the bound over [0, E) (the section below). (A parallel loop of
  * fused axes over run-time extents runs to their product from the start: lower.c.)
@@ -24,6 +26,7 @@ enum { MAX_FAMILIES = 4 };
 
 typedef struct {
     Var *o;
+    int consts;           /* constant bounds taken too (o's loop holds a register tile) */
     int64_t F;            /* the first family: o's coefficient in its guards */
     Expr *E;              /* their bound */
     int64_t rhi;          /* the most the rest adds */
@@ -54,9 +57,10 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
     if (cond->kind != E_BIN || cond->u.bin.op != OP_LT)
         return 0;
     Expr *a = cond->u.bin.a, *e = cond->u.bin.b;
-    if (!ir_expr_find(e, is_runtime, NULL) || ir_expr_reads_memory(e) || ir_expr_uses_var(e, t->o))
-        return 0;
     int64_t c, elo, ehi;
+    if (!(ir_expr_find(e, is_runtime, NULL) || (t->consts && ir_expr_is_const(e, &c))) || ir_expr_reads_memory(e) ||
+        ir_expr_uses_var(e, t->o))
+        return 0;
     while (a->kind == E_BIN && a->u.bin.op == OP_MAX && ir_expr_is_const(a->u.bin.b, &c) &&
            ir_const_bounds(e, NULL, &elo, &ehi) && c < elo)
         a = a->u.bin.a;
@@ -393,6 +397,38 @@ static int ceil_at_least(const Expr *N, const Expr *K)
     return ir_expr_is_const(ir_simplify(ir_sub(N->u.bin.a, K->u.bin.a), NULL), &d) && d >= 0;
 }
 
+/* Does s allocate a register tile (a local buffer)? */
+static int holds_tile(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_ALLOC: return s->u.alloc.buf->scope == SCOPE_LOCAL || holds_tile(s->u.alloc.body);
+    case S_FOR: return holds_tile(s->u.loop.body);
+    case S_LET: return holds_tile(s->u.let.body);
+    case S_IF: return holds_tile(s->u.cond.then) || holds_tile(s->u.cond.els);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (holds_tile(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* Is every constant bound taken the extent that o's N chunks overhang, (N - 1) * F < E <
+ * N * F (a tile's columns past the tensor)? Others (a conv's padding: rows against the
+ * input's, a loop of chunks that divide the extent) gain nothing from a split. */
+static int overhangs(const Tails *t, const Expr *N)
+{
+    int64_t n, e;
+    for (int i = 0; i < t->nfam; i++)
+        if (ir_expr_is_const(t->fam[i].E, &e) &&
+            !(ir_expr_is_const(N, &n) && (n - 1) * t->fam[i].F < e && e < n * t->fam[i].F))
+            return 0;
+    return 1;
+}
+
 static Stmt *tails(Stmt *s, void *ctx)
 {
     s = ir_stmt_map(s, tails, NULL, ctx);
@@ -402,7 +438,14 @@ static Stmt *tails(Stmt *s, void *ctx)
         return s;
     Tails t = {0};
     t.o = s->u.loop.var;
+    t.consts = holds_tile(s->u.loop.body);
     scan(&t, s->u.loop.body);
+    if (t.consts && !overhangs(&t, s->u.loop.extent)) {
+        Tails u = {0};   /* the run-time bounds alone */
+        u.o = t.o;
+        scan(&u, s->u.loop.body);
+        t = u;
+    }
     if (!t.found)
         return s;
     /* o * F + rhi < E for o < K = (E - rhi - 1) / F + 1, for every family */
@@ -423,6 +466,15 @@ static Stmt *tails(Stmt *s, void *ctx)
         K = ir_simplify(ir_bin(OP_MIN, K, N), NULL);
     Stmt *whole = ir_for_like(s, ir_idx(0), K, drop(s->u.loop.body, &t));
     Stmt *body = counted ? last_chunk(&t, s->u.loop.body) : s->u.loop.body;
+    /* constant bounds (a tile over 66 columns in chunks of 16): one last chunk, its rem
+     * columns known, when the whole chunks end where the first family's lanes do */
+    int64_t k, n, e;
+    if (ir_expr_is_const(K, &k) && ir_expr_is_const(N, &n) && ir_expr_is_const(t.E, &e) && n == k + 1 &&
+        e - k * t.F > 0 && e - k * t.F < t.F) {
+        t.rem = e - k * t.F;
+        body = rel_guards(shorten(s->u.loop.body, &t), &t);
+        t.rem = 0;
+    }
     Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), body);
     return ir_seq2(whole, rest);
 }

@@ -170,6 +170,46 @@ static void test_divisions(void)
     }
 }
 
+/* runtime-tails on a constant bound: a serial loop holding a register tile, 66 columns in
+ * chunks of 16, runs its 4 whole chunks without the guards, then the last one over its 2
+ * columns; the same loop without a tile is left to peel-tails */
+static void test_const_tails(void)
+{
+    Var *o = ir_var_new("o", DT_INDEX), *j = ir_var_new("j", DT_INDEX), *jj = ir_var_new("jj", DT_INDEX);
+    int64_t n = 66, sixteen = 16;
+    Buffer *Y = ir_buffer_new("Y", DT_F32, 1, &n, SCOPE_PARAM);
+    Buffer *L = ir_buffer_new("L", DT_F32, 1, &sixteen, SCOPE_LOCAL);
+    Expr *col = ir_bin(OP_ADD, ir_bin(OP_MUL, ir_varref(o), ir_idx(16)), ir_varref(j));
+    Expr *col2 = ir_bin(OP_ADD, ir_bin(OP_MUL, ir_varref(o), ir_idx(16)), ir_varref(jj));
+    Stmt *fill = ir_for(j, ir_idx(0), ir_idx(16), FOR_VECTORIZED,
+                        ir_if(ir_bin(OP_LT, col, ir_idx(66)), ir_store(L, ir_varref(j), ir_cast(DT_F32, col)), NULL));
+    Stmt *out = ir_for(jj, ir_idx(0), ir_idx(16), FOR_VECTORIZED,
+                       ir_if(ir_bin(OP_LT, col2, ir_idx(66)),
+                             ir_store(Y, col2, ir_bin(OP_MUL, ir_load(L, ir_varref(jj)), ir_float(2, DT_F32))), NULL));
+    Stmt *loop = ir_for(o, ir_idx(0), ir_idx(5), FOR_SERIAL, ir_allocate(L, ir_seq2(fill, out)));
+    Stmt *s = ir_simplify_stmt(lower_runtime_tails(loop));
+    FILE *f = tmpfile();
+    if (!f)
+        return;
+    ir_print_stmt(f, s, 0);
+    char *d = slurp(f);
+    CHECK(!strstr(d, "< 66"));
+    CHECK_HAS(d, "for o in [0, +4):");
+    CHECK_HAS(d, "vectorized for jj in [0, +2):");
+    static float y[66];
+    Kernel *k = ir_alloc(sizeof *k);
+    k->name = "tails";
+    ir_vec_push(&k->params, Y, 4, "parameters");
+    k->body = s;
+    void *params[1] = {y};
+    CHECK_EQ(0, ir_interp(k, params, NULL));
+    for (int i = 0; i < 66; i++)
+        CHECK(y[i] == 2.0f * (float)i);
+    /* no register tile: unchanged */
+    Stmt *plain = ir_for(o, ir_idx(0), ir_idx(5), FOR_SERIAL, out);
+    CHECK(lower_runtime_tails(plain) == plain);
+}
+
 /* The simplifier drops `w < E` inside a CPU loop over [0, E), E decided at run time (a
  * stage's guard on its own row); a GPU thread loop's grid may overhang: kept there */
 static void test_loop_bound(void)
@@ -350,6 +390,7 @@ int main(void)
     test_lanes();
     test_divisions();
     test_loop_bound();
+    test_const_tails();
 
     ir_arena_free(a);
     return test_done("lower");

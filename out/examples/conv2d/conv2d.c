@@ -24,61 +24,83 @@ int conv2d(const float *restrict X, const float *restrict Wt, float *restrict Y,
     KGEN_PARALLEL_FOR
     for (int32_t fo = 0; fo < 8; ++fo) {
         for (int32_t oy = 0; oy < 28; ++oy) {
-            for (int32_t xo = 0; xo < 2; ++xo) {
+            KGEN_ALIGN(64) float YL[64];
+            for (int32_t f = 0; f < 4; ++f) {
+                KGEN_VECTORIZE
+                for (int32_t ox = 0; ox < 16; ++ox) {
+                    YL[f * 16 + ox] = 0.0f;
+                }
+            }
+            for (int32_t rc = 0; rc < 16; ++rc) {
+                for (int32_t ry = 0; ry < 3; ++ry) {
+                    for (int32_t rx = 0; rx < 3; ++rx) {
+                        if (oy + ry >= 1 && oy + ry < 29 && rx >= 1) {
+                            kgen_fma_bcast_f32x16(YL, Wt[fo * 576 + rc * 9 + ry * 3 + rx], &X[rc * 784 + oy * 28 + ry * 28 + rx - 29]);
+                            kgen_fma_bcast_f32x16(&YL[16], Wt[fo * 576 + rc * 9 + ry * 3 + rx + 144], &X[rc * 784 + oy * 28 + ry * 28 + rx - 29]);
+                            kgen_fma_bcast_f32x16(&YL[32], Wt[fo * 576 + rc * 9 + ry * 3 + rx + 288], &X[rc * 784 + oy * 28 + ry * 28 + rx - 29]);
+                            kgen_fma_bcast_f32x16(&YL[48], Wt[fo * 576 + rc * 9 + ry * 3 + rx + 432], &X[rc * 784 + oy * 28 + ry * 28 + rx - 29]);
+                        } else {
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 16; ++ox) {
+                                YL[ox] = YL[ox] + (oy + ry >= 1 && oy + ry < 29 && ox + rx >= 1 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx];
+                            }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 16; ++ox) {
+                                YL[ox + 16] = YL[ox + 16] + (oy + ry >= 1 && oy + ry < 29 && ox + rx >= 1 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 144];
+                            }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 16; ++ox) {
+                                YL[ox + 32] = YL[ox + 32] + (oy + ry >= 1 && oy + ry < 29 && ox + rx >= 1 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 288];
+                            }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 16; ++ox) {
+                                YL[ox + 48] = YL[ox + 48] + (oy + ry >= 1 && oy + ry < 29 && ox + rx >= 1 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 432];
+                            }
+                        }
+                    } /* rx */
+                } /* ry */
+            } /* rc */
+            for (int32_t fi = 0; fi < 4; ++fi) {
+                for (int32_t xi = 0; xi < 16; ++xi) {
+                    Y[fo * 3136 + fi * 784 + oy * 28 + xi] = YL[fi * 16 + xi];
+                }
+            }
+            {
                 KGEN_ALIGN(64) float YL[64];
                 for (int32_t f = 0; f < 4; ++f) {
                     KGEN_VECTORIZE
-                    for (int32_t ox = 0; ox < 16; ++ox) {
-                        if (xo * 16 + ox < 28) {
-                            YL[f * 16 + ox] = 0.0f;
-                        }
+                    for (int32_t ox = 0; ox < 12; ++ox) {
+                        YL[f * 16 + ox] = 0.0f;
                     }
                 }
                 for (int32_t rc = 0; rc < 16; ++rc) {
                     for (int32_t ry = 0; ry < 3; ++ry) {
                         for (int32_t rx = 0; rx < 3; ++rx) {
-                            if (xo * 16 + 15 < 28 && oy + ry >= 1 && oy + ry < 29 && xo * 16 + rx >= 1 && xo * 16 + rx + 15 < 29) {
-                                kgen_fma_bcast_f32x16(YL, Wt[fo * 576 + rc * 9 + ry * 3 + rx], &X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + rx - 29]);
-                                kgen_fma_bcast_f32x16(&YL[16], Wt[fo * 576 + rc * 9 + ry * 3 + rx + 144], &X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + rx - 29]);
-                                kgen_fma_bcast_f32x16(&YL[32], Wt[fo * 576 + rc * 9 + ry * 3 + rx + 288], &X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + rx - 29]);
-                                kgen_fma_bcast_f32x16(&YL[48], Wt[fo * 576 + rc * 9 + ry * 3 + rx + 432], &X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + rx - 29]);
-                            } else {
-                                KGEN_VECTORIZE
-                                for (int32_t ox = 0; ox < 16; ++ox) {
-                                    if (xo * 16 + ox < 28) {
-                                        YL[ox] = YL[ox] + (oy + ry >= 1 && oy + ry < 29 && xo * 16 + ox + rx >= 1 && xo * 16 + ox + rx < 29 ? X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx];
-                                    }
-                                }
-                                KGEN_VECTORIZE
-                                for (int32_t ox = 0; ox < 16; ++ox) {
-                                    if (xo * 16 + ox < 28) {
-                                        YL[ox + 16] = YL[ox + 16] + (oy + ry >= 1 && oy + ry < 29 && xo * 16 + ox + rx >= 1 && xo * 16 + ox + rx < 29 ? X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 144];
-                                    }
-                                }
-                                KGEN_VECTORIZE
-                                for (int32_t ox = 0; ox < 16; ++ox) {
-                                    if (xo * 16 + ox < 28) {
-                                        YL[ox + 32] = YL[ox + 32] + (oy + ry >= 1 && oy + ry < 29 && xo * 16 + ox + rx >= 1 && xo * 16 + ox + rx < 29 ? X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 288];
-                                    }
-                                }
-                                KGEN_VECTORIZE
-                                for (int32_t ox = 0; ox < 16; ++ox) {
-                                    if (xo * 16 + ox < 28) {
-                                        YL[ox + 48] = YL[ox + 48] + (oy + ry >= 1 && oy + ry < 29 && xo * 16 + ox + rx >= 1 && xo * 16 + ox + rx < 29 ? X[rc * 784 + oy * 28 + ry * 28 + xo * 16 + ox + rx - 29] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 432];
-                                    }
-                                }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 12; ++ox) {
+                                YL[ox] = YL[ox] + (oy + ry >= 1 && oy + ry < 29 && ox + rx + 16 < 29 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 13] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx];
+                            }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 12; ++ox) {
+                                YL[ox + 16] = YL[ox + 16] + (oy + ry >= 1 && oy + ry < 29 && ox + rx + 16 < 29 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 13] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 144];
+                            }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 12; ++ox) {
+                                YL[ox + 32] = YL[ox + 32] + (oy + ry >= 1 && oy + ry < 29 && ox + rx + 16 < 29 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 13] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 288];
+                            }
+                            KGEN_VECTORIZE
+                            for (int32_t ox = 0; ox < 12; ++ox) {
+                                YL[ox + 48] = YL[ox + 48] + (oy + ry >= 1 && oy + ry < 29 && ox + rx + 16 < 29 ? X[rc * 784 + oy * 28 + ry * 28 + ox + rx - 13] : 0.0f) * Wt[fo * 576 + rc * 9 + ry * 3 + rx + 432];
                             }
                         } /* rx */
                     } /* ry */
                 } /* rc */
                 for (int32_t fi = 0; fi < 4; ++fi) {
-                    for (int32_t xi = 0; xi < 16; ++xi) {
-                        if (xo * 16 + xi < 28) {
-                            Y[fo * 3136 + fi * 784 + oy * 28 + xo * 16 + xi] = YL[fi * 16 + xi];
-                        }
+                    for (int32_t xi = 0; xi < 12; ++xi) {
+                        Y[fo * 3136 + fi * 784 + oy * 28 + xi + 16] = YL[fi * 16 + xi];
                     }
                 }
-            } /* xo */
+            }
         } /* oy */
     } /* fo */
     return KGEN_OK;
