@@ -73,8 +73,8 @@ static int run_lanes(Stmt **s)
 static const LoopPass loop_passes[] = {
     {{"simplify", "fold constants and index arithmetic, drop the guards that always hold"}, NULL,
      RESIMPLIFY_ALWAYS},
-    {{"runtime-tails", "a loop whose chunks are guarded by a run-time extent runs its whole chunks unguarded, "
-                       "then the rest"},
+    {{"runtime-tails", "a loop whose chunks are guarded by a run-time extent (or a tile loop by a constant one it "
+                       "overhangs) runs its whole chunks unguarded, then the rest"},
      run_runtime_tails, RESIMPLIFY_CHANGED},
     {{"unroll", "replicate the body of each unrolled loop, one copy per iteration"}, run_unroll, RESIMPLIFY_ALWAYS},
     {{"peel-tails", "a chunked vector loop's guarded last chunk becomes a loop of its own"}, run_peel_tails,

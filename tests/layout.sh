@@ -149,7 +149,10 @@ fi
 # tail of 10), checked against a reference computed here in Python; and from the first
 # Relu, two Concats along the channels, each of two 1x1 convs, then a 1x1 conv: K of
 # 16 + 20 channels (blocked: the first part whole blocks, the last padded) and L of
-# 20 + 16 (stays NCHW: its first part is not a whole number of blocks).
+# 20 + 16 (stays NCHW: its first part is not a whole number of blocks); and from the Relu
+# before Z (24 channels), MaxPool 3x3 stride 2 pad 1 and AveragePool 2x2, each then a 1x1
+# conv 24->16 -> outputs M and A: blocked pools over a block half padding, computed
+# without a guard on the channels (their windows over the padding's zeros are zeros).
 # The reference is the model's own NCHW output (G's: the Python one).
 if command -v python3 > /dev/null 2>&1; then
   gen=$out/awkward
@@ -191,7 +194,8 @@ inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("
          rt("wz2", [20, 24, 3, 3]), rt("ws", [32, 256, 3, 3]), rt("bs", [32]), rt("wu", [32, 256, 1, 1]),
          rt("wk1", [16, 32, 1, 1]), rt("bk1", [16]), rt("wk2", [20, 32, 1, 1]), rt("bk2", [20]),
          rt("wk3", [16, 36, 1, 1]), rt("wl3", [16, 36, 1, 1]),
-         rt("wq", [20, 4, 3, 3]), rt("bq", [20]), rt("wp", [24, 8, 3, 3])]
+         rt("wq", [20, 4, 3, 3]), rt("bq", [20]), rt("wp", [24, 8, 3, 3]), rt("wmp", [16, 24, 1, 1]),
+         rt("wap", [16, 24, 1, 1])]
 f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
 w3 = [f32(rnd()) for _ in range(250 * 300)]
 b3 = [f32(rnd()) for _ in range(250)]
@@ -212,12 +216,16 @@ nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["
          node("Gemm", ["X3", "wg3", "bg3"], ["g3"], [attr_i("transB", 1)]), node("Relu", ["g3"], ["G"]),
          node("Conv", ["r1", "wk1", "bk1"], ["k1"]), node("Conv", ["r1", "wk2", "bk2"], ["k2"]),
          node("Concat", ["k1", "k2"], ["kc"], [attr_i("axis", 1)]), node("Conv", ["kc", "wk3"], ["K"]),
-         node("Concat", ["k2", "k1"], ["lc"], [attr_i("axis", 1)]), node("Conv", ["lc", "wl3"], ["L"])]
+         node("Concat", ["k2", "k1"], ["lc"], [attr_i("axis", 1)]), node("Conv", ["lc", "wl3"], ["L"]),
+         node("MaxPool", ["zr"], ["mp"], p1 + [attr_is("kernel_shape", [3, 3]), attr_is("strides", [2, 2])]),
+         node("Conv", ["mp", "wmp"], ["M"]),
+         node("AveragePool", ["zr"], ["ap"], [attr_is("kernel_shape", [2, 2])]), node("Conv", ["ap", "wap"], ["A"])]
 graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
     ld(11, vinfo("X", [1, 12, 10, 10])) + ld(11, vinfo("X2", [1, 256, 6, 11])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + \
     ld(11, vinfo("X3", [1, 300])) + ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + \
     ld(12, vinfo("S", [1, 32, 6, 11])) + ld(12, vinfo("G", [1, 250])) + ld(12, vinfo("K", [1, 16, 5, 5])) + \
-    ld(12, vinfo("L", [1, 16, 5, 5])) + ld(12, vinfo("Q", [1, 20, 5, 5])) + ld(12, vinfo("P", [1, 24, 5, 5]))
+    ld(12, vinfo("L", [1, 16, 5, 5])) + ld(12, vinfo("Q", [1, 20, 5, 5])) + ld(12, vinfo("P", [1, 24, 5, 5])) + \
+    ld(12, vinfo("M", [1, 16, 3, 3])) + ld(12, vinfo("A", [1, 16, 4, 4]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
 def npy(path, shape, x):
@@ -246,8 +254,10 @@ EOF
          "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_5.npy $d/out/output_5.npy > $d.cmp5.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_6.npy $d/out/output_6.npy > $d.cmp6.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_7.npy $d/out/output_7.npy > $d.cmp7.log 2>&1 &&
-         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_8.npy $d/out/output_8.npy > $d.cmp8.log 2>&1; then ok
-      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null) $(tail -1 $d.cmp7.log 2>/dev/null) $(tail -1 $d.cmp8.log 2>/dev/null)"; fi
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_8.npy $d/out/output_8.npy > $d.cmp8.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_9.npy $d/out/output_9.npy > $d.cmp9.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_10.npy $d/out/output_10.npy > $d.cmp10.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null) $(tail -1 $d.cmp7.log 2>/dev/null) $(tail -1 $d.cmp8.log 2>/dev/null) $(tail -1 $d.cmp9.log 2>/dev/null) $(tail -1 $d.cmp10.log 2>/dev/null)"; fi
     done
     # G, the same matrix-vector code in every layout, against Python's reference
     if "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/g_ref.npy $gen/ref/out/output_4.npy > $gen/g.cmp.log 2>&1; then ok
@@ -272,6 +282,10 @@ EOF
     # K's Concat stays blocked, L's converts both its parts back.
     got=$(conversions $gen/model.onnx --layout=nchwc)
     if [ "$got" = "1 7" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 7'"; fi
+    # the pools over 24 channels in blocks of 16 read the padding's zeros, unguarded
+    if [ "$(sed -n '/computes mp: MaxPool/,/^}/p; /computes ap_sum: AveragePool/,/^}/p' $gen/nchwc16/awkward.c | grep -c '< 24')" = 0 ] &&
+       grep -q 'computes mp: MaxPool' $gen/nchwc16/awkward.c; then ok
+    else bad "awkward --layout=nchwc16: the blocked pools over 24 channels guard their channels"; fi
     # K's Concat is blocked: it reads whole blocks of its parts
     if "$KGEN" $gen/model.onnx --layout=nchwc --dump=tir 2>/dev/null |
        grep -qE '^  kc\[n < 1, co < 5, h < 5, w < 5, ci < 8\] : f32 = select\(\(co < 2\), k1\[n, co, h, w, ci\], k2\[n, \(co - 2\), h, w, ci\]\)'; then ok

@@ -6,7 +6,11 @@
 #   div X Y [FORMAT]         X / Y with FORMAT (default %.2f), "-" when either is "-" or Y is 0
 #   npm_ref DIR PACKAGE      DIR/node_modules/PACKAGE installed with npm when missing (and npm
 #                            is there); status 0 when it and node are there afterwards
-#   gen MODEL DIR [OPTS...]  kgen MODEL --target $GEN_TARGET (default c) -o DIR --name net
+#   host_mattr               kgen's -mattr for this machine's SIMD, what -march=native compiles
+#                            for: +avx512f, +avx2,+fma or +neon (nothing when it has none)
+#   gen MODEL DIR [OPTS...]  kgen MODEL --target $GEN_TARGET (default c; for c with $BENCH_MATTR,
+#                            default host_mattr's: the tiles of the ISA the reference libraries
+#                            use here too; BENCH_MATTR= for plain --target c) -o DIR --name net
 #                            --main OPTS: status 1 on failure (DIR.kgen.log says why); DIR is
 #                            kept when nothing changed (its built files aside)
 #   build DIR TARGETS [CFLAGS]
@@ -47,10 +51,22 @@ npm_ref() {
   [ -d $dir/node_modules/$pkg ] && command -v node >/dev/null
 }
 
+host_mattr() {
+  local f
+  f=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  if [[ $f == *" avx512f "* ]]; then echo "-mattr=+avx512f"
+  elif [[ $f == *" avx2 "* && $f == *" fma "* ]]; then echo "-mattr=+avx2,+fma"
+  elif [[ $f == *" asimd "* ]]; then echo "-mattr=+neon"
+  fi
+}
+[ -n "${BENCH_MATTR+set}" ] || BENCH_MATTR=$(host_mattr)
+
 gen() {
-  local model=$1 d=$2; shift 2
+  local model=$1 d=$2 isa=""; shift 2
+  [ "${GEN_TARGET:-c}" = c ] && isa=$BENCH_MATTR
   rm -rf $d.new
-  $KGEN $model --target "${GEN_TARGET:-c}" -o $d.new --name net --main "$@" > $d.kgen.log 2>&1 ||
+  # shellcheck disable=SC2086
+  $KGEN $model --target "${GEN_TARGET:-c}" $isa -o $d.new --name net --main "$@" > $d.kgen.log 2>&1 ||
     { rm -rf $d $d.new $d.ok; return 1; }
   if [ -d $d ] && diff -rq -x net -x net_profile -x net.wasm $d $d.new > /dev/null 2>&1; then
     rm -rf $d.new

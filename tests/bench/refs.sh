@@ -108,7 +108,7 @@ kgen_profile() {  # kgen_profile DIR INPUT [KERNEL...]: the smallest of three su
 }
 impl=""
 echo "# 3x3 conv, stride 1, pad 1, bias, fp32, batch 1, 1 thread (${pin1:-no taskset}): kgen generated C ($CC $flags,"
-echo "# default options) against oneDNN $( [ -n "$dnnl" ] && echo "(direct, format any; reorders not timed)" || echo "(missing)"); best of 3 medians of $conv_runs runs."
+echo "# ${BENCH_MATTR:-plain --target c}) against oneDNN $( [ -n "$dnnl" ] && echo "(direct, format any; reorders not timed)" || echo "(missing)"); best of 3 medians of $conv_runs runs."
 echo "# kgen_ms: the second of two such convs in a row (its kernels' --profile medians summed, its padding"
 echo "# included, the bias add fused into the output's conversion to NCHW left out): a conv inside a network."
 echo "# single_ms: a one-conv model with its NCHW conversions. onednn+reorders_ms: with reorders from and to NCHW."
@@ -142,7 +142,7 @@ done
 # ------------------------------------------------------------------ 2. whole models
 echo
 echo "# MobileNetV2 and ResNet-18 (torchvision, random weights, 1x3x224x224), fp32, 1 thread: kgen generated C"
-echo "# (--weights=file, $CC $flags) against onnxruntime $( [ $have_ort = 1 ] && echo "CPU provider (intra 1, inter 1, sequential, all optimisations)" || echo "(missing)");"
+echo "# (--weights=file ${BENCH_MATTR:-(plain --target c)}, $CC $flags) against onnxruntime $( [ $have_ort = 1 ] && echo "CPU provider (intra 1, inter 1, sequential, all optimisations)" || echo "(missing)");"
 echo "# best of 3 medians of $model_runs runs. kgen_ms: default options; nchwc16_ms: --layout=nchwc16; tuned_ms:"
 echo "# --tuning-log $log, when it holds a record for the model. ratio: kgen / ort (goal <= 1.0)."
 echo "# max_abs_diff: kgen's default build's output against onnxruntime's (max |ort| beside it)."

@@ -87,7 +87,7 @@ top_kernel() {
     END { printf "%s %s %s\n", share, ops == "" ? "?" : ops, node }' $1/net.c
 }
 ort_version=$(node -p "require(require('path').resolve(process.argv[1], 'node_modules/onnxruntime-node/package.json')).version" $ort_dir 2>/dev/null)
-echo "# model zoo ($set): kgen generated C ($CC $flags, --weights=file) against onnxruntime-node $(
+echo "# model zoo ($set): kgen generated C ($CC $flags, --weights=file ${BENCH_MATTR:-(plain --target c)}) against onnxruntime-node $(
   [ $have_ort = 1 ] && echo "$ort_version CPU provider (intra 1, inter 1, all optimisations)" || echo "(missing)")"
 echo "# fp32, batch 1; 1 thread ${pin1:-unpinned}, 2 threads ${pin2:-unpinned} (-fopenmp); best of 3 medians."
 echo "# ratio: kgen / ort (below 1: kgen faster); 2t/1t: kgen's 2-thread speedup; max_abs_diff: kgen against"
