@@ -5,7 +5,8 @@
  * not change (padding's bounds check around a load: `h - 1 >= 0 && ... ? x[...] : 0`)
  * becomes an `if` around two copies of the loop, each storing one side. Compilers do not
  * vectorize a loop with a guarded load (gcc 12 unswitches it only after giving up on
- * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower). */
+ * vectorizing: a padding copy with its producer's bias and ReLU ran as scalars, 7x slower).
+ * A condition that varies over the lanes, decided at run time, is versioned (below). */
 #include "passes.h"
 
 /* Is e a select whose condition does not depend on the variable v (nor on memory)? */
@@ -62,6 +63,55 @@ int lower_body_stores(Stmt *loop, Stmt ***items, int *n)
     return 1;
 }
 
+/* ---------------------------------------------------------------- lanes
+ *
+ * A select whose condition varies over the lanes but is decided at run time (padding of an
+ * extent known only then: `w - P >= 0 && w - P < W ? x[w - P] : 0`, P and W of the dims)
+ * is left by the peeling passes, which need constant bounds. When the condition is a
+ * conjunction of comparisons affine in the loop's variable, it holds in every lane
+ * exactly when it holds in the first and the last (each comparison holds on an interval):
+ * the loop runs as the copy without the select where it does, as it was elsewhere. */
+
+static int is_dim(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && e->u.var->is_dim;
+}
+
+/* Is c a conjunction of comparisons, each affine in v (or free of it)? */
+static int affine_conj(Expr *c, Var *v)
+{
+    if (c->kind != E_BIN)
+        return 0;
+    switch (c->u.bin.op) {
+    case OP_AND: return affine_conj(c->u.bin.a, v) && affine_conj(c->u.bin.b, v);
+    case OP_LT:
+    case OP_LE:
+    case OP_GT:
+    case OP_GE:
+    case OP_EQ: {
+        /* a - b steps by a constant as v does (its other terms free of v) */
+        Expr *d = ir_sub(c->u.bin.a, c->u.bin.b), *next = ir_add(ir_varref(v), ir_idx(1));
+        if (ir_expr_reads_memory(d))
+            return 0;
+        return !ir_expr_uses_var(d, v) || ir_expr_is_const(ir_simplify(ir_sub(ir_subst(d, &v, &next, 1), d), NULL), NULL);
+    }
+    default: return 0;
+    }
+}
+
+static int lane_select(const Expr *e, const void *v)
+{
+    return e->kind == E_SELECT && ir_expr_uses_var(e->u.sel.cond, v) && ir_expr_find(e->u.sel.cond, is_dim, NULL) &&
+           affine_conj(e->u.sel.cond, (Var *)v);
+}
+
+static Expr *lane_cond(Expr *e, const Var *v)
+{
+    Expr *sel = ir_expr_find(e, lane_select, v);
+    return sel ? sel->u.sel.cond : NULL;
+}
+
 /* The loop again, each of its stores taking the `side` of the selects on cond. */
 static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, int side)
 {
@@ -88,8 +138,20 @@ static Stmt *unswitch_loop(Stmt *s, int *copies)
     for (int i = 0; i < n && !cond; i++)
         if (!(cond = invariant_cond(items[i]->u.store.value, s->u.loop.var)))
             cond = invariant_cond(items[i]->u.store.index, s->u.loop.var);
-    if (!cond)
-        return s;
+    if (!cond) {
+        int64_t lo, ext;
+        Var *v = s->u.loop.var;
+        for (int i = 0; i < n && !cond; i++)
+            cond = lane_cond(items[i]->u.store.value, v);
+        if (!cond || !ir_expr_is_const(s->u.loop.min, &lo) || !ir_expr_is_const(s->u.loop.extent, &ext) || ext < 2)
+            return s;
+        ++*copies;
+        Expr *first = ir_idx(lo), *last = ir_idx(lo + ext - 1);
+        Expr *all = ir_simplify(ir_bin(OP_AND, ir_subst(cond, &v, &first, 1), ir_subst(cond, &v, &last, 1)), NULL);
+        Stmt *r = ir_if(all, unswitch_loop(unswitch_side(s, items, n, cond, 1), copies), s);
+        r->u.cond.likely = 1;
+        return r;
+    }
     ++*copies;
     Stmt *then = unswitch_loop(unswitch_side(s, items, n, cond, 1), copies);
     Stmt *els = unswitch_loop(unswitch_side(s, items, n, cond, 0), copies);

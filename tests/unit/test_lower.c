@@ -210,6 +210,56 @@ static void test_const_tails(void)
     CHECK(lower_runtime_tails(plain) == plain);
 }
 
+/* unswitch on a select whose condition varies over the lanes and is decided at run time
+ * (padding of P columns before a row of W): each chunk runs the copy without the select
+ * where the condition holds in its first and last lanes, the loop as it was elsewhere;
+ * the same select on constants is left to the peeling passes */
+static void test_lane_unswitch(void)
+{
+    Var *P = ir_var_new("P", DT_INDEX), *W = ir_var_new("W", DT_INDEX);
+    Var *o = ir_var_new("o", DT_INDEX), *j = ir_var_new("j", DT_INDEX);
+    P->is_dim = 1, P->lo = 0, P->hi = 9, W->is_dim = 1, W->lo = 1, W->hi = 40;
+    int64_t n = 64;
+    Buffer *X = ir_buffer_new("X", DT_F32, 1, &n, SCOPE_PARAM), *Y = ir_buffer_new("Y", DT_F32, 1, &n, SCOPE_PARAM);
+    for (int dyn = 0; dyn < 2; dyn++) {
+        Expr *pad = dyn ? ir_varref(P) : ir_idx(3), *w = dyn ? ir_varref(W) : ir_idx(20);
+        Expr *c = ir_sub(ir_add(ir_mul(ir_varref(o), ir_idx(16)), ir_varref(j)), pad);
+        Expr *cond = ir_bin(OP_AND, ir_bin(OP_GE, c, ir_idx(0)), ir_bin(OP_LT, c, w));
+        Expr *val = ir_select(cond, ir_load(X, c), ir_float(0, DT_F32));
+        Stmt *vec = ir_for(j, ir_idx(0), ir_idx(16), FOR_VECTORIZED,
+                           ir_store(Y, ir_add(ir_mul(ir_varref(o), ir_idx(16)), ir_varref(j)), val));
+        Stmt *loop = ir_for(o, ir_idx(0), ir_idx(4), FOR_SERIAL, vec);
+        Stmt *s = lower_unswitch(loop);
+        if (!dyn) {
+            CHECK(s == loop);
+            continue;
+        }
+        CHECK(s != loop && s->kind == S_FOR && s->u.loop.body->kind == S_IF);
+        if (s->kind != S_FOR || s->u.loop.body->kind != S_IF)
+            return;
+        const Stmt *then = s->u.loop.body->u.cond.then;
+        CHECK(then->kind == S_FOR && then->u.loop.body->kind == S_STORE &&
+              then->u.loop.body->u.store.value->kind == E_LOAD);
+        static const int64_t pw[][2] = {{0, 40}, {3, 20}, {9, 1}, {5, 33}};
+        for (int t = 0; t < 4; t++) {
+            static float x[64], y[64];
+            for (int i = 0; i < 64; i++)
+                x[i] = (float)(i + 1);
+            Kernel *k = ir_alloc(sizeof *k);
+            k->name = "lanes";
+            ir_vec_push(&k->params, X, 4, "parameters");
+            ir_vec_push(&k->params, Y, 4, "parameters");
+            k->body = ir_let(P, ir_idx(pw[t][0]), ir_let(W, ir_idx(pw[t][1]), s));
+            void *params[2] = {x, y};
+            CHECK_EQ(0, ir_interp(k, params, NULL));
+            for (int64_t i = 0; i < 64; i++) {
+                int64_t ci = i - pw[t][0];
+                CHECK(y[i] == (ci >= 0 && ci < pw[t][1] ? x[ci] : 0.0f));
+            }
+        }
+    }
+}
+
 /* The simplifier drops `w < E` inside a CPU loop over [0, E), E decided at run time (a
  * stage's guard on its own row); a GPU thread loop's grid may overhang: kept there */
 static void test_loop_bound(void)
@@ -391,6 +441,7 @@ int main(void)
     test_divisions();
     test_loop_bound();
     test_const_tails();
+    test_lane_unswitch();
 
     ir_arena_free(a);
     return test_done("lower");
