@@ -25,10 +25,11 @@ static const char *const base_math[FN_COUNT] = {
     [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_FMA] = "fma",
 };
 
-/* C99's float library: fabsf, rintf ...; isnan and isinf are type-generic macros; exp and
- * erf are kgen_runtime.h's kgen_expf and kgen_erff, which vectorize where libm's do not. */
-static const EmMathName c_f32_math[] = {
-    {FN_ISNAN, "isnan"}, {FN_ISINF, "isinf"}, {FN_EXP, "kgen_expf"}, {FN_ERF, "kgen_erff"}, {FN_COUNT, NULL}};
+/* C99's float library: fabsf, rintf ...; isnan and isinf are type-generic macros; exp, erf
+ * and tanh are kgen_runtime.h's kgen_expf, kgen_erff and kgen_tanhf, which vectorize where
+ * libm's do not. */
+static const EmMathName c_f32_math[] = {{FN_ISNAN, "isnan"},    {FN_ISINF, "isinf"},     {FN_EXP, "kgen_expf"},
+                                        {FN_ERF, "kgen_erff"}, {FN_TANH, "kgen_tanhf"}, {FN_COUNT, NULL}};
 
 const char *em_math_name(const Dialect *d, MathFn fn, DType t, char *buf, size_t n)
 {

@@ -64,7 +64,7 @@ int rnn(
             for (int32_t l = 0; l < 8; ++l) {
                 acc1 = acc1 + acc1_lanes[l];
             }
-            S[t * 64 + i + 64] = tanhf(XW[t * 64 + i] + acc1);
+            S[t * 64 + i + 64] = kgen_tanhf(XW[t * 64 + i] + acc1);
         } /* i */
     } /* t */
     for (int32_t t = 0; t < 16; ++t) {
