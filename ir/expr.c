@@ -577,6 +577,14 @@ int ir_expr_has_reduce(const Expr *e) { return ir_expr_find((Expr *)e, is_reduce
 
 int ir_expr_reads_memory(const Expr *e) { return ir_expr_find((Expr *)e, is_memory_read, NULL) != NULL; }
 
+static int is_dim_var(const Expr *e, const void *ctx)
+{
+    (void)ctx;
+    return e->kind == E_VAR && e->u.var->is_dim;
+}
+
+int ir_expr_uses_dims(const Expr *e) { return ir_expr_find((Expr *)e, is_dim_var, NULL) != NULL; }
+
 static int max2(int a, int b) { return a > b ? a : b; }
 
 int ir_expr_depth(const Expr *e)

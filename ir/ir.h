@@ -320,6 +320,7 @@ int ir_expr_uses_var(const Expr *e, const Var *v);
 int ir_expr_has_reduce(const Expr *e);
 /* Does e read memory (a load, a tensor access, a reduction over one)? */
 int ir_expr_reads_memory(const Expr *e);
+int ir_expr_uses_dims(const Expr *e);   /* reads a run-time dim's variable (Var.is_dim) */
 /* The first subexpression of e, e itself first, then its operands left to right (a load's
  * or access's indices, a select's condition before its sides), for which match(x, ctx)
  * holds; NULL if none. */
@@ -710,6 +711,11 @@ void ir_print_kernel(FILE *f, const Kernel *k);
 int ir_tensorize(Stmt **s);
 /* Can a loop of ext iterations be cut into t's micro-kernels? 0, or -1 with ir_fail(). */
 int ir_tensorize_extent(const Tensorize *t, int64_t ext);
+/* Split the condition c into its conjuncts (appended to out); 0 if one that uses j is not
+ * a comparison (<, <=, >, >=) of index forms affine in j, or one reads memory. Then c holds
+ * for every j of an interval exactly when it holds at both ends (the versioning of
+ * tensorized loops and of the unswitch pass). */
+int ir_affine_conjuncts(Expr *c, Var *j, PtrVec *out);
 
 /* A tensorized loop as calls: for each chunk k, name(&acc[acc_index + off_k], scalar,
  * &b[b_index + off_k]) over `width[k]` elements. */

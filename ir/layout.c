@@ -411,36 +411,23 @@ static int scalar_value(const Expr *e, double *out)
     return 0;
 }
 
-/* Does e read a blocked tensor's channel (its block, dim 1, or lane, dim 4) through one of
- * the reduction red's axes (a sum over channels, which reads the real ones)? */
-static int reads_channel_by(Layout *L, const Expr *e, const Expr *red)
+/* Is e a read of a blocked tensor's channel (its block, dim 1, or lane, dim 4) through
+ * an axis of the reduction red (a sum over channels, which reads the real ones)? */
+typedef struct {
+    Layout *L;
+    const Expr *red;
+} ChannelRead;
+
+static int channel_by_reduce(const Expr *e, const void *ctx)
 {
-    switch (e->kind) {
-    case E_ACCESS:
-        if (is_zeroed(L, e->u.access.t) && e->u.access.n == 5)
-            for (int a = 0; a < red->u.reduce.naxes; a++)
-                if (ir_expr_uses_var(e->u.access.idx[1], red->u.reduce.axes[a]->var) ||
-                    ir_expr_uses_var(e->u.access.idx[4], red->u.reduce.axes[a]->var))
-                    return 1;
-        for (int i = 0; i < e->u.access.n; i++)
-            if (reads_channel_by(L, e->u.access.idx[i], red))
-                return 1;
+    const ChannelRead *c = ctx;
+    if (e->kind != E_ACCESS || e->u.access.n != 5 || !is_zeroed(c->L, e->u.access.t))
         return 0;
-    case E_BIN: return reads_channel_by(L, e->u.bin.a, red) || reads_channel_by(L, e->u.bin.b, red);
-    case E_UN: return reads_channel_by(L, e->u.un.a, red);
-    case E_CAST:
-    case E_BITCAST: return reads_channel_by(L, e->u.cast.a, red);
-    case E_SELECT:
-        return reads_channel_by(L, e->u.sel.cond, red) || reads_channel_by(L, e->u.sel.t, red) ||
-               reads_channel_by(L, e->u.sel.f, red);
-    case E_REDUCE: return reads_channel_by(L, e->u.reduce.body, red);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (reads_channel_by(L, e->u.call.args[i], red))
-                return 1;
-        return 0;
-    default: return 0;
-    }
+    for (int a = 0; a < c->red->u.reduce.naxes; a++)
+        if (ir_expr_uses_var(e->u.access.idx[1], c->red->u.reduce.axes[a]->var) ||
+            ir_expr_uses_var(e->u.access.idx[4], c->red->u.reduce.axes[a]->var))
+            return 1;
+    return 0;
 }
 
 /* Is the (blocked) body e zero wherever every blocked tensor it reads is zero, that is
@@ -457,7 +444,10 @@ static int keeps_zero(Layout *L, const Expr *e)
     case E_CAST: return keeps_zero(L, e->u.cast.a);
     case E_UN: return e->u.un.op == UN_NEG && keeps_zero(L, e->u.un.a);
     case E_SELECT: return keeps_zero(L, e->u.sel.t) && keeps_zero(L, e->u.sel.f);
-    case E_REDUCE: return keeps_zero(L, e->u.reduce.body) && !reads_channel_by(L, e->u.reduce.body, e);
+    case E_REDUCE: {
+        ChannelRead c = {L, e};
+        return keeps_zero(L, e->u.reduce.body) && !ir_expr_find(e->u.reduce.body, channel_by_reduce, &c);
+    }
     case E_BIN: {
         const Expr *a = e->u.bin.a, *b = e->u.bin.b;
         int za = keeps_zero(L, a), zb = keeps_zero(L, b);

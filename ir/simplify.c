@@ -62,19 +62,13 @@ static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * 
 
 #define BIG ((int64_t)1 << 62)
 
-static int is_dim_var(const Expr *e, const void *ctx)
-{
-    (void)ctx;
-    return e->kind == E_VAR && e->u.var->is_dim;
-}
-
 /* Is e a division or modulo whose divisor is a run-time extent (reads a dim decided at run
  * time)? The rules for those fire for such models only. */
 static int runtime_divisor(const Expr *e)
 {
     return e->kind == E_BIN &&
            (e->u.bin.op == OP_DIV || e->u.bin.op == OP_MOD || e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD) &&
-           ir_expr_find(e->u.bin.b, is_dim_var, NULL);
+           ir_expr_uses_dims(e->u.bin.b);
 }
 
 int ir_const_bounds(const Expr *e, const RangeMap *m, int64_t *lo, int64_t *hi)
@@ -361,7 +355,7 @@ static int lin_merge_runtime_divmod(Lin *l)
 static int extent_divisor(const Expr *e)
 {
     int64_t c;
-    return ir_expr_is_const(e, &c) ? c > 0 : ir_expr_find((Expr *)e, is_dim_var, NULL) != NULL;
+    return ir_expr_is_const(e, &c) ? c > 0 : ir_expr_uses_dims(e);
 }
 
 /* (x / E) % F * E + x % E -> x % (E * F) for extents E and F, one of them at least decided at

@@ -80,10 +80,10 @@ static int affine(Expr *e, Var *j)
 
 /* Split a condition into its conjuncts; 0 if one that uses j is not a comparison of
  * affine forms in j (it might hold at both ends of the tile and fail in between). */
-static int conjuncts(Expr *c, Var *j, PtrVec *out)
+int ir_affine_conjuncts(Expr *c, Var *j, PtrVec *out)
 {
     if (c->kind == E_BIN && c->u.bin.op == OP_AND)
-        return conjuncts(c->u.bin.a, j, out) && conjuncts(c->u.bin.b, j, out);
+        return ir_affine_conjuncts(c->u.bin.a, j, out) && ir_affine_conjuncts(c->u.bin.b, j, out);
     if (ir_expr_reads_memory(c))
         return 0;    /* tested once before the tile, it must not depend on memory */
     if (ir_expr_uses_var(c, j)) {
@@ -118,7 +118,7 @@ typedef struct {
 static const char *match_update(const Stmt *s, Var *j, int versioned, Update *u)
 {
     while (versioned && s && s->kind == S_IF && !s->u.cond.els) {
-        if (!conjuncts(s->u.cond.cond, j, &u->conds))
+        if (!ir_affine_conjuncts(s->u.cond.cond, j, &u->conds))
             return "a guard in the loop is not made of comparisons affine in the loop variable";
         s = s->u.cond.then;
     }
@@ -150,7 +150,7 @@ static const char *match_update(const Stmt *s, Var *j, int versioned, Update *u)
     if (loads_buf(scalar, acc))
         return ir_fmt("the broadcast factor reads %s, the buffer being updated", acc->name);
     while (versioned && vec->kind == E_SELECT && is_zero(vec->u.sel.f)) {
-        if (!conjuncts(vec->u.sel.cond, j, &u->conds))
+        if (!ir_affine_conjuncts(vec->u.sel.cond, j, &u->conds))
             return "the condition of a select in the vector factor is not made of comparisons affine in the loop "
                    "variable";
         vec = vec->u.sel.t;
@@ -379,7 +379,7 @@ static int implied(Pass *P, Expr *c, const PtrVec *facts, const Inner *in)
 {
     PtrVec parts = {0};
     int ok = 1;
-    if (!conjuncts(c, NULL, &parts))
+    if (!ir_affine_conjuncts(c, NULL, &parts))
         ok = 0;
     for (int i = 0; ok && i < parts.n; i++) {
         Expr *g = parts.items[i];
@@ -393,7 +393,7 @@ static int implied(Pass *P, Expr *c, const PtrVec *facts, const Inner *in)
             ok = 0;
         else {
             PtrVec one = {0};
-            ok = conjuncts(g, in->var[k], &one) && implied_here(P, at(g, in->var[k], in->lo[k]), facts) &&
+            ok = ir_affine_conjuncts(g, in->var[k], &one) && implied_here(P, at(g, in->var[k], in->lo[k]), facts) &&
                  implied_here(P, at(g, in->var[k], in->hi[k]), facts);
         }
     }
@@ -538,7 +538,7 @@ static int last_tile(Pass *P, Expr *c, Expr **x, int64_t *last)
         Replace r = {cand[i], ir_varref(t)};
         Expr *ct = replace_expr(c, &r);
         PtrVec one = {0};
-        if (!conjuncts(ct, t, &one) || one.n != 1 || !ir_expr_is_const(ir_simplify(at(ct, t, hi), NULL), &v1) ||
+        if (!ir_affine_conjuncts(ct, t, &one) || one.n != 1 || !ir_expr_is_const(ir_simplify(at(ct, t, hi), NULL), &v1) ||
             !ir_expr_is_const(ir_simplify(at(ct, t, hi - 1), NULL), &v0) || v1 || !v0)
             continue;
         *x = cand[i];
@@ -559,7 +559,7 @@ static Stmt *tighten(Stmt *s, void *ctx)
         return s;
     Var *j = s->u.loop.var;
     PtrVec parts = {0};
-    if (!conjuncts(s->u.loop.body->u.cond.cond, j, &parts))
+    if (!ir_affine_conjuncts(s->u.loop.body->u.cond.cond, j, &parts))
         return s;
     Expr *keep = NULL;
     int64_t m = n;
@@ -633,12 +633,12 @@ static Expr *row_cond(Pass *P, Stmt *tile)
     int most = 1;
     for (int i = 0; i < g.n; i++) {
         PtrVec facts = {0};
-        if (!conjuncts(g.items[i], NULL, &facts))
+        if (!ir_affine_conjuncts(g.items[i], NULL, &facts))
             continue;
         int n = 0;
         for (int k = 0; k < g.n; k++) {
             PtrVec parts = {0};
-            int ok = conjuncts(g.items[k], NULL, &parts);
+            int ok = ir_affine_conjuncts(g.items[k], NULL, &parts);
             for (int q = 0; ok && q < parts.n; q++)
                 ok = implied_here(P, parts.items[q], &facts);
             n += ok;
@@ -657,7 +657,7 @@ static Stmt *whole_tiles(Pass *P, Stmt *s)
          * holds have none of the guards it implies (their accumulators in registers), the
          * others stay as they were */
         PtrVec facts = {0};
-        conjuncts(c, NULL, &facts);
+        ir_affine_conjuncts(c, NULL, &facts);
         Inner in = {{0}, {0}, {0}, 0};
         Stmt *rest = s;
         Expr *x;
@@ -673,7 +673,7 @@ static Stmt *whole_tiles(Pass *P, Stmt *s)
     if (!c)
         return s;
     PtrVec facts = {0};
-    if (!conjuncts(c, NULL, &facts))
+    if (!ir_affine_conjuncts(c, NULL, &facts))
         return s;
     Inner in = {{0}, {0}, {0}, 0};
     Stmt *whole = assume(P, s, c, &facts, 1, &in), *rest = assume(P, s, c, &facts, 0, &in);

@@ -6,8 +6,9 @@
  * case is peel.c's; this is its run-time form, for the tiles and vector loops over a dim
  * decided at run time (--input-shape x=1,3,32..224,W): without it every column of every
  * tile is guarded, and compilers keep a tile's accumulators in memory. A loop that holds a
- * register tile takes constant bounds too (an NCHW conv's 66 columns in tiles of 16: the
- * last tile's 2 columns; peel.c's loops hold none). Without a chunk
+ * local buffer (a register tile) takes constant bounds too, where its chunks overhang them
+ * (an NCHW conv's 66 columns in tiles of 16: the last tile's 2 columns; peel.c's loops hold
+ * none). Without a chunk
  * loop (the whole extent fits one tile at the bound) the tile runs in versions by E's
  * value, a vector loop over the bound over [0, E) (the section below). (A parallel loop of
  * fused axes over run-time extents runs to their product from the start: lower.c.)
@@ -26,7 +27,7 @@ enum { MAX_FAMILIES = 4 };
 
 typedef struct {
     Var *o;
-    int consts;           /* constant bounds taken too (o's loop holds a register tile) */
+    int consts;           /* constant bounds taken too (o's loop holds a local buffer) */
     int64_t F;            /* the first family: o's coefficient in its guards */
     Expr *E;              /* their bound */
     int64_t rhi;          /* the most the rest adds */
@@ -36,12 +37,6 @@ typedef struct {
     int found;
     int64_t rem;          /* the last chunk's version for this many lanes (0: any, a loop) */
 } Tails;
-
-static int is_runtime(const Expr *e, const void *ctx)
-{
-    (void)ctx;
-    return e->kind == E_VAR && e->u.var->is_dim;
-}
 
 static int not_dim(const Expr *e, const void *ctx)
 {
@@ -58,7 +53,7 @@ static int match_guard(Tails *t, Expr *cond, int64_t *F, Expr **E, int64_t *rhi)
         return 0;
     Expr *a = cond->u.bin.a, *e = cond->u.bin.b;
     int64_t c, elo, ehi;
-    if (!(ir_expr_find(e, is_runtime, NULL) || (t->consts && ir_expr_is_const(e, &c))) || ir_expr_reads_memory(e) ||
+    if (!(ir_expr_uses_dims(e) || (t->consts && ir_expr_is_const(e, &c))) || ir_expr_reads_memory(e) ||
         ir_expr_uses_var(e, t->o))
         return 0;
     while (a->kind == E_BIN && a->u.bin.op == OP_MAX && ir_expr_is_const(a->u.bin.b, &c) &&
@@ -130,7 +125,7 @@ static Expr *clamp_guard(const Expr *e)
     if (e->kind != E_BIN || e->u.bin.op != OP_MIN)
         return NULL;
     Expr *E = ir_simplify(ir_add(e->u.bin.b, ir_idx(1)), NULL);
-    return ir_expr_find(E, is_runtime, NULL) ? ir_bin(OP_LT, e->u.bin.a, E) : NULL;
+    return ir_expr_uses_dims(E) ? ir_bin(OP_LT, e->u.bin.a, E) : NULL;
 }
 
 /* the operands of the && chains of selects' conditions (padding: `x + k < W ? X[...] : 0`),
@@ -350,6 +345,16 @@ static Expr *rel_guard(Expr *e, void *ctx)
 
 static Stmt *rel_guards(Stmt *s, void *ctx) { return ir_stmt_map(s, rel_guards, rel_guard, ctx); }
 
+/* The last chunk's body when rem of its F columns are left: its lane loops shortened to
+ * rem, the guards reaching past them relative to the chunk. */
+static Stmt *rem_chunk(Tails *t, Stmt *body, int64_t rem)
+{
+    t->rem = rem;
+    Stmt *r = rel_guards(shorten(body, t), t);
+    t->rem = 0;
+    return r;
+}
+
 static Stmt *last_chunk(Tails *t, Stmt *body)
 {
     /* (a chunk with F or more columns left, before the last, when other guards ended the
@@ -366,11 +371,8 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
     if (t->F > TAIL_VERSIONS)
         return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), full);
     Stmt *chain = full;
-    for (int64_t r = t->F - 1; r >= 1; r--) {
-        t->rem = r;
-        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), rel_guards(shorten(body, t), t), chain);
-    }
-    t->rem = 0;
+    for (int64_t r = t->F - 1; r >= 1; r--)
+        chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), rem_chunk(t, body, r), chain);
     return chain;
 }
 
@@ -397,19 +399,21 @@ static int ceil_at_least(const Expr *N, const Expr *K)
     return ir_expr_is_const(ir_simplify(ir_sub(N->u.bin.a, K->u.bin.a), NULL), &d) && d >= 0;
 }
 
-/* Does s allocate a register tile (a local buffer)? */
-static int holds_tile(const Stmt *s)
+/* Does s allocate a local buffer: a register tile, or the scalar of a select or reduction
+ * computed in statements? (A loop of chunks whose body is a vector loop, without one, is
+ * peel.c's; with one, it is this pass's, constant bounds too.) */
+static int holds_local(const Stmt *s)
 {
     if (!s)
         return 0;
     switch (s->kind) {
-    case S_ALLOC: return s->u.alloc.buf->scope == SCOPE_LOCAL || holds_tile(s->u.alloc.body);
-    case S_FOR: return holds_tile(s->u.loop.body);
-    case S_LET: return holds_tile(s->u.let.body);
-    case S_IF: return holds_tile(s->u.cond.then) || holds_tile(s->u.cond.els);
+    case S_ALLOC: return s->u.alloc.buf->scope == SCOPE_LOCAL || holds_local(s->u.alloc.body);
+    case S_FOR: return holds_local(s->u.loop.body);
+    case S_LET: return holds_local(s->u.let.body);
+    case S_IF: return holds_local(s->u.cond.then) || holds_local(s->u.cond.els);
     case S_SEQ:
         for (int i = 0; i < s->u.seq.n; i++)
-            if (holds_tile(s->u.seq.items[i]))
+            if (holds_local(s->u.seq.items[i]))
                 return 1;
         return 0;
     default: return 0;
@@ -438,7 +442,7 @@ static Stmt *tails(Stmt *s, void *ctx)
         return s;
     Tails t = {0};
     t.o = s->u.loop.var;
-    t.consts = holds_tile(s->u.loop.body);
+    t.consts = holds_local(s->u.loop.body);
     scan(&t, s->u.loop.body);
     if (t.consts && !overhangs(&t, s->u.loop.extent)) {
         Tails u = {0};   /* the run-time bounds alone */
@@ -470,11 +474,8 @@ static Stmt *tails(Stmt *s, void *ctx)
      * columns known, when the whole chunks end where the first family's lanes do */
     int64_t k, n, e;
     if (ir_expr_is_const(K, &k) && ir_expr_is_const(N, &n) && ir_expr_is_const(t.E, &e) && n == k + 1 &&
-        e - k * t.F > 0 && e - k * t.F < t.F) {
-        t.rem = e - k * t.F;
-        body = rel_guards(shorten(s->u.loop.body, &t), &t);
-        t.rem = 0;
-    }
+        e - k * t.F > 0 && e - k * t.F < t.F)
+        body = rem_chunk(&t, s->u.loop.body, e - k * t.F);
     Stmt *rest = ir_for_like(s, K, ir_simplify(ir_sub(N, K), NULL), body);
     return ir_seq2(whole, rest);
 }

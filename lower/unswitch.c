@@ -72,38 +72,13 @@ int lower_body_stores(Stmt *loop, Stmt ***items, int *n)
  * exactly when it holds in the first and the last (each comparison holds on an interval):
  * the loop runs as the copy without the select where it does, as it was elsewhere. */
 
-static int is_dim(const Expr *e, const void *ctx)
-{
-    (void)ctx;
-    return e->kind == E_VAR && e->u.var->is_dim;
-}
-
-/* Is c a conjunction of comparisons, each affine in v (or free of it)? */
-static int affine_conj(Expr *c, Var *v)
-{
-    if (c->kind != E_BIN)
-        return 0;
-    switch (c->u.bin.op) {
-    case OP_AND: return affine_conj(c->u.bin.a, v) && affine_conj(c->u.bin.b, v);
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
-    case OP_EQ: {
-        /* a - b steps by a constant as v does (its other terms free of v) */
-        Expr *d = ir_sub(c->u.bin.a, c->u.bin.b), *next = ir_add(ir_varref(v), ir_idx(1));
-        if (ir_expr_reads_memory(d))
-            return 0;
-        return !ir_expr_uses_var(d, v) || ir_expr_is_const(ir_simplify(ir_sub(ir_subst(d, &v, &next, 1), d), NULL), NULL);
-    }
-    default: return 0;
-    }
-}
-
+/* a select whose condition uses v and a run-time dim, a conjunction of comparisons
+ * affine in v */
 static int lane_select(const Expr *e, const void *v)
 {
-    return e->kind == E_SELECT && ir_expr_uses_var(e->u.sel.cond, v) && ir_expr_find(e->u.sel.cond, is_dim, NULL) &&
-           affine_conj(e->u.sel.cond, (Var *)v);
+    PtrVec parts = {0};
+    return e->kind == E_SELECT && ir_expr_uses_var(e->u.sel.cond, v) && ir_expr_uses_dims(e->u.sel.cond) &&
+           ir_affine_conjuncts(e->u.sel.cond, (Var *)v, &parts);
 }
 
 static Expr *lane_cond(Expr *e, const Var *v)

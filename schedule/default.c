@@ -295,41 +295,30 @@ static int in_reduce_context(Schedule *s, int si, unsigned char *memo, int depth
     return yes;
 }
 
-/* Does every read of t in e index t with each axis of red only beside one of r's own
- * axes (x[c, h + kh, w + kw]: a sliding window), never alone (x[rc, ...]: a sum over
- * channels, where the guard would repeat for each of them)? */
-static int window_index(const Expr *e, const Tensor *t, const Tensor *r, const Expr *red)
+/* A read of t in r's reduction red that indexes t with an axis of red alone, not beside
+ * one of r's own axes: x[rc, ...] (a sum over channels, where the guard would repeat for
+ * each of them), where a sliding window reads x[c, h + kh, w + kw]. */
+typedef struct {
+    const Tensor *t, *r;
+    const Expr *red;
+} WindowRead;
+
+static int reduced_alone(const Expr *e, const void *ctx)
 {
-    switch (e->kind) {
-    case E_ACCESS:
-        for (int i = 0; i < e->u.access.n; i++) {
-            const Expr *ix = e->u.access.idx[i];
-            if (!window_index(ix, t, r, red))
-                return 0;
-            int reduced = 0, beside = 0;
-            for (int a = 0; a < red->u.reduce.naxes && !reduced; a++)
-                reduced = ir_expr_uses_var(ix, red->u.reduce.axes[a]->var);
-            for (int a = 0; a < r->ndim && !beside; a++)
-                beside = ir_expr_uses_var(ix, r->axes[a]->var);
-            if (e->u.access.t == t && reduced && !beside)
-                return 0;
-        }
-        return 1;
-    case E_BIN: return window_index(e->u.bin.a, t, r, red) && window_index(e->u.bin.b, t, r, red);
-    case E_UN: return window_index(e->u.un.a, t, r, red);
-    case E_CAST:
-    case E_BITCAST: return window_index(e->u.cast.a, t, r, red);
-    case E_CALL:
-        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
-            if (!window_index(e->u.call.args[i], t, r, red))
-                return 0;
-        return 1;
-    case E_SELECT:
-        return window_index(e->u.sel.cond, t, r, red) && window_index(e->u.sel.t, t, r, red) &&
-               window_index(e->u.sel.f, t, r, red);
-    case E_REDUCE: return window_index(e->u.reduce.body, t, r, red);
-    default: return 1;
+    const WindowRead *w = ctx;
+    if (e->kind != E_ACCESS || e->u.access.t != w->t)
+        return 0;
+    for (int i = 0; i < e->u.access.n; i++) {
+        const Expr *ix = e->u.access.idx[i];
+        int reduced = 0, beside = 0;
+        for (int a = 0; a < w->red->u.reduce.naxes && !reduced; a++)
+            reduced = ir_expr_uses_var(ix, w->red->u.reduce.axes[a]->var);
+        for (int a = 0; a < w->r->ndim && !beside; a++)
+            beside = ir_expr_uses_var(ix, w->r->axes[a]->var);
+        if (reduced && !beside)
+            return 1;
     }
+    return 0;
 }
 
 /* Do all of st's readers read it only in a sum over a small window (at most WINDOW_MAX
@@ -351,7 +340,8 @@ static int window_readers(Schedule *s, Stage *st)
         int64_t steps = 1;
         for (int a = 0; a < r->t->body->u.reduce.naxes; a++)
             steps *= r->t->body->u.reduce.axes[a]->extent;
-        if (steps > WINDOW_MAX || !window_index(r->t->body, st->t, r->t, r->t->body))
+        WindowRead w = {st->t, r->t, r->t->body};
+        if (steps > WINDOW_MAX || ir_expr_find(r->t->body, reduced_alone, &w))
             return 0;
         any = 1;
     }
