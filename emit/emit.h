@@ -149,6 +149,9 @@ typedef struct {
                                   modes; em_model_files hands the targets other than C only
                                   0 or EM_WEIGHTS_FILE) */
     PtrVec notes;              /* char*: lines for the header comment of NAME.c */
+    int weight_table;          /* embedded weights reached through NAME_weight_table, an array
+                                  of their addresses in NAME_weights.c, not by their symbols
+                                  (wasm: see wasm_model_files) */
     const Target *target;      /* NULL: C; a GPU target: host glue over device memory */
     const char *cflags;        /* the runner Makefile's default CFLAGS (target_c_cflags); NULL: -O2 */
 } EmModel;

@@ -47,6 +47,21 @@ static int weights_mode(const EmModel *m)
     return m->weights_in_file;
 }
 
+/* Embedded weights reached through NAME_weight_table (m->weight_table) */
+static int weight_table(const EmModel *m)
+{
+    return m->weight_table && m->model->constants.n && weights_mode(m) == EM_WEIGHTS_EMBED;
+}
+
+/* b's position among the model's constants: its entry in NAME_weight_table */
+static int constant_index(const Model *mod, const Buffer *b)
+{
+    for (int i = 0; i < mod->constants.n; i++)
+        if (mod->constants.items[i] == b)
+            return i;
+    return -1;
+}
+
 /* A float as an exact C99 hexadecimal constant, without printf: the weights of a big model
  * are millions of numbers, and this is several times faster than "%.9g". */
 static void put_hexfloat(StrBuf *o, uint64_t mant, int mant_bits, int exp, int sign, const char *suffix)
@@ -558,6 +573,13 @@ void em_c_weights_file(StrBuf *w, const EmModel *m)
             sb_puts(w, "    0\n");
         sb_puts(w, "};\n");
     }
+    if (weight_table(m)) {
+        sb_printf(w, "\n/* Their addresses, where %s.c takes them from */\n", m->name);
+        sb_printf(w, "const void *const %s_weight_table[%d] = {\n", m->name, mod->constants.n);
+        for (int i = 0; i < mod->constants.n; i++)
+            sb_printf(w, "    %s,\n", em_c_weight_symbol(m, mod->constants.items[i]));
+        sb_puts(w, "};\n");
+    }
     if (!mod->constants.n)
         sb_printf(w, "typedef int %s_no_weights; /* ISO C wants something in every file */\n", m->name);
 }
@@ -647,9 +669,12 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     }
     if (mod->constants.n && weights_mode(m) == EM_WEIGHTS_INCBIN)
         sb_printf(c, "\n/* weights: %s_weights.S (.incbin \"%s_weights.bin\") */\n", m->name, m->name);
+    else if (weight_table(m))
+        sb_printf(c, "\n/* weights: the addresses of %s_weights.c's arrays */\nextern const void *const %s_weight_table[%d];\n",
+                  m->name, m->name, mod->constants.n);
     else if (mod->constants.n && !in_file)
         sb_printf(c, "\n/* weights: %s_weights.c */\n", m->name);
-    for (int i = 0; i < mod->constants.n && !in_file; i++) {
+    for (int i = 0; i < mod->constants.n && !in_file && !weight_table(m); i++) {
         const Buffer *b = mod->constants.items[i];
         sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
                   (long long)(b->size ? array_len(b) : 1));
@@ -748,6 +773,9 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             if (b->constant && in_file)
                 sb_printf(&args, "(const %s *)(%s_blob + %lld)", ir_dtype_ctype(b->dtype), m->name,
                           (long long)em_blob_offset(&mod->constants, b, NULL));
+            else if (b->constant && weight_table(m))
+                sb_printf(&args, "(const %s *)%s_weight_table[%d]", ir_dtype_ctype(b->dtype), m->name,
+                          constant_index(mod, b));
             else if (b->constant)
                 sb_puts(&args, em_c_weight_symbol(m, b));
             else if (b->scope == SCOPE_WORKSPACE)

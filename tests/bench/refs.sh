@@ -68,19 +68,19 @@ for spec in $convs; do
     [ -f $work/conv/$m.onnx ] && gen $work/conv/$m.onnx $work/refs/$m && build $work/refs/$m net_profile
   done
 done
-# whole models: --weights=file (ResNet-18's 47 MB of weights as C source take gcc minutes;
-# the kernels are the same)
+# whole models with the default --weights (over 8 MiB, .incbin), as a user builds them:
+# --weights=file ran 1-4 % slower (gcc cannot fold the weights' addresses into the kernels)
 for name in mobilenetv2 resnet18; do
   [ -f $work/models/$name.onnx ] || continue
   d=$work/refs/$name
-  gen $work/models/$name.onnx $d.u --weights=file && build $d.u net
+  gen $work/models/$name.onnx $d.u && build $d.u net
   # the same code built with -fopenmp, for the threads rows
   if [ $name = resnet18 ]; then
-    gen $work/models/$name.onnx $d.omp --weights=file && build $d.omp net "$flags -fopenmp"
-    gen $work/models/$name.onnx $d.c16.omp --weights=file --layout=nchwc16 && build $d.c16.omp net "$flags -fopenmp"
+    gen $work/models/$name.onnx $d.omp && build $d.omp net "$flags -fopenmp"
+    gen $work/models/$name.onnx $d.c16.omp --layout=nchwc16 && build $d.c16.omp net "$flags -fopenmp"
   fi
-  gen $work/models/$name.onnx $d.c16 --weights=file --layout=nchwc16 && build $d.c16 net
-  if [ -f "$log" ] && gen $work/models/$name.onnx $d.t --weights=file --tuning-log "$log" &&
+  gen $work/models/$name.onnx $d.c16 --layout=nchwc16 && build $d.c16 net
+  if [ -f "$log" ] && gen $work/models/$name.onnx $d.t --tuning-log "$log" &&
      ! grep -q "no record" $d.t.kgen.log; then build $d.t net; else rm -rf $d.t $d.t.ok; fi
 done
 wait
@@ -142,7 +142,7 @@ done
 # ------------------------------------------------------------------ 2. whole models
 echo
 echo "# MobileNetV2 and ResNet-18 (torchvision, random weights, 1x3x224x224), fp32, 1 thread: kgen generated C"
-echo "# (--weights=file ${BENCH_MATTR:-(plain --target c)}, $CC $flags) against onnxruntime $( [ $have_ort = 1 ] && echo "CPU provider (intra 1, inter 1, sequential, all optimisations)" || echo "(missing)");"
+echo "# (${BENCH_MATTR:-(plain --target c)}, $CC $flags) against onnxruntime $( [ $have_ort = 1 ] && echo "CPU provider (intra 1, inter 1, sequential, all optimisations)" || echo "(missing)");"
 echo "# best of 3 medians of $model_runs runs. kgen_ms: default options; nchwc16_ms: --layout=nchwc16; tuned_ms:"
 echo "# --tuning-log $log, when it holds a record for the model. ratio: kgen / ort (goal <= 1.0)."
 echo "# max_abs_diff: kgen's default build's output against onnxruntime's (max |ort| beside it)."

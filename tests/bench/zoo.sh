@@ -11,7 +11,7 @@
 # an hour the first time, most of it exporting and compiling). Per model, one row:
 #   MFLOPs       2 x the MACs `kgen --report` counts (it counts none for LSTM: CRNN's BiLSTM
 #                is left out)
-#   kgen_ms      kgen's runner (--weights=file, $CC -O3 -march=native), 1 thread, --bench
+#   kgen_ms      kgen's runner (the default --weights, $CC -O3 -march=native), 1 thread, --bench
 #   ort_ms       onnxruntime-node's CPU provider (tests/bench/ort_run.mjs: intra-op 1, inter-op 1,
 #                sequential, graphOptimizationLevel all), the speed anchor
 #   ratio        kgen_ms / ort_ms (below 1: kgen is faster)
@@ -62,8 +62,8 @@ $PY tests/bench/zoo.py export $zoo $names > $zoo/export.log 2>&1
 for name in $names; do
   m=$zoo/$name.onnx d=$zoo/runs/$name
   [ -f $m ] || continue
-  gen $m $d --weights=file && build $d "net net_profile"
-  gen $m $d.omp --weights=file && build $d.omp net "$flags -fopenmp"
+  gen $m $d && build $d "net net_profile"
+  gen $m $d.omp && build $d.omp net "$flags -fopenmp"
 done
 wait
 
@@ -87,7 +87,7 @@ top_kernel() {
     END { printf "%s %s %s\n", share, ops == "" ? "?" : ops, node }' $1/net.c
 }
 ort_version=$(node -p "require(require('path').resolve(process.argv[1], 'node_modules/onnxruntime-node/package.json')).version" $ort_dir 2>/dev/null)
-echo "# model zoo ($set): kgen generated C ($CC $flags, --weights=file ${BENCH_MATTR:-(plain --target c)}) against onnxruntime-node $(
+echo "# model zoo ($set): kgen generated C ($CC $flags, ${BENCH_MATTR:-(plain --target c)}) against onnxruntime-node $(
   [ $have_ort = 1 ] && echo "$ort_version CPU provider (intra 1, inter 1, all optimisations)" || echo "(missing)")"
 echo "# fp32, batch 1; 1 thread ${pin1:-unpinned}, 2 threads ${pin2:-unpinned} (-fopenmp); best of 3 medians."
 echo "# ratio: kgen / ort (below 1: kgen faster); 2t/1t: kgen's 2-thread speedup; max_abs_diff: kgen against"
