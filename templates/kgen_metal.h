@@ -24,6 +24,7 @@ typedef ulong uint64_t;
 #endif
 
 #define KGEN_INLINE static inline
+#define KGEN_INLINE_MATH static inline   /* kgen_runtime.h's per-element helpers */
 #define KGEN_HAVE_BITCAST
 KGEN_INLINE uint32_t kgen_f32_bits(float f) { return as_type<uint32_t>(f); }
 KGEN_INLINE float kgen_bits_f32(uint32_t u) { return as_type<float>(u); }

@@ -106,5 +106,22 @@ for name in "${names[@]}"; do
   fi
 done
 
+# the per-element float helpers of kgen_runtime.h (kgen_expf, kgen_sigmoidf, kgen_tanhf,
+# ...) are always inlined, so a loop of them vectorizes even where gcc's own inlining stops
+# (a kernel of many such loops): with -fno-inline, which leaves only always_inline, no call
+# of one may remain
+helpers='kgen_(expf|sigmoidf|tanhf|erff|rsqrtf|floormodf|select_f32_|min_f32|max_f32|bits_f32|f32_bits)'
+for name in "${names[@]}"; do
+  dir=$out/$name
+  grep -qE "$helpers" "$dir/$name.c" || continue
+  if ! $CC -O2 -fno-inline -S -o "$dir/noinline.s" "$dir/$name.c" > "$dir/noinline.log" 2>&1; then
+    bad "$name: $CC -O2 -fno-inline -S failed: $(head -1 "$dir/noinline.log")"
+  elif calls=$(grep -E "(call|jmp|bl|b)[a-z]*[[:space:]]+_?$helpers\b" "$dir/noinline.s" | sort -u | head -3 | tr -s ' \t\n' ' '); [ -n "$calls" ]; then
+    bad "$name: with -fno-inline the kernels still call the runtime's helpers: $calls"
+  else
+    ok
+  fi
+done
+
 echo "models: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -26,6 +26,7 @@ typedef ulong uint64_t;
 #endif
 
 #define KGEN_INLINE static inline
+#define KGEN_INLINE_MATH static inline   /* kgen_runtime.h's per-element helpers */
 #define KGEN_HAVE_BITCAST
 KGEN_INLINE uint32_t kgen_f32_bits(float f) { return as_type<uint32_t>(f); }
 KGEN_INLINE float kgen_bits_f32(uint32_t u) { return as_type<float>(u); }
@@ -45,14 +46,14 @@ KGEN_INLINE float kgen_bits_f32(uint32_t u) { return as_type<float>(u); }
  * type, and integer code gives the same bits on every target. Both conversions are exact
  * IEEE binary16: round to nearest even, subnormals, infinities and NaNs (kept quiet). */
 #ifndef KGEN_HAVE_BITCAST   /* OpenCL and Metal heads define these with their own casts */
-KGEN_INLINE uint32_t kgen_f32_bits(float f)
+KGEN_INLINE_MATH uint32_t kgen_f32_bits(float f)
 {
     union { float f; uint32_t u; } v;
     v.f = f;
     return v.u;
 }
 
-KGEN_INLINE float kgen_bits_f32(uint32_t u)
+KGEN_INLINE_MATH float kgen_bits_f32(uint32_t u)
 {
     union { float f; uint32_t u; } v;
     v.u = u;
@@ -227,7 +228,7 @@ KGEN_INLINE uint8_t kgen_f32_to_f8e5m2fnuz(float f) { return kgen_f32_to_f8_(f, 
  * float comparison, or a select that lets gcc sink the arithmetic into a branch, stops
  * its if-conversion under the default -ftrapping-math): above 88.72 the result is inf,
  * below -103.97 zero, NaN stays NaN. */
-KGEN_INLINE float kgen_expf(float x)
+KGEN_INLINE_MATH float kgen_expf(float x)
 {
     uint32_t bits = kgen_f32_bits(x), mag = bits & 0x7fffffffu, neg = bits >> 31;
     uint32_t hi = 0x42b17218u, lo = 0x42cff1b5u; /* 88.7228394f, 103.972084f */
@@ -262,7 +263,7 @@ KGEN_INLINE float kgen_expf(float x)
  * -ftrapping-math): below -87 the result is 0, above 87 it rounds to 1, NaN stays NaN.
  * Its own code, not 1 / (1 + kgen_expf(-x)): with kgen_expf's wider clamp and subnormal
  * scaling EfficientNet-B0 ran 26.8 ms against 16.5 with this (one thread, gcc 12, AVX2). */
-KGEN_INLINE float kgen_sigmoidf(float x)
+KGEN_INLINE_MATH float kgen_sigmoidf(float x)
 {
     uint32_t bits = kgen_f32_bits(x), mag = bits & 0x7fffffffu, lim = 0x42ae0000u; /* 87.0f */
     float z = kgen_bits_f32((mag > lim ? lim : mag) | (~bits & 0x80000000u));
@@ -287,7 +288,7 @@ KGEN_INLINE float kgen_sigmoidf(float x)
  * erf is odd and within 4e-8 of +-1 beyond |x| = 4: x clamped to [-4, 4] (its magnitude's
  * bits, as above), then x P(x^2) / Q(x^2), a rational fit of degrees 6 and 4 in x^2 made
  * for kgen (weighted least squares towards minimax on [0, 4]), the magnitude at most 1. */
-KGEN_INLINE float kgen_erff(float x)
+KGEN_INLINE_MATH float kgen_erff(float x)
 {
     uint32_t bits = kgen_f32_bits(x), mag = bits & 0x7fffffffu, lim = 0x40800000u; /* 4.0f */
     float c = kgen_bits_f32((mag > lim ? lim : mag) | (bits & 0x80000000u));
@@ -315,7 +316,7 @@ KGEN_INLINE float kgen_erff(float x)
  * odd: on |x| < 0.625, x + x^3 P(x^2) (Cephes' degree-4 fit); above, 1 - 2 / (e^2|x| + 1)
  * with kgen_expf, |x| clamped to 9 (tanh rounds to 1 beyond); both are computed and one
  * taken on the bits (as above: no float comparison), the sign put back, NaN kept. */
-KGEN_INLINE float kgen_tanhf(float x)
+KGEN_INLINE_MATH float kgen_tanhf(float x)
 {
     uint32_t bits = kgen_f32_bits(x), mag = bits & 0x7fffffffu, lim = 0x41100000u; /* 9.0f */
     float a = kgen_bits_f32(mag > lim ? lim : mag);
@@ -335,13 +336,13 @@ KGEN_INLINE float kgen_tanhf(float x)
 #ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 #endif
-KGEN_INLINE float kgen_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+KGEN_INLINE_MATH float kgen_rsqrtf(float x) { return 1.0f / sqrtf(x); }
 #ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_rsqrt(double x) { return 1.0 / sqrt(x); }
 #endif
 
 /* Floor modulo for floats (ONNX Mod with fmod=0, Python %): the sign follows b. */
-KGEN_INLINE float kgen_floormodf(float a, float b)
+KGEN_INLINE_MATH float kgen_floormodf(float a, float b)
 {
     float r = fmodf(a, b);
     return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
@@ -360,16 +361,16 @@ KGEN_INLINE double kgen_floormod(double a, double b)
  * select on the bits, without a branch, so that an epilogue such as HardSwish's
  * x * max(0, min(1, x / 6 + 0.5)) on a conv's accumulator still vectorizes (nested
  * float selects there kept gcc from if-converting the loop). */
-KGEN_INLINE float kgen_select_f32_(uint32_t take_a, float a, float b)
+KGEN_INLINE_MATH float kgen_select_f32_(uint32_t take_a, float a, float b)
 {
     uint32_t m = 0u - take_a;
     return kgen_bits_f32((kgen_f32_bits(a) & m) | (kgen_f32_bits(b) & ~m));
 }
-KGEN_INLINE float kgen_min_f32(float a, float b)
+KGEN_INLINE_MATH float kgen_min_f32(float a, float b)
 {
     return kgen_select_f32_((uint32_t)(a < b) | (uint32_t)(a != a), a, b);
 }
-KGEN_INLINE float kgen_max_f32(float a, float b)
+KGEN_INLINE_MATH float kgen_max_f32(float a, float b)
 {
     return kgen_select_f32_((uint32_t)(a > b) | (uint32_t)(a != a), a, b);
 }
