@@ -17,7 +17,7 @@
  */
 #include "passes.h"
 
-enum { MAX_INNER = 32 };
+enum { MAX_INNER = 32, MAX_LOCALS = 8 };
 
 /* The guards taken come in families of one coefficient of o and one bound (a pool's
  * output columns against its output width, its input columns, twice as many, against the
@@ -36,6 +36,9 @@ typedef struct {
     RangeMap inner;       /* the loops inside o, on the way down */
     int found;
     int64_t rem;          /* the last chunk's version for this many lanes (0: any, a loop) */
+    Expr *off;            /* with rem: those lanes start here (pow2_pieces) */
+    const Buffer *locals[MAX_LOCALS];   /* the chunk's own local buffers (pow2_pieces) */
+    int nlocals;
 } Tails;
 
 static int not_dim(const Expr *e, const void *ctx)
@@ -293,20 +296,67 @@ static Stmt *unguard(Stmt *s, void *ctx)
     return ir_stmt_map(s, unguard, NULL, ctx);
 }
 
+/* Is s a loop over the lanes that shorten() shortens: from 0 over F (any constant extent
+ * without a chunk loop, t->o NULL), every store under `o * F + v < E`? ext: its extent. */
+static int lane_loop(Tails *t, const Stmt *s, int64_t *ext)
+{
+    int64_t lo;
+    return s->kind == S_FOR && ir_expr_is_const(s->u.loop.min, &lo) && lo == 0 &&
+           ir_expr_is_const(s->u.loop.extent, ext) && (t->o ? *ext == t->F : *ext > t->rem) &&
+           s->u.loop.kind != FOR_PARALLEL && s->u.loop.kind != FOR_BOUND && all_guarded(t, s->u.loop.body, s->u.loop.var, 0);
+}
+
+/* The lanes of a piece (pow2_pieces) at t->off: v is off + v, but in the chunk's own
+ * local buffers (a register tile), whose columns the piece renames to 0 .. rem - 1 so that
+ * the compiler keeps them in registers. */
+typedef struct {
+    const Tails *t;
+    Var *v;
+    Expr *at;
+} Shift;
+
+static int chunk_local(const Tails *t, const Buffer *b)
+{
+    for (int i = 0; i < t->nlocals; i++)
+        if (t->locals[i] == b)
+            return 1;
+    return 0;
+}
+
+static Expr *shift_expr(Expr *e, void *ctx)
+{
+    Shift *x = ctx;
+    if (e->kind == E_VAR && e->u.var == x->v)
+        return x->at;
+    if (e->kind == E_LOAD && chunk_local(x->t, e->u.load.buf))
+        return e;
+    return ir_expr_map(e, shift_expr, ctx);
+}
+
+static Stmt *shift(Stmt *s, void *ctx)
+{
+    Shift *x = ctx;
+    if (s->kind == S_STORE && chunk_local(x->t, s->u.store.buf))
+        return ir_store(s->u.store.buf, s->u.store.index, shift_expr(s->u.store.value, ctx));
+    return ir_stmt_map(s, shift, shift_expr, ctx);
+}
+
 /* (without a chunk loop, t->o NULL: a loop of any constant extent, its lanes `v < E`) */
 static Stmt *shorten(Stmt *s, void *ctx)
 {
     Tails *t = ctx;
     s = ir_stmt_map(s, shorten, NULL, ctx);
-    int64_t lo, ext;
-    if (s->kind != S_FOR || !ir_expr_is_const(s->u.loop.min, &lo) || lo != 0 ||
-        !ir_expr_is_const(s->u.loop.extent, &ext) || (t->o ? ext != t->F : ext <= t->rem) ||
-        s->u.loop.kind == FOR_PARALLEL || s->u.loop.kind == FOR_BOUND || !all_guarded(t, s->u.loop.body, s->u.loop.var, 0))
+    int64_t ext;
+    if (!lane_loop(t, s, &ext))
         return s;
     Lane l = {t, s->u.loop.var};
     Stmt *body = unguard(s->u.loop.body, &l);
     /* a version for rem lanes: the loop keeps its kind (an unrolled tile stays one), a
      * micro-kernel's becomes a vector loop (its pattern is of the whole width) */
+    if (t->rem && t->off) {
+        Shift x = {t, s->u.loop.var, ir_add(t->off, ir_varref(s->u.loop.var))};
+        body = shift(body, &x);
+    }
     if (t->rem && s->u.loop.kind == FOR_TENSORIZED)
         return ir_for(s->u.loop.var, ir_idx(0), ir_idx(t->rem), FOR_VECTORIZED, body);
     if (t->rem)
@@ -355,6 +405,151 @@ static Stmt *rem_chunk(Tails *t, Stmt *body, int64_t rem)
     return r;
 }
 
+static int is_E(const Expr *e, const void *ctx) { return ir_expr_equal(e, ctx); }
+
+/* a comparison with E on a side: a guard of E's */
+static int guard_of_E(const Expr *e, const void *ctx)
+{
+    if (e->kind != E_BIN || (e->u.bin.op != OP_LT && e->u.bin.op != OP_LE && e->u.bin.op != OP_GT &&
+                             e->u.bin.op != OP_GE && e->u.bin.op != OP_EQ && e->u.bin.op != OP_NE))
+        return 0;
+    return ir_expr_find(e->u.bin.a, is_E, ctx) || ir_expr_find(e->u.bin.b, is_E, ctx);
+}
+
+static Expr *find_E(Expr *e, void *ctx)
+{
+    Tails *t = ctx;
+    if (!t->found && ir_expr_find(e, guard_of_E, t->E))
+        t->found = 1;
+    return e;
+}
+
+static Stmt *find_E_stmt(Stmt *s, void *ctx) { return ir_stmt_map(s, find_E_stmt, find_E, ctx); }
+
+/* The last chunk's left < F columns (F wider than TAIL_VERSIONS) in pieces of 2^k columns,
+ * one for each bit of left, each at the columns of the bits above it: vector loops of a
+ * constant width, where one loop over the columns left is scalar code (a 3x3 stride-2
+ * conv's 10 columns in a 16-column tile ran 7 times as long as the static build's). NULL
+ * where the chunk has guards of E other than its lanes' (they would need the columns
+ * left). */
+/* Is every access of the chunk's local buffers in s inside a lane loop and indexed by its
+ * variable (then the pieces rename their columns consistently)? Collects them first. */
+typedef struct {
+    Tails *t;
+    Var *lane;   /* the innermost lane loop's variable around, NULL outside them */
+    int ok;
+} LocalUse;
+
+static int local_use_expr(const Expr *e, const void *ctx)
+{
+    const LocalUse *u = ctx;
+    return e->kind == E_LOAD && chunk_local(u->t, e->u.load.buf) &&
+           (!u->lane || !ir_expr_uses_var(e->u.load.index, u->lane));
+}
+
+static void local_uses(LocalUse *u, const Stmt *s)
+{
+    if (!s || !u->ok)
+        return;
+    int64_t ext;
+    switch (s->kind) {
+    case S_FOR: {
+        Var *outer = u->lane;
+        if (lane_loop(u->t, s, &ext))
+            u->lane = s->u.loop.var;
+        if (ir_expr_find(s->u.loop.extent, local_use_expr, u))
+            u->ok = 0;
+        local_uses(u, s->u.loop.body);
+        u->lane = outer;
+        return;
+    }
+    case S_LET:
+        if (ir_expr_find(s->u.let.value, local_use_expr, u))
+            u->ok = 0;
+        local_uses(u, s->u.let.body);
+        return;
+    case S_IF:
+        if (ir_expr_find(s->u.cond.cond, local_use_expr, u))
+            u->ok = 0;
+        local_uses(u, s->u.cond.then);
+        local_uses(u, s->u.cond.els);
+        return;
+    case S_ALLOC:
+        if (u->t->nlocals < MAX_LOCALS && s->u.alloc.buf->scope == SCOPE_LOCAL)
+            u->t->locals[u->t->nlocals++] = s->u.alloc.buf;
+        else
+            u->ok = 0;
+        local_uses(u, s->u.alloc.body);
+        return;
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            local_uses(u, s->u.seq.items[i]);
+        return;
+    case S_STORE:
+    case S_PREFETCH:
+        if ((chunk_local(u->t, s->u.store.buf) && (!u->lane || !ir_expr_uses_var(s->u.store.index, u->lane))) ||
+            ir_expr_find(s->u.store.index, local_use_expr, u) ||
+            (s->u.store.value && ir_expr_find(s->u.store.value, local_use_expr, u)))
+            u->ok = 0;
+        return;
+    default: return;
+    }
+}
+
+/* Does s only store constants into the chunk's local buffers (a register tile's zeros)? */
+static int inits_local(const Tails *t, const Stmt *s)
+{
+    switch (s->kind) {
+    case S_STORE:
+        return chunk_local(t, s->u.store.buf) && (s->u.store.value->kind == E_FLOAT || s->u.store.value->kind == E_INT);
+    case S_FOR: return s->u.loop.kind != FOR_PARALLEL && inits_local(t, s->u.loop.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!inits_local(t, s->u.seq.items[i]))
+                return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* A piece's tile is zeroed whole, without the guards of the other dims' rows (gcc
+ * -Wmaybe-uninitialized cannot pair them with the guards of their uses): the rows past
+ * the extent are never read, and zeros there are harmless. */
+static Stmt *unguard_inits(Stmt *s, void *ctx)
+{
+    const Tails *t = ctx;
+    if (s->kind == S_IF && !s->u.cond.els && inits_local(t, s->u.cond.then))
+        return s->u.cond.then;
+    return ir_stmt_map(s, unguard_inits, NULL, ctx);
+}
+
+static Stmt *pow2_pieces(Tails *t, Stmt *body, Expr *left)
+{
+    Tails l = *t;
+    l.nlocals = 0;
+    LocalUse u = {&l, NULL, 1};
+    local_uses(&u, body);
+    if (!u.ok)
+        return NULL;
+    int64_t w = 1;
+    while (w * 2 < t->F)
+        w *= 2;
+    Stmt *seq = NULL;
+    for (; w >= 1; w /= 2) {
+        Tails c = l;
+        c.rem = w;
+        c.off = ir_simplify(ir_mul(ir_bin(OP_FLOORDIV, left, ir_idx(2 * w)), ir_idx(2 * w)), NULL);
+        Stmt *piece = unguard_inits(shorten(body, &c), &c);
+        c.found = 0;
+        find_E_stmt(piece, &c);
+        if (c.found)
+            return NULL;
+        piece = ir_if(ir_bin(OP_GE, ir_bin(OP_FLOORMOD, left, ir_idx(2 * w)), ir_idx(w)), piece, NULL);
+        seq = seq ? ir_seq2(seq, piece) : piece;
+    }
+    return seq;
+}
+
 static Stmt *last_chunk(Tails *t, Stmt *body)
 {
     /* (a chunk with F or more columns left, before the last, when other guards ended the
@@ -368,8 +563,10 @@ static Stmt *last_chunk(Tails *t, Stmt *body)
     first.fam[0].rhi = t->F - 1;
     Stmt *full = rel_guards(drop(body, &first), t);
     t->inner = first.inner;
-    if (t->F > TAIL_VERSIONS)
-        return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), shorten(body, t), full);
+    if (t->F > TAIL_VERSIONS) {
+        Stmt *pieces = pow2_pieces(t, body, left);
+        return ir_if(ir_bin(OP_LT, left, ir_idx(t->F)), pieces ? pieces : shorten(body, t), full);
+    }
     Stmt *chain = full;
     for (int64_t r = t->F - 1; r >= 1; r--)
         chain = ir_if(ir_bin(OP_EQ, left, ir_idx(r)), rem_chunk(t, body, r), chain);
@@ -512,6 +709,11 @@ static Stmt *version(Tails *t, Stmt *body, Expr *E, int64_t r)
     return r > 0 ? shorten(subst(body, &x), &c) : subst(body, &x);
 }
 
+/* At most this many versions of a tile as wide as the extent: the values a stride-16
+ * layer's columns take over 32..160 (2..10; with 8 such tiles ran guarded, 2.6 times the
+ * static build's time at 128) */
+enum { WHOLE_TILE_VERSIONS = 12 };
+
 static Stmt *whole_tile(Stmt *body)
 {
     Tails t = {0};
@@ -521,7 +723,7 @@ static Stmt *whole_tile(Stmt *body)
         return body;
     /* the versions: E = elo .. m; past m (E > rhi) every guard taken holds */
     int64_t m = ehi < t.rhi + 1 ? ehi : t.rhi + 1;
-    if (m - elo + 1 > TAIL_VERSIONS)
+    if (m - elo + 1 > WHOLE_TILE_VERSIONS)
         return body;
     Expr *E = t.E;
     Stmt *chain;

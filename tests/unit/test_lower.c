@@ -210,6 +210,51 @@ static void test_const_tails(void)
     CHECK(lower_runtime_tails(plain) == plain);
 }
 
+/* runtime-tails over a run-time extent W in chunks of 16 columns that hold a register
+ * tile: the last chunk's W % 16 columns run as pieces of 8, 4, 2 and 1 columns (constant
+ * vector loops), the tile's columns renamed in each piece; checked against the
+ * interpreter at extents of every remainder pattern */
+static void test_pow2_tails(void)
+{
+    Var *W = ir_var_new("W", DT_INDEX), *o = ir_var_new("o", DT_INDEX);
+    Var *j = ir_var_new("j", DT_INDEX), *jj = ir_var_new("jj", DT_INDEX);
+    W->is_dim = 1, W->lo = 1, W->hi = 64;
+    int64_t n = 64, sixteen = 16;
+    Buffer *Y = ir_buffer_new("Y", DT_F32, 1, &n, SCOPE_PARAM);
+    Buffer *L = ir_buffer_new("L", DT_F32, 1, &sixteen, SCOPE_LOCAL);
+    Expr *col = ir_add(ir_mul(ir_varref(o), ir_idx(16)), ir_varref(j));
+    Expr *col2 = ir_add(ir_mul(ir_varref(o), ir_idx(16)), ir_varref(jj));
+    Stmt *fill = ir_for(j, ir_idx(0), ir_idx(16), FOR_VECTORIZED,
+                        ir_if(ir_bin(OP_LT, col, ir_varref(W)), ir_store(L, ir_varref(j), ir_cast(DT_F32, col)), NULL));
+    Stmt *out = ir_for(jj, ir_idx(0), ir_idx(16), FOR_VECTORIZED,
+                       ir_if(ir_bin(OP_LT, col2, ir_varref(W)),
+                             ir_store(Y, col2, ir_bin(OP_ADD, ir_load(L, ir_varref(jj)), ir_float(1, DT_F32))), NULL));
+    Expr *chunks = ir_bin(OP_FLOORDIV, ir_add(ir_varref(W), ir_idx(15)), ir_idx(16));
+    Stmt *loop = ir_for(o, ir_idx(0), chunks, FOR_SERIAL, ir_allocate(L, ir_seq2(fill, out)));
+    Stmt *s = ir_simplify_stmt(lower_runtime_tails(loop));
+    FILE *f = tmpfile();
+    if (!f)
+        return;
+    ir_print_stmt(f, s, 0);
+    char *d = slurp(f);
+    CHECK_HAS(d, "vectorized for jj in [0, +8):");
+    CHECK_HAS(d, "if ((W % 2) >= 1):");
+    static const int64_t ws[] = {1, 2, 7, 8, 13, 15, 16, 17, 31, 45, 64};
+    for (size_t t = 0; t < sizeof ws / sizeof ws[0]; t++) {
+        static float y[64];
+        for (int i = 0; i < 64; i++)
+            y[i] = -1.0f;
+        Kernel *k = ir_alloc(sizeof *k);
+        k->name = "pieces";
+        ir_vec_push(&k->params, Y, 4, "parameters");
+        k->body = ir_let(W, ir_idx(ws[t]), s);
+        void *params[1] = {y};
+        CHECK_EQ(0, ir_interp(k, params, NULL));
+        for (int64_t i = 0; i < 64; i++)
+            CHECK(y[i] == (i < ws[t] ? (float)i + 1.0f : -1.0f));
+    }
+}
+
 /* unswitch on a select whose condition varies over the lanes and is decided at run time
  * (padding of P columns before a row of W): each chunk runs the copy without the select
  * where the condition holds in its first and last lanes, the loop as it was elsewhere;
@@ -441,6 +486,7 @@ int main(void)
     test_divisions();
     test_loop_bound();
     test_const_tails();
+    test_pow2_tails();
     test_lane_unswitch();
 
     ir_arena_free(a);
