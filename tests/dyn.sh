@@ -116,5 +116,14 @@ C
   fi
 fi
 
+# a linear Resize between sizes decided at run time reads its taps and weights from tables
+# over each output coordinate (computed once a run), not from divisions in every element
+r1=$($KGEN tests/dyn/resizes/model.onnx $(cat tests/dyn/resizes/args) --dump=import 2>&1 | grep -E '^  r1(_lo2)?\[')
+if grep -q '^  r1_lo2\[' <<< "$r1" && ! grep '^  r1\[' <<< "$r1" | grep -q '//'; then
+  ok
+else
+  bad "resizes: r1 computes its coordinates per element: $(grep '^  r1\[' <<< "$r1" | cut -c1-160)"
+fi
+
 echo "dyn: $pass passed, $fail failed"
 [ $fail -eq 0 ]
