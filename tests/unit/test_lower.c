@@ -19,6 +19,16 @@ static char *slurp(FILE *f)
     return ir_strdup(buf);
 }
 
+/* s as ir_print_stmt prints it ("" when no temporary file can be made) */
+static char *stmt_text(const Stmt *s)
+{
+    FILE *f = tmpfile();
+    if (!f)
+        return "";
+    ir_print_stmt(f, s, 0);
+    return slurp(f);
+}
+
 /* C[i, j] = sum(k: A[i, k] * B[k, j]), j unrolled */
 static Schedule *matmul_unrolled(void)
 {
@@ -142,11 +152,7 @@ static void test_divisions(void)
     Stmt *loop = ir_for(w, ir_idx(0), ir_idx(n), FOR_SERIAL, ir_store(Y, ir_varref(w), ir_cast(DT_F32, v)));
     Stmt *s = lower_runtime_divisions(loop);
     CHECK(s != loop);
-    FILE *f = tmpfile();
-    if (!f)
-        return;
-    ir_print_stmt(f, s, 0);
-    char *d = slurp(f);
+    char *d = stmt_text(s);
     CHECK_HAS(d, "w_q0[0] = ");
     CHECK_HAS(d, "w_r0[0] = ");
     CHECK(!strstr(d, "(w * 7)"));
@@ -188,11 +194,7 @@ static void test_const_tails(void)
                              ir_store(Y, col2, ir_bin(OP_MUL, ir_load(L, ir_varref(jj)), ir_float(2, DT_F32))), NULL));
     Stmt *loop = ir_for(o, ir_idx(0), ir_idx(5), FOR_SERIAL, ir_allocate(L, ir_seq2(fill, out)));
     Stmt *s = ir_simplify_stmt(lower_runtime_tails(loop));
-    FILE *f = tmpfile();
-    if (!f)
-        return;
-    ir_print_stmt(f, s, 0);
-    char *d = slurp(f);
+    char *d = stmt_text(s);
     CHECK(!strstr(d, "< 66"));
     CHECK_HAS(d, "for o in [0, +4):");
     CHECK_HAS(d, "vectorized for jj in [0, +2):");
@@ -232,11 +234,7 @@ static void test_pow2_tails(void)
     Expr *chunks = ir_bin(OP_FLOORDIV, ir_add(ir_varref(W), ir_idx(15)), ir_idx(16));
     Stmt *loop = ir_for(o, ir_idx(0), chunks, FOR_SERIAL, ir_allocate(L, ir_seq2(fill, out)));
     Stmt *s = ir_simplify_stmt(lower_runtime_tails(loop));
-    FILE *f = tmpfile();
-    if (!f)
-        return;
-    ir_print_stmt(f, s, 0);
-    char *d = slurp(f);
+    char *d = stmt_text(s);
     CHECK_HAS(d, "vectorized for jj in [0, +8):");
     CHECK_HAS(d, "if ((W % 2) >= 1):");
     static const int64_t ws[] = {1, 2, 7, 8, 13, 15, 16, 17, 31, 45, 64};
@@ -390,19 +388,11 @@ static void test_maps(void)
                                                                              ir_store(b, ir_varref(x), ir_idx(0)), NULL)));
     Stmt *s = plus_one(loop, NULL);
     CHECK(s->kind == S_FOR && s->u.loop.kind == FOR_VECTORIZED && s->u.loop.var == x);
-    f = tmpfile();
-    if (f) {
-        ir_print_stmt(f, s, 0);
-        CHECK_STR("vectorized for x in [0, +4):\n  b[x] = (x + 1)\n  if (x < 2):\n    b[x] = (0 + 1)\n", slurp(f));
-    }
+    CHECK_STR("vectorized for x in [0, +4):\n  b[x] = (x + 1)\n  if (x < 2):\n    b[x] = (0 + 1)\n", stmt_text(s));
     /* an expression callback over a statement: the loop's bounds, the if's condition, the
      * stores' indices and values */
     s = ir_stmt_map(loop->u.loop.body->u.seq.items[1], NULL, var_to_7, x);
-    f = tmpfile();
-    if (f) {
-        ir_print_stmt(f, s, 0);
-        CHECK_STR("if (7 < 2):\n  b[x] = 0\n", slurp(f));
-    }
+    CHECK_STR("if (7 < 2):\n  b[x] = 0\n", stmt_text(s));
 }
 
 int main(void)
