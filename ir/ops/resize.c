@@ -536,10 +536,10 @@ static int resize_dyn(OpCtx *c, Tensor *x, const ResizeOpts *o, Expr **out_ext, 
         u[0]->dyn = ax[d]->dyn;
         Expr *uv = ir_varref(u[0]->var), *at = ov[d];
         Var *v = ax[d]->var;
-        Tensor *tl = op_emit(c, op_name(c, ir_fmt("lo%d", d)), 1, u,
-                             ir_cast(DT_I32, clamp_index(ir_subst(i0[d], &v, &uv, 1), ax_[d].L)));
+        Expr *lo = ir_subst(i0[d], &v, &uv, 1);
+        Tensor *tl = op_emit(c, op_name(c, ir_fmt("lo%d", d)), 1, u, ir_cast(DT_I32, clamp_index(lo, ax_[d].L)));
         Tensor *th = op_emit(c, op_name(c, ir_fmt("hi%d", d)), 1, u,
-                             ir_cast(DT_I32, clamp_index(ir_add(ir_subst(i0[d], &v, &uv, 1), ir_idx(1)), ax_[d].L)));
+                             ir_cast(DT_I32, clamp_index(ir_add(lo, ir_idx(1)), ax_[d].L)));
         Tensor *tf = op_emit(c, op_name(c, ir_fmt("frac%d", d)), 1, u, ir_subst(frac[d], &v, &uv, 1));
         if (!tl || !th || !tf)
             return -1;
