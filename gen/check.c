@@ -183,7 +183,7 @@ static int run_dir(const char *dir, int write)
     OnnxImportOpts io = {0};
     io.data = binds;
     io.ndata = nin;
-    PassCtx passes = {dir, "c", 0, 0, IR_LAYOUT_NCHW};   /* the compile's graph passes, NCHW */
+    PassCtx passes = {dir, "c", 0, 0, IR_LAYOUT_NCHW, IR_WINOGRAD_AUTO};   /* the compile's graph passes, NCHW */
     if (onnx_import(m, &io, &im) || gen_graph_passes(im.prog, &passes))
         goto done;
     if (write)

@@ -21,7 +21,7 @@
 static const PassInfo step_import = {"import", "an ONNX graph (folding constants and BatchNorms as it goes) or a "
                                                ".kg file to tensor IR"};
 /* the graph passes, in order; they run on ONNX programs (a .kg file schedules its own) */
-static const GraphPass *const graph_passes[] = {&ir_pass_prune, &ir_pass_layout};
+static const GraphPass *const graph_passes[] = {&ir_pass_prune, &ir_pass_layout, &ir_pass_winograd};
 #define NGRAPH_PASSES (sizeof graph_passes / sizeof graph_passes[0])
 static const PassInfo step_schedule = {"schedule", "the schedule: a .kg file's section for the target, else "
                                                    "kgen's default (fusion, register tiles, vectorize, parallel)"};
@@ -497,7 +497,7 @@ static int compile_unit(const GenOptions *opt, GenUnit *u)
 {
     dump_program(step_import.name, u->prog);
     PassCtx ctx = {opt->input, opt->target, target_is_gpu(&opt->tgt) || opt->gpu_schedule,
-                   target_simd_lanes(&opt->tgt), opt->layout_block};
+                   target_simd_lanes(&opt->tgt), opt->layout_block, opt->winograd};
     if (u->onnx && gen_graph_passes(u->prog, &ctx))
         return -1;
     for (size_t i = 0; !u->onnx && i < NGRAPH_PASSES; i++)

@@ -57,6 +57,9 @@ static void usage(FILE *f)
           "                  NCHWc16 for -mattr=+avx512f, when a conv has 16 or more output\n"
           "                  channels; NCHW otherwise and on GPUs), nchw, nchwc (blocks of 8\n"
           "                  channels, same as nchwc8) or nchwc16\n"
+          "  --winograd=W    (ONNX, CPU) 3x3 stride-1 convs over blocked channels as Winograd\n"
+          "                  F(4x4, 3x3): auto (default: where it pays: 32 or more channels\n"
+          "                  in and out, 16 or more output tiles), off, or all (every one)\n"
           "  --max-file-mb=N largest file read: model, .kg source, bound input (default 2048)\n"
           "  --max-nodes=N   (ONNX) most nodes in one graph (default 1000000)\n"
           "  --max-elements=N\n"
@@ -261,6 +264,16 @@ int main(int argc, char **argv)
                 fprintf(stderr, "kgen: error: unknown layout '%s' (use auto, nchw, nchwc, nchwc8 or nchwc16)\n", l);
                 return 1;
             }
+        } else if (!strncmp(a, "--winograd=", 11)) {
+            static const char *const modes[] = {"auto", "off", "all"};   /* IR_WINOGRAD_* */
+            int k = 0;
+            while (k < 3 && strcmp(a + 11, modes[k]))
+                k++;
+            if (k == 3) {
+                fprintf(stderr, "kgen: error: unknown winograd mode '%s' (use auto, off or all)\n", a + 11);
+                return 1;
+            }
+            opt.winograd = k;
         } else if (!strcmp(a, "--report")) {
             opt.report = 1;
         } else if (!strcmp(a, "--tuning-log")) {

@@ -375,6 +375,12 @@ struct IterVar {
     Annotation ann;
     const char *bind_tag;
     const Tensorize *tensorize;   /* ANN_TENSORIZE */
+    /* 0, or a hint for the default schedule: the body picks one of several expressions by
+     * this axis' position within each group of unroll_mod (a select over the axis, or its
+     * floor modulo; Winograd's transforms, ir/winograd.c). The schedule splits the axis by
+     * unroll_mod and unrolls the position innermost, so that each copy folds to one
+     * expression; a stage that inlines this one inherits it on the axis that indexes it. */
+    int64_t unroll_mod;
 };
 
 IterVar *ir_itervar_new(const char *name, int64_t extent, IterKind kind);

@@ -32,9 +32,12 @@ typedef struct PassCtx {
     int gpu;                    /* a GPU schedule follows (a GPU target, or --schedule=gpu) */
     int simd_lanes;             /* f32 lanes of the target's vectors, 0 without */
     int layout;                 /* --layout: IR_LAYOUT_AUTO, IR_LAYOUT_NCHW, or a block (8, 16) */
+    int winograd;               /* --winograd: IR_WINOGRAD_AUTO, _OFF or _ALL */
 } PassCtx;
 
 enum { IR_LAYOUT_AUTO = 0, IR_LAYOUT_NCHW = 1 };   /* PassCtx.layout besides the blocks */
+/* PassCtx.winograd: the 3x3 convs where it pays, none, or every one it can take */
+enum { IR_WINOGRAD_AUTO = 0, IR_WINOGRAD_OFF = 1, IR_WINOGRAD_ALL = 2 };
 
 /* A tensor-IR pass over a whole program: rewrites p in place. 0, or -1 with ir_fail()
  * (a whole message: the pass names the input itself where it matters). */
@@ -46,6 +49,11 @@ typedef struct GraphPass {
 /* The graph passes, one file each (in the order gen/driver.c runs them) */
 extern const GraphPass ir_pass_prune;    /* ir/prune.c */
 extern const GraphPass ir_pass_layout;   /* ir/layout.c */
+extern const GraphPass ir_pass_winograd; /* ir/winograd.c */
+
+/* winograd.c: the blocked 3x3 stride-1 convs of p (after ir_layout_nchwc) as Winograd
+ * transforms and channel products; mode IR_WINOGRAD_*. 0, or -1 with ir_fail(). */
+int ir_winograd(Program *p, int mode);
 
 /* Every tensor t depends on, t included, appended to seen (in no particular order; a
  * run-time loop's state depends on its whole loop). Linear time, no recursion. */

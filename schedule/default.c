@@ -834,6 +834,147 @@ static void mark_named(const Schedule *s, unsigned char *mark, const Tensor *t)
             mark[k] = 1;
 }
 
+/* ---------------------------------------------------------------- positions unrolled
+ *
+ * A body that picks one of several expressions by an axis' position within groups of k
+ * (IterVar.unroll_mod: Winograd's transforms, ir/winograd.c, select over ah == 0, ah == 1,
+ * ... or over h mod 4) costs a chain of selects per element when that axis is a loop. Split
+ * by k with the position unrolled, each copy folds to its one expression (the simplifier
+ * decides the selects); the positions go inside the vector loop, so that the copies are one
+ * loop body whose common parts the C compiler computes once. A stage that inlines such a
+ * body inherits the hint on its axis that indexes the hinted dimension (that axis plus a
+ * constant: an epilogue reading the conv at (h, w), the next conv's padding at
+ * (h - 1, w - 1)). */
+enum { POSITIONS_MAX = 64, POSITIONS_DEPTH = 16 };
+
+typedef struct {
+    Schedule *s;
+    const Tensor *t;      /* the root stage's tensor */
+    int64_t *mods;        /* per axis of t: the period found, 0 none, -1 conflicting ones */
+} Positions;
+
+static void note_mod(Positions *c, int d, int64_t k)
+{
+    if (c->mods[d] == 0)
+        c->mods[d] = k;
+    else if (c->mods[d] != k)
+        c->mods[d] = -1;
+}
+
+/* Walks e (a body inlined into c->t, its variables c->t's) for reads of hinted axes. */
+static void find_positions(Positions *c, const Expr *e, int depth)
+{
+    switch (e->kind) {
+    case E_ACCESS: {
+        Tensor *x = e->u.access.t;
+        int n = e->u.access.n;
+        for (int i = 0; i < n; i++)
+            find_positions(c, e->u.access.idx[i], depth);
+        Stage *xs = sch_stage(c->s, x);
+        if (!xs || xs->attach != ATTACH_INLINE || x->kind != T_COMPUTE || n != x->ndim || depth >= POSITIONS_DEPTH)
+            return;
+        for (int d = 0; d < n; d++) {
+            int64_t k = x->axes[d]->unroll_mod, off;
+            for (int a = 0; k > 1 && a < c->t->ndim; a++)
+                if (ir_expr_is_const(ir_sub(e->u.access.idx[d], ir_varref(c->t->axes[a]->var)), &off))
+                    note_mod(c, a, k);
+        }
+        Var *vars[KG_MAX_DIMS];
+        for (int d = 0; d < n; d++)
+            vars[d] = x->axes[d]->var;
+        find_positions(c, ir_subst(x->body, vars, e->u.access.idx, n), depth + 1);
+        return;
+    }
+    case E_BIN:
+        find_positions(c, e->u.bin.a, depth);
+        find_positions(c, e->u.bin.b, depth);
+        return;
+    case E_UN: find_positions(c, e->u.un.a, depth); return;
+    case E_CAST:
+    case E_BITCAST: find_positions(c, e->u.cast.a, depth); return;
+    case E_CALL:
+        for (int i = 0; i < ir_mathfn_arity(e->u.call.fn); i++)
+            find_positions(c, e->u.call.args[i], depth);
+        return;
+    case E_SELECT:
+        find_positions(c, e->u.sel.cond, depth);
+        find_positions(c, e->u.sel.t, depth);
+        find_positions(c, e->u.sel.f, depth);
+        return;
+    case E_REDUCE: find_positions(c, e->u.reduce.body, depth); return;
+    default: return;
+    }
+}
+
+/* The axes of st's tensor to unroll by position (find_positions), their periods in mods;
+ * how many (none when the periods multiply past POSITIONS_MAX). The innermost axis, the
+ * vector loop's, is not one. */
+static int position_axes(Schedule *s, const Stage *st, int64_t *mods, IterVar **pos)
+{
+    const Tensor *t = st->t;
+    int64_t copies = 1;
+    int hints = 0;   /* (a program without hints is not walked) */
+    for (int i = 0; i < s->stages.n && !hints; i++) {
+        const Tensor *x = ((Stage *)s->stages.items[i])->t;
+        for (int d = 0; d < x->ndim && x->kind == T_COMPUTE; d++)
+            hints |= x->axes[d]->unroll_mod > 1;
+    }
+    if (!hints)
+        return 0;
+    for (int d = 0; d < t->ndim; d++)
+        mods[d] = t->axes[d]->unroll_mod;
+    Positions c = {s, t, mods};
+    if (t->kind == T_COMPUTE)
+        find_positions(&c, t->body, 0);
+    int npos = 0;
+    for (int d = 0; d + 1 < t->ndim; d++)
+        if (mods[d] > 1 && mods[d] <= t->axes[d]->extent) {
+            copies *= mods[d];
+            pos[npos++] = t->axes[d];
+        }
+    return copies > POSITIONS_MAX ? 0 : npos;
+}
+
+/* Root stage st (injective, untouched) with its positions unrolled: the hinted axes split
+ * by their periods, the positions moved innermost (after the vector axis) and unrolled.
+ * Returns how many position loops it made, or -1 on failure. */
+static int unroll_positions(Schedule *s, Stage *st)
+{
+    Tensor *t = st->t;
+    int64_t mods[KG_MAX_DIMS] = {0};
+    IterVar *pos[KG_MAX_DIMS];
+    int npos = position_axes(s, st, mods, pos);
+    for (int i = 0; i < npos; i++) {
+        IterVar *o, *in;
+        int d = 0;
+        while (t->axes[d] != pos[i])
+            d++;
+        if (mods[d] < pos[i]->extent) {
+            if (sch_split(st, pos[i], mods[d], &o, &in))
+                return -1;
+            pos[i] = in;
+        }
+    }
+    IterVar *order[KG_MAX_DIMS * 2];
+    int n = 0;
+    for (int k = 0; k < st->leaf.n; k++) {
+        IterVar *iv = st->leaf.items[k];
+        int is_pos = 0;
+        for (int i = 0; i < npos; i++)
+            is_pos |= iv == pos[i];
+        if (!is_pos)
+            order[n++] = iv;
+    }
+    for (int i = 0; i < npos; i++)
+        order[n++] = pos[i];
+    if (sch_reorder(st, order, n))
+        return -1;
+    for (int i = 0; i < npos; i++)
+        if (sch_unroll(st, pos[i]))
+            return -1;
+    return npos;
+}
+
 /* ---------------------------------------------------------------- inlining cost model
  *
  * A reduction R (a root stage whose body is a reduction: conv, matmul, pooling) evaluates
@@ -1021,6 +1162,8 @@ static int computed_operands(Schedule *s, unsigned char *keep)
     return marked;
 }
 
+enum { GUARDED_READS_MAX = 8 };
+
 /* One inlining pass (sch_default_fuse's): the stages marked in keep[] stay root. */
 static int fuse_pass(Schedule *s, const unsigned char *keep)
 {
@@ -1071,8 +1214,17 @@ static int fuse_pass(Schedule *s, const unsigned char *keep)
         /* an index shuffle is free to inline, except a guarded one (padding) inside a
          * reduction over channels: its guard would sit in the innermost loop; materialize
          * it instead. Inside a sum over a small window (depthwise conv: a few taps per
-         * output) the guard costs less than the padded copy's pass over memory. */
-        int shuffle = is_shuffle(t->body) && !(repeated && has_select(t->body) && !window_readers(s, st));
+         * output) the guard costs less than the padded copy's pass over memory. Nor into a
+         * reader that reads it many times an element (GUARDED_READS_MAX: a Winograd input
+         * transform reads its padded window 36 times), whose every read would carry the
+         * guard (and the lowering's versions of the reader for each of them). */
+        int many = 0;
+        for (int k = 0; k < s->stages.n && !many; k++) {
+            Stage *r = s->stages.items[k];
+            many = r != st && reads_count(r->t, t) > GUARDED_READS_MAX;
+        }
+        int shuffle = is_shuffle(t->body) &&
+                      !(has_select(t->body) && ((repeated && !window_readers(s, st)) || many));
         int d = above[i];
         if (once || shuffle) {
             int up = 0;
@@ -1135,6 +1287,13 @@ Stage *sch_reduction_epilogue(Schedule *s, Stage *st)
             break;
     }
     if (cur->attach != ATTACH_ROOT || cur->nrels || cur->leaf.n != t->ndim)
+        return NULL;
+    /* an epilogue that picks by position (a Winograd output transform joined to it: the
+     * residual Add of a downsampling block) keeps its own loops, which unroll them; the
+     * reduction's register tile would leave its selects in every element */
+    int64_t mods[KG_MAX_DIMS];
+    IterVar *pos[KG_MAX_DIMS];
+    if (position_axes(s, cur, mods, pos))
         return NULL;
     return cur;
 }
@@ -1369,6 +1528,17 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         }
         if (attached)
             continue;
+        /* the positions of a body that picks by them, unrolled inside the vector loop */
+        int npos = scan ? 0 : unroll_positions(s, st);
+        if (npos < 0)
+            return -1;
+        if (npos) {
+            last = st->leaf.items[st->leaf.n - 1 - npos];
+            if (last->kind == IV_SPATIAL && last->extent >= 4 && last->extent <= SCH_MAX_VECTOR &&
+                sch_vectorize(st, last))
+                return -1;
+            continue;
+        }
         if (last->extent >= 4 && last->extent <= SCH_MAX_VECTOR) {
             if (sch_vectorize(st, last))
                 return -1;

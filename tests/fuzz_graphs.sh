@@ -142,6 +142,7 @@ run_target() {
     c) env "${env[@]}" bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
     c-nchw) env "${env[@]}" KGEN_CONF_FLAGS=--layout=nchw bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
     c-nchwc8) env "${env[@]}" KGEN_CONF_FLAGS=--layout=nchwc8 bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
+    c-wino) env "${env[@]}" KGEN_CONF_FLAGS=--winograd=all bash "$here/conformance.sh"; res=$b/conf/results.tsv ;;
     c-avx2)
       if grep -qw avx2 /proc/cpuinfo 2> /dev/null && grep -qw fma /proc/cpuinfo; then
         env "${env[@]}" KGEN_CONF_FLAGS=-mattr=+avx2,+fma KGEN_GEN_CFLAGS="${KGEN_GEN_CFLAGS:-} -mavx2 -mfma" \
@@ -160,7 +161,7 @@ run_target() {
         cat "$work/run-wasm.out"
       fi
       res=$work/run-wasm/conf_wasm/results-$t.tsv ;;
-    *) echo "SKIP $part: unknown target '$t' in FUZZ_TARGETS (use c c-nchw c-nchwc8 c-avx2 opencl js wasm wasm-simd)" ;;
+    *) echo "SKIP $part: unknown target '$t' in FUZZ_TARGETS (use c c-nchw c-nchwc8 c-wino c-avx2 opencl js wasm wasm-simd)" ;;
   esac > "$work/run-$t.out" 2>&1
   if [ -f "$res" ]; then
     # results.tsv rows: name, op, status, reason

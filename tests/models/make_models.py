@@ -185,6 +185,37 @@ def conv1d_front():
     return Conv1dFront().eval(), torch.randn(1, 2, 400)
 
 
+# 3x3 convs of stride 1 for the Winograd pass (ir/winograd.c, tests/winograd.sh): a batch of
+# 2 over 30x27 (tiles of 4 that do not divide the map), a residual block with a folded
+# batch norm, a conv without padding to 48 channels, a pooled 14x12 map into 32 channels
+# (F(2x2)'s size), a 7x6 map into 20 channels (padded to a block) whose conv two steps read.
+def conv3(cin, cout, pad=1, bias=True):
+    return nn.Conv2d(cin, cout, 3, 1, pad, bias=bias)
+
+
+class WinoConvs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2, self.bn2 = conv3(16, 16), conv3(16, 16, bias=False), nn.BatchNorm2d(16)
+        self.c3, self.c4, self.c5 = conv3(16, 48, pad=0), conv3(48, 32), conv3(32, 20)
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x):           # x: [2, 16, 30, 27]
+        a = torch.relu(self.c1(x))
+        b = torch.relu(self.bn2(self.c2(a)) + x)
+        p = self.pool(torch.relu(self.c3(b)))          # 28x25 -> 14x12
+        q = self.pool(torch.relu(self.c4(p)))          # 14x12 -> 7x6
+        r = self.c5(q)
+        return torch.cat([torch.flatten(torch.sigmoid(r), 1), torch.flatten(r, 1)], 1)
+
+
+def wino_convs():
+    torch.manual_seed(7)
+    model = WinoConvs()
+    randomize_batchnorm(model, torch.randn(8, 16, 30, 27), seed=107)
+    return model, torch.randn(2, 16, 30, 27)
+
+
 MODELS = {
     "mobilenetv2_small": mobilenetv2_small,
     "resnet_blocks": resnet_blocks,
@@ -192,6 +223,7 @@ MODELS = {
     "transformer": transformer,
     "small_cnn": small_cnn,
     "conv1d_front": conv1d_front,
+    "wino_convs": wino_convs,
 }
 
 
