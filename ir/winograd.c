@@ -33,7 +33,9 @@
  * the default schedule inlines Y into it.
  *
  * Which convs: f32, group 1, constant weights, input channels in whole blocks, a 3x3
- * window at stride 1 and dilation 1, the extents fixed at compile time. --winograd=auto
+ * window at stride 1 and dilation 1. Extents decided at run time (the batch, H, W) give
+ * the tiles at run time: their count (H + m - 1) / m * ((W + m - 1) / m), the cost model's
+ * choice made at the bounds. --winograd=auto
  * (the default) takes those where it pays (choose); all takes every one (tests); off,
  * none. Each takes its outputs' last tiles past the edge: the input reads there are
  * guarded (zero), the outputs past it are never computed.
@@ -105,8 +107,10 @@ static const Wino wino_f2 = {2, 4, bt2, g2, at2, 200, 110};
 typedef struct {
     Tensor *x, *w;        /* the blocked (padded) input, the packed constant weights */
     int64_t N, Cb, Mb, B; /* batch, input and output channel blocks, the block */
-    int64_t H, W;         /* the output's extent */
+    int64_t H, W;         /* the output's extent (its bound where decided at run time) */
     int64_t XH, XW;       /* the input's */
+    Expr *dn, *dh, *dw;   /* the output's run-time batch, height and width (Tensor.dyn), or NULL */
+    Expr *dxh, *dxw;      /* the input's run-time height and width, or NULL */
 } Conv;
 
 static int is_var(const Expr *e, const IterVar *iv) { return e->kind == E_VAR && e->u.var == iv->var; }
@@ -120,14 +124,12 @@ static int is_sum(Expr *e, const IterVar *a, const IterVar *b)
 }
 
 /* t: the blocked conv the layout pass builds for group 1 and whole input blocks (its
- * CONV_BLOCKED form), 3x3, stride 1, dilation 1, f32, constant weights, fixed extents. */
+ * CONV_BLOCKED form), 3x3, stride 1, dilation 1, f32, constant weights. */
 static int match_conv(const Tensor *t, Conv *c)
 {
-    if (t->kind != T_COMPUTE || t->ndim != 5 || t->dtype != DT_F32 || t->body->kind != E_REDUCE)
+    if (t->kind != T_COMPUTE || t->ndim != 5 || t->dtype != DT_F32 || t->body->kind != E_REDUCE ||
+        t->dyn[1] || t->dyn[4])
         return 0;
-    for (int d = 0; d < 5; d++)
-        if (t->dyn[d])
-            return 0;
     const Expr *r = t->body;
     if (r->u.reduce.op != RED_SUM || r->u.reduce.naxes != 4)
         return 0;
@@ -143,9 +145,8 @@ static int match_conv(const Tensor *t, Conv *c)
     if (x->dtype != DT_F32 || w->dtype != DT_F32 || w->kind != T_CONSTANT || !w->data || x->shape[4] != B ||
         ra[1]->extent != 3 || ra[2]->extent != 3 || ra[3]->extent != B || ra[0]->extent != x->shape[1])
         return 0;
-    for (int d = 0; d < 5; d++)
-        if (x->dyn[d])
-            return 0;
+    if (x->dyn[1] || x->dyn[4])
+        return 0;
     /* W[fo, rco, rk0, rk1, rci, fi] */
     const IterVar *wv[6] = {t->axes[1], ra[0], ra[1], ra[2], ra[3], t->axes[4]};
     for (int d = 0; d < 6; d++)
@@ -166,6 +167,11 @@ static int match_conv(const Tensor *t, Conv *c)
     c->Cb = x->shape[1];
     c->XH = x->shape[2];
     c->XW = x->shape[3];
+    c->dn = t->dyn[0];
+    c->dh = t->dyn[2];
+    c->dw = t->dyn[3];
+    c->dxh = x->dyn[2];
+    c->dxw = x->dyn[3];
     return c->XH >= c->H + 2 && c->XW >= c->W + 2;
 }
 
@@ -224,12 +230,32 @@ static const Wino *choose(const Conv *c, int with_direct)
 
 static Expr *v(IterVar *iv) { return ir_varref(iv->var); }
 
-/* The tile axis' extent: the TH x TW tiles, one more where their planes of B floats each
- * would lie a multiple of 4 KB apart (see the top). */
-static int64_t tiles(int64_t TH, int64_t TW, int64_t B)
+/* The tiles of m x m over the output: TH x TW (their bounds where the output's extents are
+ * decided at run time); T, the tile axis' extent: TH * TW, one more where planes of T * B
+ * floats would lie a multiple of 4 KB apart (see the top); th, tw: TH and TW as index
+ * expressions (run-time ones or constants); dt: the tile axis' run-time extent, th * tw
+ * (NULL for fixed extents: the axis runs over all T, the spare one too). */
+typedef struct {
+    int64_t TH, TW, T;
+    Expr *th, *tw, *dt;
+} Tiles;
+
+static Tiles tiles(const Conv *c, int m)
 {
-    int64_t T = TH * TW;
-    return T * B * 4 % 4096 ? T : T + 1;
+    Tiles g;
+    g.TH = ceil_div(c->H, m);
+    g.TW = ceil_div(c->W, m);
+    g.T = g.TH * g.TW * c->B * 4 % 4096 ? g.TH * g.TW : g.TH * g.TW + 1;
+    g.th = c->dh ? ir_bin(OP_DIV, ir_add(c->dh, ir_idx(m - 1)), ir_idx(m)) : ir_idx(g.TH);
+    g.tw = c->dw ? ir_bin(OP_DIV, ir_add(c->dw, ir_idx(m - 1)), ir_idx(m)) : ir_idx(g.TW);
+    g.dt = c->dh || c->dw ? ir_bin(OP_MUL, g.th, g.tw) : NULL;
+    return g;
+}
+
+/* A compute's axis d of run-time extent e (NULL: fixed) */
+static void set_dyn(Tensor *t, int d, Expr *e)
+{
+    t->dyn[d] = t->axes[d]->dyn = e;
 }
 
 /* sum(coef[i] * term[i]) over the nonzero coefficients, a coefficient of 1 or -1 as an
@@ -303,29 +329,34 @@ static Tensor *filter_transform(Program *p, const Tensor *t, const Conv *c, cons
 
 /* V[n, cb, ah, aw, tile, ci] = (B^T d B)[ah, aw], d[i][j] = X[n, cb, th*m + i, tw*m + j, ci]
  * (zero past X's edge) for tile = th * TW + tw */
-static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const Wino *k, int64_t TH, int64_t TW)
+static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const Wino *k, const Tiles *g)
 {
     int a = k->a, m = k->m;
-    int64_t T = tiles(TH, TW, c->B), shape[6] = {c->N, c->Cb, a, a, T, c->B};
+    int64_t shape[6] = {c->N, c->Cb, a, a, g->T, c->B};
     static const char *names[6] = {"n", "cb", "ah", "aw", "tile", "ci"};
     IterVar *ax[6];
     for (int d = 0; d < 6; d++)
         ax[d] = ir_itervar_new(names[d], shape[d], IV_SPATIAL);
     ax[2]->unroll_mod = ax[3]->unroll_mod = a;
-    /* the spare tile of tiles() repeats the last one */
-    Expr *tile = T > TH * TW ? ir_bin(OP_MIN, v(ax[4]), ir_idx(TH * TW - 1)) : v(ax[4]);
-    Expr *th = ir_bin(OP_DIV, tile, ir_idx(TW)), *tw = ir_bin(OP_MOD, tile, ir_idx(TW));
-    /* d[i][j], guarded where the last tiles reach past X */
+    /* the spare tile of tiles(), where the loop runs over it (fixed extents), repeats the
+     * last one */
+    Expr *tile = g->T > g->TH * g->TW && !g->dt ? ir_bin(OP_MIN, v(ax[4]), ir_idx(g->TH * g->TW - 1)) : v(ax[4]);
+    Expr *th = ir_bin(OP_DIV, tile, g->tw), *tw = ir_bin(OP_MOD, tile, g->tw);
+    /* d[i][j], guarded where the last tiles reach past X: the last tile starts at most m - 1
+     * before the output's last position, so X's H + 2 rows always hold rows 0..2 of it
+     * (rows 3..a-1 are guarded where the extent is decided at run time; fixed ones where
+     * they pass X) */
+    Expr *xh = c->dxh ? c->dxh : ir_idx(c->XH), *xw = c->dxw ? c->dxw : ir_idx(c->XW);
     Expr *d[8][8], *col[8], *rows[8][8], *e[8], *byrow[8];
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
             Expr *y = ir_add(ir_mul(th, ir_idx(m)), ir_idx(i)), *x = ir_add(ir_mul(tw, ir_idx(m)), ir_idx(j));
             Expr *idx[5] = {v(ax[0]), v(ax[1]), y, x, v(ax[5])}, *cond = NULL;
             d[i][j] = ir_access(c->x, idx, 5);
-            if ((TH - 1) * m + i >= c->XH)
-                cond = ir_bin(OP_LT, y, ir_idx(c->XH));
-            if ((TW - 1) * m + j >= c->XW) {
-                Expr *cw = ir_bin(OP_LT, x, ir_idx(c->XW));
+            if (c->dh ? i > 2 : (g->TH - 1) * m + i >= c->XH)
+                cond = ir_bin(OP_LT, y, xh);
+            if (c->dw ? j > 2 : (g->TW - 1) * m + j >= c->XW) {
+                Expr *cw = ir_bin(OP_LT, x, xw);
                 cond = cond ? ir_bin(OP_AND, cond, cw) : cw;
             }
             if (cond)
@@ -345,12 +376,15 @@ static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const
     Tensor *vt = ir_compute(fresh(p, ir_fmt("%s_wino_in", t->name)), 6, ax, pick(v(ax[2]), byrow, a));
     if (!vt)
         ir_die("winograd: %s", ir_errmsg());
+    set_dyn(vt, 0, c->dn);
+    set_dyn(vt, 4, g->dt);
     vt->comment = ir_fmt("winograd F(%dx%d, 3x3) input transform B^T d B of '%s'", m, m, c->x->name);
     return vt;
 }
 
 /* P[n, fo, ah, aw, tile, fi] = sum(rco, rci: V[n, rco, ah, aw, tile, rci] * U[ah, aw, fo, rco, rci, fi]) */
-static Tensor *product(Program *p, const Tensor *t, const Conv *c, const Wino *k, Tensor *vt, Tensor *ut)
+static Tensor *product(Program *p, const Tensor *t, const Conv *c, const Wino *k, const Tiles *g, Tensor *vt,
+                       Tensor *ut)
 {
     int64_t shape[6] = {c->N, c->Mb, k->a, k->a, vt->shape[4], c->B};
     static const char *names[6] = {"n", "fo", "ah", "aw", "tile", "fi"};
@@ -364,19 +398,21 @@ static Tensor *product(Program *p, const Tensor *t, const Conv *c, const Wino *k
     Tensor *pt = ir_compute(fresh(p, ir_fmt("%s_wino_gemm", t->name)), 6, ax, body);
     if (!pt)
         ir_die("winograd: %s", ir_errmsg());
+    set_dyn(pt, 0, c->dn);
+    set_dyn(pt, 4, g->dt);
     pt->comment = ir_fmt("winograd F(%dx%d, 3x3) products over the channels of '%s'", k->m, k->m, t->name);
     return pt;
 }
 
 /* Y[n, fo, h, w, fi] = (A^T p A)[h mod m, w mod m], p[ah][aw] = P[n, fo, ah, aw, (h / m) * TW + w / m, fi]:
  * the body that replaces the conv's (its axes, h and w marked unroll_mod m) */
-static Expr *output_transform(Tensor *t, const Wino *k, Tensor *pt, int64_t TW)
+static Expr *output_transform(Tensor *t, const Wino *k, const Tiles *g, Tensor *pt)
 {
     int a = k->a, m = k->m;
     IterVar **ax = t->axes;
     ax[2]->unroll_mod = ax[3]->unroll_mod = m;
     Expr *h = v(ax[2]), *w = v(ax[3]);
-    Expr *tile = ir_bin(OP_ADD, ir_bin(OP_MUL, ir_bin(OP_FLOORDIV, h, ir_idx(m)), ir_idx(TW)),
+    Expr *tile = ir_bin(OP_ADD, ir_bin(OP_MUL, ir_bin(OP_FLOORDIV, h, ir_idx(m)), g->tw),
                         ir_bin(OP_FLOORDIV, w, ir_idx(m)));
     Expr *pv[8][8], *cols[8][8], *row[8], *e[8], *byrow[8];
     for (int ah = 0; ah < a; ah++)
@@ -415,20 +451,20 @@ int ir_winograd(Program *p, int mode)
         Conv c;
         const Wino *k = match_conv(t, &c) ? choose(&c, mode == IR_WINOGRAD_AUTO) : NULL;
         if (k) {
-            int64_t TH = ceil_div(c.H, k->m), TW = ceil_div(c.W, k->m);
+            Tiles g = tiles(&c, k->m);
             Tensor *ut = filter_transform(p, t, &c, k);
             ir_vec_push(&out, ut, 1 << 24, "tensors");
             ir_program_add(p, ut);
-            Tensor *vt = input_transform(p, t, &c, k, TH, TW);
+            Tensor *vt = input_transform(p, t, &c, k, &g);
             ir_program_add(p, vt);
-            Tensor *pt = product(p, t, &c, k, vt, ut);
+            Tensor *pt = product(p, t, &c, k, &g, vt, ut);
             ir_program_add(p, pt);
             vt->guard = pt->guard = t->guard;
             vt->loop = pt->loop = t->loop;
             ir_vec_push(&out, vt, 1 << 24, "tensors");
             ir_vec_push(&out, pt, 1 << 24, "tensors");
             /* the conv keeps its tensor, which its readers name: only its body changes */
-            t->body = output_transform(t, k, pt, TW);
+            t->body = output_transform(t, k, &g, pt);
             t->comment = ir_fmt("%s%swinograd F(%dx%d, 3x3) output transform A^T p A", t->comment ? t->comment : "",
                                 t->comment ? "; " : "", k->m, k->m);
             n++;

@@ -936,19 +936,25 @@ static int position_axes(Schedule *s, const Stage *st, int64_t *mods, IterVar **
 }
 
 /* Root stage st (injective, untouched) with its positions unrolled: the hinted axes split
- * by their periods, the positions moved innermost (after the vector axis) and unrolled.
- * Returns how many position loops it made, or -1 on failure. */
-static int unroll_positions(Schedule *s, Stage *st)
+ * by their periods and the positions unrolled, inside the vector loop (*vec, the
+ * innermost axis), or just outside it for an axis whose extent the period does not divide
+ * or that is decided at run time: each of those positions is guarded in the last group
+ * (h < H), and a guard inside the vector loop keeps it from vectorizing (a ranged CRNN's
+ * output transform ran 20x slower so); outside, each copy is a vector loop behind its
+ * guard. Returns how many position loops it made, or -1 on failure. */
+static int unroll_positions(Schedule *s, Stage *st, IterVar **vec)
 {
     Tensor *t = st->t;
     int64_t mods[KG_MAX_DIMS] = {0};
     IterVar *pos[KG_MAX_DIMS];
-    int npos = position_axes(s, st, mods, pos);
+    int npos = position_axes(s, st, mods, pos), ragged[KG_MAX_DIMS] = {0};
+    *vec = t->axes[t->ndim - 1];
     for (int i = 0; i < npos; i++) {
         IterVar *o, *in;
         int d = 0;
         while (t->axes[d] != pos[i])
             d++;
+        ragged[i] = pos[i]->dyn || pos[i]->extent % mods[d];
         if (mods[d] < pos[i]->extent) {
             if (sch_split(st, pos[i], mods[d], &o, &in))
                 return -1;
@@ -959,14 +965,19 @@ static int unroll_positions(Schedule *s, Stage *st)
     int n = 0;
     for (int k = 0; k < st->leaf.n; k++) {
         IterVar *iv = st->leaf.items[k];
-        int is_pos = 0;
+        int is_pos = iv == *vec;
         for (int i = 0; i < npos; i++)
             is_pos |= iv == pos[i];
         if (!is_pos)
             order[n++] = iv;
     }
-    for (int i = 0; i < npos; i++)
-        order[n++] = pos[i];
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < npos; i++)
+            if (ragged[i] == !pass)
+                order[n++] = pos[i];
+        if (!pass)
+            order[n++] = *vec;
+    }
     if (sch_reorder(st, order, n))
         return -1;
     for (int i = 0; i < npos; i++)
@@ -1529,13 +1540,12 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         if (attached)
             continue;
         /* the positions of a body that picks by them, unrolled inside the vector loop */
-        int npos = scan ? 0 : unroll_positions(s, st);
+        IterVar *vec;
+        int npos = scan ? 0 : unroll_positions(s, st, &vec);
         if (npos < 0)
             return -1;
         if (npos) {
-            last = st->leaf.items[st->leaf.n - 1 - npos];
-            if (last->kind == IV_SPATIAL && last->extent >= 4 && last->extent <= SCH_MAX_VECTOR &&
-                sch_vectorize(st, last))
+            if (vec->kind == IV_SPATIAL && vec->extent >= 4 && vec->extent <= SCH_MAX_VECTOR && sch_vectorize(st, vec))
                 return -1;
             continue;
         }

@@ -13,8 +13,9 @@
 #      both F(4x4, 3x3) and F(2x2, 3x3) among them; auto at least one;
 #   3. with all: no select over a position left in the generated C (h % 4 == ..., the
 #      default schedule unrolls the positions: schedule/default.c);
-# then --target js and wasm with --winograd=all (when node, and emcc, are here; models.sh and
-# js.sh run the default mode), and a bad mode as a user error.
+# then tests/dyn's cnn, crnn and unet (dims decided at run time) with --winograd=all at each
+# of their extents against PyTorch, --target js and wasm with --winograd=all (when node, and
+# emcc, are here; models.sh and js.sh run the default mode), and a bad mode as a user error.
 # Prints FAIL lines and last "winograd: N passed, N failed, N skipped".
 set -u
 KGEN=${KGEN:-./kgen}
@@ -65,6 +66,28 @@ for mode in off auto all; do
         if grep -qE '% [24] == [0-9]' $d/net.c; then bad "$what: a select over a position is left: $(grep -m1 -oE '.{40}% [24] == [0-9].{20}' $d/net.c)"
         else ok; fi ;;
     esac
+  done
+done
+
+# extents decided at run time (the tiles counted at run time): tests/dyn's models with 3x3
+# convs, built once with their ranges and --winograd=all, at each extent against PyTorch
+for name in cnn crnn unet; do
+  dd=tests/dyn/$name d=$out/dyn_$name
+  [ -f $dd/model.onnx ] || { bad "$dd/model.onnx is missing"; continue; }
+  # shellcheck disable=SC2046
+  if ! timeout 60 "$KGEN" $dd/model.onnx $(cat $dd/args) --main --name $name -o $d --winograd=all > $d.kgen.log 2>&1; then
+    bad "dyn $name --winograd=all: kgen failed: $(tail -1 $d.kgen.log)"; continue
+  fi
+  if ! make -s -C $d CC="$CC" CFLAGS="$STRICT" > $d.build.log 2>&1; then
+    bad "dyn $name --winograd=all: the build failed: $(grep -m1 -E 'error|warning' $d.build.log)"; continue
+  fi
+  if grep -q '_wino_gemm$' $d/$name.c; then ok; else bad "dyn $name --winograd=all: no conv as Winograd products"; fi
+  for x in $dd/in_*.npy; do
+    k=$(basename $x .npy); k=${k#in_}
+    rm -rf $d/out
+    if timeout 60 $d/$name $x -o $d/out > $d.run.log 2>&1 &&
+       "$out/npycmp" --rtol 1e-3 --atol 1e-4 $dd/out_$k.npy $d/out/output_0.npy > $d.cmp.log 2>&1; then ok
+    else bad "dyn $name --winograd=all at $k: output differs from PyTorch's: $(tail -1 $d.cmp.log) $(head -1 $d.run.log)"; fi
   done
 done
 
