@@ -138,12 +138,21 @@ static int identity_reads(const Expr *e, const Tensor *t, IterVar *const *axes, 
 
 
 /* The operations e computes on values (its accesses' index arithmetic left out), counted
- * up to max + 1. */
+ * up to max + 1; a division by a value that is not a constant counts max + 1 alone (tens
+ * of cycles, a scalar one in a vector loop: a ranged U-Net's nearest Resize table, its
+ * input position o * L / O over extents decided at run time, inlined back into the Add
+ * that reads it, divided in every element). */
 static int value_ops(const Expr *e, int max)
 {
     int n = 0;
+    int64_t k;
     switch (e->kind) {
-    case E_BIN: n = 1 + value_ops(e->u.bin.a, max); return n > max ? n : n + value_ops(e->u.bin.b, max - n);
+    case E_BIN:
+        if ((e->u.bin.op == OP_DIV || e->u.bin.op == OP_MOD || e->u.bin.op == OP_FLOORDIV ||
+             e->u.bin.op == OP_FLOORMOD) && !ir_expr_is_const(e->u.bin.b, &k) && e->u.bin.b->kind != E_FLOAT)
+            return max + 1;
+        n = 1 + value_ops(e->u.bin.a, max);
+        return n > max ? n : n + value_ops(e->u.bin.b, max - n);
     case E_UN: return 1 + value_ops(e->u.un.a, max);
     case E_CAST:
     case E_BITCAST: return 1 + value_ops(e->u.cast.a, max);
