@@ -460,6 +460,11 @@ struct Tensor {
      * element i's value, an index expression of dim variables (data holds the bound), or
      * NULL where data is the value. NULL: every value is in data. */
     Expr **sym;
+    /* The axis that runs over the image's rows, plus one: a kernel's parallel loop divides
+     * it into parts before anything else (sch_default_parallel), so that one kernel after
+     * another gives each thread the same rows, still in its own cache. 0: by rank, axis 2
+     * of a tensor of 4 or more dims (NCHW, NCHWc); -1: none; Winograd's tensors set theirs. */
+    int rows_axis1;
 };
 
 /* Does constant t hold values decided at run time (Tensor.sym)? */

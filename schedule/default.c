@@ -1331,12 +1331,53 @@ static int is_attach_point(Schedule *s, Stage *st, IterVar *iv)
 
 /* Threads: the outer loop of every root compute with enough work (PAR_MIN_ELEMS output
  * elements) is marked parallel, after fusing its leading spatial loops until there are at
- * least PAR_MIN_ITERS iterations to share (an NCHWc conv: channel blocks x rows). Loops a
+ * least PAR_MIN_ITERS iterations to share (an NCHWc conv: parts of its rows x channel
+ * blocks x rows of a part, rows_first below). Loops a
  * stage is computed at are not fused (the attached stage's buffers live inside them,
  * private to each iteration), and nothing inside a vectorized or unrolled loop is. The
  * generated C prints KGEN_PARALLEL_FOR, an OpenMP pragma under -fopenmp and nothing
  * otherwise, so the same file builds for one thread anywhere. */
-enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16 };
+enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
+
+/* The rows a parallel loop divides first: on a machine whose cores are far apart (a
+ * cache line another core wrote costs hundreds of cycles), a conv that gives each thread
+ * half of the output channels reads every input row, half of them from the other core's
+ * cache (DenseNet-121, 2 threads: slower than 1). Parts of the rows, outermost, in every
+ * kernel, keep each thread on the rows it produced one kernel before (strides and pools
+ * keep the proportions). 4 parts when the rows divide by 4 (each thread the same rows for
+ * 1, 2 or 4 threads), else 2 when even; odd rows, run-time rows, and rows behind an
+ * attached stage's loop are left as they are. */
+static int rows_first(Schedule *s, Stage *st)
+{
+    Tensor *t = st->t;
+    int k = t->rows_axis1 > 0 ? t->rows_axis1 - 1 : t->rows_axis1 == 0 && t->ndim >= 4 ? 2 : -1;
+    if (k < 0 || k >= t->ndim)
+        return 0;
+    IterVar *a = t->axes[k];
+    for (int r = 0; r < st->nrels; r++)   /* split by a register tile: its outer loop */
+        if (st->rels[r].kind == REL_SPLIT && st->rels[r].parent == a)
+            a = st->rels[r].outer;
+    int p = -1;
+    for (int j = 0; j < st->leaf.n && p < 0; j++) {
+        IterVar *l = st->leaf.items[j];
+        if (l->kind != IV_SPATIAL || l->ann != ANN_NONE || is_attach_point(s, st, l))
+            break;
+        if (l == a)
+            p = j;
+    }
+    int64_t parts = a->extent % 4 == 0 && a->extent >= 8 ? 4 : a->extent % 2 == 0 ? 2 : 1;
+    if (p <= 0 || a->dyn || parts == 1)
+        return 0;
+    IterVar *o, *in, *order[PAR_MAX_LEAD + 1];
+    if (p > PAR_MAX_LEAD)
+        return 0;
+    if (sch_split(st, a, a->extent / parts, &o, &in))
+        return -1;
+    order[0] = o;
+    for (int j = 0; j < p; j++)
+        order[j + 1] = st->leaf.items[j];
+    return sch_reorder(st, order, p + 1);
+}
 
 int sch_default_parallel(Schedule *s)
 {
@@ -1346,6 +1387,8 @@ int sch_default_parallel(Schedule *s)
         if (ir_tensor_is_leaf(t) || st->attach != ATTACH_ROOT || t->kind != T_COMPUTE || st->leaf.n == 0 ||
             ir_tensor_numel(t) < PAR_MIN_ELEMS)
             continue;
+        if (rows_first(s, st))
+            return -1;
         IterVar *f = st->leaf.items[0];
         if (f->kind != IV_SPATIAL || f->ann != ANN_NONE)
             continue;
