@@ -463,7 +463,9 @@ struct Tensor {
     /* The axis that runs over the image's rows, plus one: a kernel's parallel loop divides
      * it into parts before anything else (sch_default_parallel), so that one kernel after
      * another gives each thread the same rows, still in its own cache. 0: by rank, axis 2
-     * of a tensor of 4 or more dims (NCHW, NCHWc); -1: none; Winograd's tensors set theirs. */
+     * of a 5-D tensor (NCHWc), none for others (a 4-D one may be NHWC: ConvNeXt's); -1:
+     * none. The ONNX importer marks the 4-D tensors of Conv, ConvTranspose, pools and
+     * Resize (NCHW), the layout pass its conversions to NCHW, Winograd its tiles. */
     int rows_axis1;
 };
 

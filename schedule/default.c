@@ -1339,7 +1339,7 @@ static int is_attach_point(Schedule *s, Stage *st, IterVar *iv)
  * otherwise, so the same file builds for one thread anywhere. */
 enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
 
-/* The rows a parallel loop divides first: on a machine whose cores are far apart (a
+/* The rows a parallel loop divides first (Tensor.rows_axis1): on a machine whose cores are far apart (a
  * cache line another core wrote costs hundreds of cycles), a conv that gives each thread
  * half of the output channels reads every input row, half of them from the other core's
  * cache (DenseNet-121, 2 threads: slower than 1). Parts of the rows, outermost, in every
@@ -1350,7 +1350,7 @@ enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
 static int rows_first(Schedule *s, Stage *st)
 {
     Tensor *t = st->t;
-    int k = t->rows_axis1 > 0 ? t->rows_axis1 - 1 : t->rows_axis1 == 0 && t->ndim >= 4 ? 2 : -1;
+    int k = t->rows_axis1 > 0 ? t->rows_axis1 - 1 : t->rows_axis1 == 0 && t->ndim == 5 ? 2 : -1;
     if (k < 0 || k >= t->ndim)
         return 0;
     IterVar *a = t->axes[k];
