@@ -1351,8 +1351,8 @@ static int rows_first(Schedule *s, Stage *st)
 {
     Tensor *t = st->t;
     int k = t->rows_axis1 > 0 ? t->rows_axis1 - 1 : t->rows_axis1 == 0 && t->ndim == 5 ? 2 : -1;
-    if (k < 0 || k >= t->ndim)
-        return 0;
+    if (k < 0 || k >= t->ndim || t->dyn[k] || t->axes[k]->dyn)
+        return 0;   /* (a run-time extent's loops are split by its bound: parts of it would not be halves) */
     IterVar *a = t->axes[k];
     for (int r = 0; r < st->nrels; r++)   /* split by a register tile: its outer loop */
         if (st->rels[r].kind == REL_SPLIT && st->rels[r].parent == a)
@@ -1366,7 +1366,7 @@ static int rows_first(Schedule *s, Stage *st)
             p = j;
     }
     int64_t parts = a->extent % 4 == 0 && a->extent >= 8 ? 4 : a->extent % 2 == 0 ? 2 : 1;
-    if (p <= 0 || a->dyn || parts == 1)
+    if (p <= 0 || parts == 1)
         return 0;
     IterVar *o, *in, *order[PAR_MAX_LEAD + 1];
     if (p > PAR_MAX_LEAD)
