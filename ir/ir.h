@@ -460,13 +460,14 @@ struct Tensor {
      * element i's value, an index expression of dim variables (data holds the bound), or
      * NULL where data is the value. NULL: every value is in data. */
     Expr **sym;
-    /* The axis that runs over the image's rows, plus one: a kernel's parallel loop divides
-     * it into parts before anything else (sch_default_parallel), so that one kernel after
-     * another gives each thread the same rows, still in its own cache. 0: by rank, axis 2
-     * of a 5-D tensor (NCHWc), none for others (a 4-D one may be NHWC: ConvNeXt's); -1:
-     * none. The ONNX importer marks the 4-D tensors of Conv, ConvTranspose, pools and
-     * Resize (NCHW), the layout pass its conversions to NCHW, Winograd its tiles. */
-    int rows_axis1;
+    /* The axis that runs over the image's rows: a kernel's parallel loop divides it into
+     * parts before anything else (sch_default_parallel), so that one kernel after another
+     * gives each thread the same rows, still in its own cache. 0 (never the rows: axis 0
+     * is the batch): by rank, axis 2 of a 5-D tensor (NCHWc), none for others (a 4-D one
+     * may be NHWC: ConvNeXt's); -1: none. The ONNX importer marks the 4-D tensors of
+     * Conv, ConvTranspose, pools and Resize (NCHW), the layout pass its conversions to
+     * NCHW, Winograd its tiles. */
+    int rows_axis;
 };
 
 /* Does constant t hold values decided at run time (Tensor.sym)? */

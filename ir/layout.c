@@ -201,7 +201,7 @@ static Tensor *to_nchw(Layout *L, Tensor *t_old, const char *name)
     Tensor *t = add(L, ir_compute(name ? name : fresh(L, ir_fmt("%s_to_nchw", tb->name)), 4, ax,
                                   ir_access(tb, idx, 5)));
     t->comment = ir_fmt("layout: '%s' NCHWc%d to NCHW", tb->name, B);
-    t->rows_axis1 = 2 + 1;
+    t->rows_axis = 2;
     return in->to_nchw = t;
 }
 
@@ -923,7 +923,7 @@ static Tensor *keep_nchw(Layout *L, Tensor *t, Info *in)
         nt->is_output = t->is_output;
         nt->comment = t->comment;
         nt->pos = t->pos;
-        nt->rows_axis1 = t->rows_axis1;
+        nt->rows_axis = t->rows_axis;
     }
     in->nt = nt;
     return add(L, nt);

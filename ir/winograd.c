@@ -378,7 +378,7 @@ static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const
         ir_die("winograd: %s", ir_errmsg());
     set_dyn(vt, 0, c->dn);
     set_dyn(vt, 4, g->dt);
-    vt->rows_axis1 = 4 + 1;   /* the tiles run over the rows: threads divide them */
+    vt->rows_axis = 4;   /* the tiles run over the rows: threads divide them */
     vt->comment = ir_fmt("winograd F(%dx%d, 3x3) input transform B^T d B of '%s'", m, m, c->x->name);
     return vt;
 }
@@ -401,8 +401,8 @@ static Tensor *product(Program *p, const Tensor *t, const Conv *c, const Wino *k
         ir_die("winograd: %s", ir_errmsg());
     set_dyn(pt, 0, c->dn);
     set_dyn(pt, 4, g->dt);
-    pt->rows_axis1 = -1;   /* by channel blocks: parts of the tiles would read U once per part
-                              (a CRNN's products: 19% slower on one thread) */
+    pt->rows_axis = -1;   /* by channel blocks: parts of the tiles would read U once per part
+                             (a CRNN's products: 19% slower on one thread) */
     pt->comment = ir_fmt("winograd F(%dx%d, 3x3) products over the channels of '%s'", k->m, k->m, t->name);
     return pt;
 }

@@ -603,23 +603,6 @@ static const OnnxGraph *graph_attr(OpCtx *c, const char *name)
     return a->graph;   /* node_attrs() put an OnnxGraph there */
 }
 
-/* The NCHW images a node of 2-D convs, pools or Resize makes: axis 2, the rows, is what
- * threads divide first (Tensor.rows_axis1). Other 4-D tensors are left to the default (a
- * Transpose's may be NHWC). */
-static void mark_rows(const OnnxNode *n, Program *p, int first)
-{
-    static const char *const image_ops[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
-                                            "Resize", "Upsample"};
-    int image = 0;
-    for (size_t k = 0; k < sizeof image_ops / sizeof *image_ops; k++)
-        image |= !strcmp(n->op_type, image_ops[k]);
-    for (int i = first; image && i < p->tensors.n; i++) {
-        Tensor *t = p->tensors.items[i];
-        if (t->kind == T_COMPUTE && t->ndim == 4 && !t->rows_axis1)
-            t->rows_axis1 = 2 + 1;
-    }
-}
-
 static const char *node_label(const OnnxNode *n)
 {
     return ir_fmt("%s '%s'", n->op_type, n->name[0] ? n->name : n->noutputs ? n->outputs[0] : "");
@@ -1406,7 +1389,13 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
         if (!t->comment)
             t->comment = origin;
     }
-    mark_rows(n, I->prog, first);
+    /* the NCHW images of convs, pools and Resize: axis 2 is the rows (other 4-D tensors
+     * are left to the default: a Transpose's may be NHWC) */
+    for (int i = first; !other && !control && op_makes_images(n->op_type) && i < I->prog->tensors.n; i++) {
+        Tensor *t = I->prog->tensors.items[i];
+        if (t->kind == T_COMPUTE && t->ndim == 4 && !t->rows_axis)
+            t->rows_axis = 2;
+    }
     for (int i = 0; i < n->noutputs; i++) {
         if (!n->outputs[i][0])
             continue;

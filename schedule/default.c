@@ -1339,8 +1339,8 @@ static int is_attach_point(Schedule *s, Stage *st, IterVar *iv)
  * otherwise, so the same file builds for one thread anywhere. */
 enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
 
-/* The rows a parallel loop divides first (Tensor.rows_axis1): on a machine whose cores are far apart (a
- * cache line another core wrote costs hundreds of cycles), a conv that gives each thread
+/* The rows a parallel loop divides first (Tensor.rows_axis): on a machine whose cores
+ * are far apart (a cache line another core wrote costs hundreds of cycles), a conv that gives each thread
  * half of the output channels reads every input row, half of them from the other core's
  * cache (DenseNet-121, 2 threads: slower than 1). Parts of the rows, outermost, in every
  * kernel, keep each thread on the rows it produced one kernel before (strides and pools
@@ -1350,7 +1350,7 @@ enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
 static int rows_first(Schedule *s, Stage *st)
 {
     Tensor *t = st->t;
-    int k = t->rows_axis1 > 0 ? t->rows_axis1 - 1 : t->rows_axis1 == 0 && t->ndim == 5 ? 2 : -1;
+    int k = t->rows_axis ? t->rows_axis : t->ndim == 5 ? 2 : -1;
     if (k < 0 || k >= t->ndim || t->dyn[k] || t->axes[k]->dyn)
         return 0;   /* (a run-time extent's loops are split by its bound: parts of it would not be halves) */
     IterVar *a = t->axes[k];
@@ -1366,11 +1366,9 @@ static int rows_first(Schedule *s, Stage *st)
             p = j;
     }
     int64_t parts = a->extent % 4 == 0 && a->extent >= 8 ? 4 : a->extent % 2 == 0 ? 2 : 1;
-    if (p <= 0 || parts == 1)
+    if (p <= 0 || p > PAR_MAX_LEAD || parts == 1)
         return 0;
     IterVar *o, *in, *order[PAR_MAX_LEAD + 1];
-    if (p > PAR_MAX_LEAD)
-        return 0;
     if (sch_split(st, a, a->extent / parts, &o, &in))
         return -1;
     order[0] = o;

@@ -62,6 +62,16 @@ static const char *const dyn_aware[] = {
     "Upsample", "RNN", "GRU", "LSTM",
 };
 
+int op_makes_images(const char *op_type)
+{
+    static const char *const image_ops[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
+                                            "Resize", "Upsample"};
+    for (size_t i = 0; i < sizeof image_ops / sizeof *image_ops; i++)
+        if (!strcmp(image_ops[i], op_type))
+            return 1;
+    return 0;
+}
+
 int op_dyn_kind(const char *op_type)
 {
     for (size_t i = 0; i < sizeof dyn_generic / sizeof *dyn_generic; i++)

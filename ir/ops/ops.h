@@ -114,6 +114,9 @@ const OpDef *op_find(const char *op_type);
 /* How op_type takes inputs with run-time dims (ops.c): 0 it does not (an error), 1 the
  * strict inference of ir_dyn_infer checks its build, 2 it handles them itself. */
 int op_dyn_kind(const char *op_type);
+/* Does op_type (of the default domain) make NCHW images, whose axis 2 is the rows
+ * (Tensor.rows_axis): 2-D convs, pools, Resize (ops.c)? */
+int op_makes_images(const char *op_type);
 /* The names of all supported ops, for --help and reports. */
 int op_count(void);
 const char *op_name_at(int i);
