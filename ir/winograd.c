@@ -111,6 +111,7 @@ typedef struct {
     int64_t XH, XW;       /* the input's */
     Expr *dn, *dh, *dw;   /* the output's run-time batch, height and width (Tensor.dyn), or NULL */
     Expr *dxh, *dxw;      /* the input's run-time height and width, or NULL */
+    int wideh, widew;     /* the input holds every tile's rows, columns (widen_input) */
 } Conv;
 
 static int is_var(const Expr *e, const IterVar *iv) { return e->kind == E_VAR && e->u.var == iv->var; }
@@ -172,6 +173,7 @@ static int match_conv(const Tensor *t, Conv *c)
     c->dw = t->dyn[3];
     c->dxh = x->dyn[2];
     c->dxw = x->dyn[3];
+    c->wideh = c->widew = 0;
     return c->XH >= c->H + 2 && c->XW >= c->W + 2;
 }
 
@@ -327,6 +329,49 @@ static Tensor *filter_transform(Program *p, const Tensor *t, const Conv *c, cons
     return ut;
 }
 
+/* The last tiles reach up to m - 1 rows and columns past the output, m + 1 past the
+ * padded input X's own H + 2. Where the extent is decided at run time and X is a computed
+ * padding (a select: zero outside its source), X is widened to hold them, zero there:
+ * th * m + 2 rows (TH * m + 2 at the bound), and likewise the columns. The input transform
+ * then reads every tile unguarded: its guards had split each tile into pieces (a ranged
+ * CNN's input transform ran 7x the static one at the same extent). Fixed extents keep
+ * their guards, on the last tiles only. */
+static void widen_input(Conv *c, const Wino *k, const Tiles *g)
+{
+    Tensor *x = c->x;
+    int m = k->m;
+    int64_t zero;
+    if (x->kind != T_COMPUTE || x->is_output || x->init || x->loop_state || x->body->kind != E_SELECT)
+        return;
+    Expr *d[2] = {c->dh, c->dw}, *dx[2] = {c->dxh, c->dxw}, *t[2] = {g->th, g->tw}, *cond = NULL;
+    int64_t tiles[2] = {g->TH, g->TW}, out[2] = {c->H, c->W};
+    int wide[2] = {0, 0};
+    for (int a = 0; a < 2; a++) {
+        IterVar *iv = x->axes[2 + a];
+        if (!d[a] || !dx[a] || x->shape[2 + a] != out[a] + 2 ||
+            !ir_expr_is_const(ir_sub(dx[a], ir_add(d[a], ir_idx(2))), &zero) || zero)
+            continue;   /* fixed, or not the output's extent plus the padding */
+        Expr *lt = ir_bin(OP_LT, v(iv), dx[a]);
+        cond = cond ? ir_bin(OP_AND, cond, lt) : lt;
+        x->shape[2 + a] = iv->extent = tiles[a] * m + 2;
+        set_dyn(x, 2 + a, ir_add(ir_mul(t[a], ir_idx(m)), ir_idx(2)));
+        wide[a] = 1;
+    }
+    if (!cond)
+        return;
+    Expr *b = x->body, *f = b->u.sel.f;
+    if (f->kind == E_FLOAT && f->u.fval == 0)   /* a padding's select(inside, X, 0): one condition more */
+        x->body = ir_select(ir_bin(OP_AND, cond, b->u.sel.cond), b->u.sel.t, f);
+    else
+        x->body = ir_select(cond, b, ir_float(0, DT_F32));
+    c->XH = x->shape[2];
+    c->XW = x->shape[3];
+    c->dxh = x->dyn[2];
+    c->dxw = x->dyn[3];
+    c->wideh = wide[0];
+    c->widew = wide[1];
+}
+
 /* V[n, cb, ah, aw, tile, ci] = (B^T d B)[ah, aw], d[i][j] = X[n, cb, th*m + i, tw*m + j, ci]
  * (zero past X's edge) for tile = th * TW + tw */
 static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const Wino *k, const Tiles *g)
@@ -353,9 +398,9 @@ static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const
             Expr *y = ir_add(ir_mul(th, ir_idx(m)), ir_idx(i)), *x = ir_add(ir_mul(tw, ir_idx(m)), ir_idx(j));
             Expr *idx[5] = {v(ax[0]), v(ax[1]), y, x, v(ax[5])}, *cond = NULL;
             d[i][j] = ir_access(c->x, idx, 5);
-            if (c->dh ? i > 2 : (g->TH - 1) * m + i >= c->XH)
+            if (!c->wideh && (c->dh ? i > 2 : (g->TH - 1) * m + i >= c->XH))
                 cond = ir_bin(OP_LT, y, xh);
-            if (c->dw ? j > 2 : (g->TW - 1) * m + j >= c->XW) {
+            if (!c->widew && (c->dw ? j > 2 : (g->TW - 1) * m + j >= c->XW)) {
                 Expr *cw = ir_bin(OP_LT, x, xw);
                 cond = cond ? ir_bin(OP_AND, cond, cw) : cw;
             }
@@ -455,6 +500,7 @@ int ir_winograd(Program *p, int mode)
         const Wino *k = match_conv(t, &c) ? choose(&c, mode == IR_WINOGRAD_AUTO) : NULL;
         if (k) {
             Tiles g = tiles(&c, k->m);
+            widen_input(&c, k, &g);
             Tensor *ut = filter_transform(p, t, &c, k);
             ir_vec_push(&out, ut, 1 << 24, "tensors");
             ir_program_add(p, ut);
