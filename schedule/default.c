@@ -1377,6 +1377,22 @@ static int rows_first(Schedule *s, Stage *st)
     return sch_reorder(st, order, p + 1);
 }
 
+/* Does leaf loop iv run over a run-time extent (an axis decided at run time, or a split or
+ * fused loop of one)? */
+static int leaf_dyn(const Stage *st, const IterVar *iv)
+{
+    if (iv->dyn)
+        return 1;
+    for (int r = 0; r < st->nrels; r++) {
+        const Relation *rel = &st->rels[r];
+        if (rel->kind == REL_SPLIT && (rel->outer == iv || rel->inner == iv))
+            return leaf_dyn(st, rel->parent);
+        if (rel->kind == REL_FUSE && rel->fused == iv)
+            return leaf_dyn(st, rel->outer) || leaf_dyn(st, rel->inner);
+    }
+    return 0;
+}
+
 int sch_default_parallel(Schedule *s)
 {
     for (int i = 0; i < s->stages.n; i++) {
@@ -1393,6 +1409,12 @@ int sch_default_parallel(Schedule *s)
         while (f->extent < PAR_MIN_ITERS && !is_attach_point(s, st, f) && st->leaf.n > 1) {
             IterVar *next = st->leaf.items[1];
             if (next->kind != IV_SPATIAL || next->ann != ANN_NONE)
+                break;
+            /* a loop over a run-time extent stays a loop inside the threads' shares, once
+             * they have a few: fused, its guards (the last tile's columns) would be on every
+             * iteration, and the runtime-tails pass could not run its whole tiles unguarded
+             * (a ranged CRNN's Winograd output transform: 2.5x the static one) */
+            if (f->extent >= 4 && leaf_dyn(st, next))
                 break;
             if (is_attach_point(s, st, next)) {
                 if (f->extent == 1)
