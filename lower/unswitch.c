@@ -72,18 +72,25 @@ int lower_body_stores(Stmt *loop, Stmt ***items, int *n)
  * exactly when it holds in the first and the last (each comparison holds on an interval):
  * the loop runs as the copy without the select where it does, as it was elsewhere. */
 
-/* a select whose condition uses v and a run-time dim, a conjunction of comparisons
- * affine in v */
-static int lane_select(const Expr *e, const void *v)
+typedef struct {
+    const Var *v;
+    int runtime;   /* inside a loop over a run-time extent: the peeling passes left it all */
+} LaneCtx;
+
+/* a select whose condition uses v and a run-time dim (or any, inside a loop over a
+ * run-time extent), a conjunction of comparisons affine in v */
+static int lane_select(const Expr *e, const void *ctx)
 {
+    const LaneCtx *c = ctx;
     PtrVec parts = {0};
-    return e->kind == E_SELECT && ir_expr_uses_var(e->u.sel.cond, v) && ir_expr_uses_dims(e->u.sel.cond) &&
-           ir_affine_conjuncts(e->u.sel.cond, (Var *)v, &parts);
+    return e->kind == E_SELECT && ir_expr_uses_var(e->u.sel.cond, c->v) &&
+           (c->runtime || ir_expr_uses_dims(e->u.sel.cond)) && ir_affine_conjuncts(e->u.sel.cond, (Var *)c->v, &parts);
 }
 
-static Expr *lane_cond(Expr *e, const Var *v)
+static Expr *lane_cond(Expr *e, const Var *v, int runtime)
 {
-    Expr *sel = ir_expr_find(e, lane_select, v);
+    LaneCtx c = {v, runtime};
+    Expr *sel = ir_expr_find(e, lane_select, &c);
     return sel ? sel->u.sel.cond : NULL;
 }
 
@@ -103,7 +110,7 @@ static Stmt *unswitch_side(Stmt *loop, Stmt **items, int n, const Expr *cond, in
 
 /* The vector loop s as an if over copies of it, while a condition is left and *copies
  * (the loops made so far, counting s) allows one more. */
-static Stmt *unswitch_loop(Stmt *s, int *copies)
+static Stmt *unswitch_loop(Stmt *s, int *copies, int runtime)
 {
     Stmt **items;
     int n;
@@ -117,31 +124,42 @@ static Stmt *unswitch_loop(Stmt *s, int *copies)
         int64_t lo, ext;
         Var *v = s->u.loop.var;
         for (int i = 0; i < n && !cond; i++)
-            cond = lane_cond(items[i]->u.store.value, v);
+            cond = lane_cond(items[i]->u.store.value, v, runtime);
         if (!cond || !ir_expr_is_const(s->u.loop.min, &lo) || !ir_expr_is_const(s->u.loop.extent, &ext) || ext < 2)
             return s;
         ++*copies;
         Expr *first = ir_idx(lo), *last = ir_idx(lo + ext - 1);
         Expr *all = ir_simplify(ir_bin(OP_AND, ir_subst(cond, &v, &first, 1), ir_subst(cond, &v, &last, 1)), NULL);
-        Stmt *r = ir_if(all, unswitch_loop(unswitch_side(s, items, n, cond, 1), copies), s);
+        Stmt *r = ir_if(all, unswitch_loop(unswitch_side(s, items, n, cond, 1), copies, runtime), s);
         r->u.cond.likely = 1;
         return r;
     }
     ++*copies;
-    Stmt *then = unswitch_loop(unswitch_side(s, items, n, cond, 1), copies);
-    Stmt *els = unswitch_loop(unswitch_side(s, items, n, cond, 0), copies);
+    Stmt *then = unswitch_loop(unswitch_side(s, items, n, cond, 1), copies, runtime);
+    Stmt *els = unswitch_loop(unswitch_side(s, items, n, cond, 0), copies, runtime);
     /* the condition chooses padding's interior, a few times more often than not */
     Stmt *r = ir_if(cond, then, els);
     r->u.cond.likely = 1;
     return r;
 }
 
+/* ctx: an int, nonzero inside a loop over a run-time extent */
 static Stmt *unswitch(Stmt *s, void *ctx)
 {
+    int runtime = *(int *)ctx;
+    if (s->kind == S_FOR && s->u.loop.kind != FOR_VECTORIZED && !runtime &&
+        (ir_expr_uses_dims(s->u.loop.min) || ir_expr_uses_dims(s->u.loop.extent))) {
+        int inside = 1;
+        return ir_for_like(s, s->u.loop.min, s->u.loop.extent, unswitch(s->u.loop.body, &inside));
+    }
     if (s->kind != S_FOR || s->u.loop.kind != FOR_VECTORIZED)
         return ir_stmt_map(s, unswitch, NULL, ctx);
     int copies = 1;
-    return unswitch_loop(s, &copies);
+    return unswitch_loop(s, &copies, runtime);
 }
 
-Stmt *lower_unswitch(Stmt *s) { return unswitch(s, NULL); }
+Stmt *lower_unswitch(Stmt *s)
+{
+    int runtime = 0;
+    return unswitch(s, &runtime);
+}

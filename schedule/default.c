@@ -1411,9 +1411,10 @@ int sch_default_parallel(Schedule *s)
             if (next->kind != IV_SPATIAL || next->ann != ANN_NONE)
                 break;
             /* a loop over a run-time extent stays a loop inside the threads' shares, once
-             * they have a few: fused, its guards (the last tile's columns) would be on every
-             * iteration, and the runtime-tails pass could not run its whole tiles unguarded
-             * (a ranged CRNN's Winograd output transform: 2.5x the static one) */
+             * they have a few: fused, the guards of its last tile (its columns) would be on
+             * every iteration, and the runtime-tails pass could not run the whole tiles
+             * unguarded (a ranged CRNN's Winograd output transform: 2.5x the static one);
+             * its divisions by the run-time extent too */
             if (f->extent >= 4 && leaf_dyn(st, next))
                 break;
             if (is_attach_point(s, st, next)) {
