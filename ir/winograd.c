@@ -38,7 +38,8 @@
  * choice made at the bounds. --winograd=auto
  * (the default) takes those where it pays (choose); all takes every one (tests); off,
  * none. Each takes its outputs' last tiles past the edge: the input reads there are
- * guarded (zero), the outputs past it are never computed.
+ * guarded (zero), or, over run-time extents, read from a padding widened to whole tiles
+ * (widen_input); the outputs past it are never computed.
  *
  * Numerics: the transforms' coefficients (powers of two, 5, 1/6, 1/24...) are exact or
  * rounded once in double; the sums reorder the conv's, so results differ from the direct
@@ -389,8 +390,8 @@ static Tensor *input_transform(Program *p, const Tensor *t, const Conv *c, const
     Expr *th = ir_bin(OP_DIV, tile, g->tw), *tw = ir_bin(OP_MOD, tile, g->tw);
     /* d[i][j], guarded where the last tiles reach past X: the last tile starts at most m - 1
      * before the output's last position, so X's H + 2 rows always hold rows 0..2 of it
-     * (rows 3..a-1 are guarded where the extent is decided at run time; fixed ones where
-     * they pass X) */
+     * (rows 3..a-1 are guarded where the extent is decided at run time and X was not
+     * widened to whole tiles; fixed ones where they pass X) */
     Expr *xh = c->dxh ? c->dxh : ir_idx(c->XH), *xw = c->dxw ? c->dxw : ir_idx(c->XW);
     Expr *d[8][8], *col[8], *rows[8][8], *e[8], *byrow[8];
     for (int i = 0; i < a; i++)

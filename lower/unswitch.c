@@ -67,7 +67,9 @@ int lower_body_stores(Stmt *loop, Stmt ***items, int *n)
  *
  * A select whose condition varies over the lanes but is decided at run time (padding of an
  * extent known only then: `w - P >= 0 && w - P < W ? x[w - P] : 0`, P and W of the dims)
- * is left by the peeling passes, which need constant bounds. When the condition is a
+ * is left by the peeling passes, which need constant bounds; so is any lane-varying
+ * select inside a loop over a run-time extent (a padding copy's rows running to H, its
+ * columns in vector chunks: `i - 1 >= 0 ? ... : 0`). When the condition is a
  * conjunction of comparisons affine in the loop's variable, it holds in every lane
  * exactly when it holds in the first and the last (each comparison holds on an interval):
  * the loop runs as the copy without the select where it does, as it was elsewhere. */
