@@ -1467,7 +1467,16 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int ia = tile->rows > 1 ? tile_rows_axis(P->t, r) : -1;
         IterVar *b = E->leaf.items[r - 1], *a = ia >= 0 ? E->leaf.items[ia] : NULL;
         int64_t aext = a ? plan_extent(s, a) : 1;
-        int64_t V = tile_cols(plan_extent(s, b), tile->cols), A = a ? tile_rows(aext, tile->rows) : 1;
+        /* A run-time extent's columns: not fewer than 8 for a divisor of the bound. The
+         * extent is rarely the bound, and its last tile runs in pieces anyway
+         * (lower/tails.c); 4 columns, the divisor of a bound of 20, ran half-width vectors
+         * (a conv over 8 of them: 1.9x its static build's time). Not the whole 16 either:
+         * a conv over 200 columns at most ran 1.4x slower in 16-column tiles than in 8. */
+        int64_t bext = plan_extent(s, b);
+        int64_t V = tile_cols(bext, tile->cols);
+        if (b->dyn && V < 8 && bext > 8 && tile->cols >= 8)
+            V = 8;
+        int64_t A = a ? tile_rows(aext, tile->rows) : 1;
         /* the tile's accumulators fit the vector registers with room for the operands:
          * AVX2, 16 registers of 8 lanes: 8; AVX-512, NEON and a target of unknown ISA, 32:
          * 24; a target that counts its registers (s->simd_regs; wasm: 16), three quarters,

@@ -5,6 +5,7 @@
 # static is the cost of taking the dims at run time (issue 16's goal: at most 1.15); each median
 # is of enough runs for about 20 ms. Every
 # extent each model has references for is measured, the largest (the bound) among them.
+# DYN_MODELS="NAME ..." measures those models only.
 set -u
 KGEN=${KGEN:-./kgen}
 CC=${CC:-gcc}
@@ -16,7 +17,10 @@ CFLAGS="-O3 -march=native"
 echo "# run-time dims: ranged build / static build at the same extent, $CC $CFLAGS, 1 thread, best of 5 medians (interleaved, each of about 20 ms of runs)"
 printf '%-10s %-22s %-10s %12s %12s %8s\n' model ranges extent static_ms ranged_ms ratio
 best() { sort -g | head -1; }
-for d in tests/dyn/*/; do
+# DYN_MODELS="cnn merge": those models of tests/dyn only
+dirs=tests/dyn/*/
+[ -n "${DYN_MODELS:-}" ] && dirs=$(for n in $DYN_MODELS; do echo tests/dyn/$n/; done)
+for d in $dirs; do
   name=$(basename $d)
   args=$(cat $d/args)
   r=$w/$name.ranged
