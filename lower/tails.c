@@ -407,19 +407,25 @@ static Stmt *rem_chunk(Tails *t, Stmt *body, int64_t rem)
 
 static int is_E(const Expr *e, const void *ctx) { return ir_expr_equal(e, ctx); }
 
-/* a comparison with E on a side: a guard of E's */
+/* a comparison of indices with E on a side, of the chunk's columns (it uses o; without a
+ * chunk loop, any): a guard of E's. (The rows of a tile over the same extent, a square
+ * attention matrix's, are guarded by E too, not by the columns left; a comparison of
+ * values read, a causal mask's positions, is no guard.) */
 static int guard_of_E(const Expr *e, const void *ctx)
 {
+    const Tails *t = ctx;
     if (e->kind != E_BIN || (e->u.bin.op != OP_LT && e->u.bin.op != OP_LE && e->u.bin.op != OP_GT &&
-                             e->u.bin.op != OP_GE && e->u.bin.op != OP_EQ && e->u.bin.op != OP_NE))
+                             e->u.bin.op != OP_GE && e->u.bin.op != OP_EQ && e->u.bin.op != OP_NE) ||
+        ir_expr_reads_memory(e))
         return 0;
-    return ir_expr_find(e->u.bin.a, is_E, ctx) || ir_expr_find(e->u.bin.b, is_E, ctx);
+    return (ir_expr_find(e->u.bin.a, is_E, t->E) || ir_expr_find(e->u.bin.b, is_E, t->E)) &&
+           (!t->o || ir_expr_uses_var(e, t->o));
 }
 
 static Expr *find_E(Expr *e, void *ctx)
 {
     Tails *t = ctx;
-    if (!t->found && ir_expr_find(e, guard_of_E, t->E))
+    if (!t->found && ir_expr_find(e, guard_of_E, t))
         t->found = 1;
     return e;
 }
