@@ -160,14 +160,14 @@ static Stmt *lanes_loop(Stmt *loop)
     }
     Stmt *parts[4];
     int np = 0;
-    Stmt *first[2] = {same ? ir_for(k, ir_idx(0), ir_idx(count), FOR_SERIAL, init[0]) : ir_seq(init, count),
-                      ir_for(ro, ir_idx(0), chunks, FOR_SERIAL, ir_seq(step, count))};
+    Stmt *first = ir_seq2(same ? ir_for(k, ir_idx(0), ir_idx(count), FOR_SERIAL, init[0]) : ir_seq(init, count),
+                          ir_for(ro, ir_idx(0), chunks, FOR_SERIAL, ir_seq(step, count)));
     Stmt *last = ir_seq(out, count);
     /* a run-time extent below LANES (a softmax over 7 tokens) has no chunk: the lanes are
      * neither set nor folded, the terms go through the rest alone (the lanes' 16 steps a
      * row cost 4 times a 7-term row's own) */
     Expr *any = n < 0 ? ir_bin(OP_GE, ext, ir_idx(LANES)) : NULL;
-    parts[np++] = any ? ir_if(any, ir_seq(first, 2), NULL) : ir_seq(first, 2);
+    parts[np++] = any ? ir_if(any, first, NULL) : first;
     if (n < 0 || n % LANES)
         parts[np++] = ir_for_like(loop, done, n >= 0 ? ir_idx(n % LANES) : ir_bin(OP_SUB, ext, done), body);
     parts[np++] = any ? ir_if(any, last, NULL) : last;

@@ -17,7 +17,6 @@ CFLAGS="-O3 -march=native"
 echo "# run-time dims: ranged build / static build at the same extent, $CC $CFLAGS, 1 thread, best of 5 medians (interleaved, each of about 20 ms of runs)"
 printf '%-10s %-22s %-10s %12s %12s %8s\n' model ranges extent static_ms ranged_ms ratio
 best() { sort -g | head -1; }
-# DYN_MODELS="cnn merge": those models of tests/dyn only
 dirs=tests/dyn/*/
 [ -n "${DYN_MODELS:-}" ] && dirs=$(for n in $DYN_MODELS; do echo tests/dyn/$n/; done)
 for d in $dirs; do
