@@ -276,7 +276,9 @@ static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u, const int64_t 
  * small extents (a late layer's 5 columns at W = 160 are 1 at W = 32). So with ranges, each
  * model step is also scheduled for smaller extents: the dims at NPLANS points from the
  * lower bounds up, geometrically (32..160: 32, 48, 72, 107; the bound is the step itself). A step whose version differs from
- * the next larger one's keeps it, run where the extents it writes are at most the point's. */
+ * the next larger one's keeps it, run where the extents it writes are at most the point's:
+ * a step whose extents are small at the bound, any version; any step, its first version
+ * with too few elements for threads at the point (schedule/default.c, plan_numel). */
 #define NPLANS 4
 
 /* the plan's value of dim d at point j: lo * r^j, r = (hi / lo)^(1 / NPLANS) */
@@ -319,6 +321,15 @@ static char *kernel_text(const Kernel *k, const char *name)
     return s;
 }
 
+static int parallel_loop(const Stmt *s, void *ctx)
+{
+    (void)ctx;
+    return s->kind == S_FOR && s->u.loop.kind == FOR_PARALLEL;
+}
+
+/* Does k have a loop that threads share? */
+static int has_parallel(const Kernel *k) { return k->body && em_stmt_any(k->body, parallel_loop, NULL, NULL); }
+
 /* where version v, planned at dims `plan`, runs: each run-time extent of what it writes at
  * most its value there. NULL: it writes no run-time extent, or one whose bound is more than
  * `small` (a layer of many tiles, where only the last one is short: no version). */
@@ -343,8 +354,12 @@ static Expr *variant_when(const Kernel *v, const Program *p, const int64_t *plan
     return when;
 }
 
-/* The annotations a schedule leaves on the program's own axes (vectorize, bind,
- * tensorize), kept and put back: each version is scheduled from the unscheduled program. */
+/* What a schedule changes in the program itself, kept and put back: each version is
+ * scheduled from the unscheduled program. The annotations on the program's own axes
+ * (vectorize, bind, tensorize), its list of tensors (a cache is added to it) and their
+ * bodies (cache_write makes a tensor a copy of its cache, cache_read and panels retarget
+ * its readers): scheduled again, a conv's cache would get a cache of its own, its kernel
+ * another name, and no version. */
 typedef struct {
     IterVar *iv;
     Annotation ann;
@@ -353,8 +368,16 @@ typedef struct {
 } AxisMarks;
 
 typedef struct {
+    Tensor *t;
+    Expr *body, *init, *update;
+} TensorBodies;
+
+typedef struct {
     AxisMarks *items;
     int n, cap;
+    Program *prog;
+    TensorBodies *bodies;   /* prog's tensors, in order */
+    int nbodies;
 } AxisState;
 
 static void keep_axis(AxisState *st, IterVar *iv)
@@ -373,9 +396,15 @@ static Expr *keep_reduce_axes(Expr *e, void *st)
     return e;
 }
 
-static AxisState axes_kept(const Program *p)
+static AxisState axes_kept(Program *p)
 {
     AxisState st = {0};
+    st.prog = p;
+    st.bodies = ir_alloc(sizeof *st.bodies * (size_t)(p->tensors.n + 1));
+    for (int i = 0; i < p->tensors.n; i++) {
+        Tensor *t = p->tensors.items[i];
+        st.bodies[st.nbodies++] = (TensorBodies){t, t->body, t->init, t->update};
+    }
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
         if (t->kind != T_COMPUTE && t->kind != T_SCAN)
@@ -396,6 +425,16 @@ static void axes_put_back(const AxisState *st)
         st->items[i].iv->ann = st->items[i].ann;
         st->items[i].iv->bind_tag = st->items[i].bind_tag;
         st->items[i].iv->tensorize = st->items[i].tensorize;
+    }
+    PtrVec *ts = &st->prog->tensors;
+    ts->n = 0;
+    for (int i = 0; i < st->nbodies; i++) {
+        const TensorBodies *b = &st->bodies[i];
+        b->t->body = b->body;
+        b->t->init = b->init;
+        b->t->update = b->update;
+        b->t->id = i;
+        ir_vec_push(ts, b->t, 1 << 20, "tensors");
     }
 }
 
@@ -430,17 +469,22 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
         Expr *keep_when[NPLANS];
         int nkeep = 0;
         char *next = kernel_text(base, base->name);
+        int above_parallel = has_parallel(base);
         for (int j = NPLANS - 1; j >= 0; j--) {   /* each against the next larger one kept */
             if (vm[j]->kernels.n != m->kernels.n)
                 continue;
             Kernel *v = vm[j]->kernels.items[k];
             if (strcmp(v->name, base->name) || !same_params(base, v))
                 continue;
+            /* the first version without the parallel loop of the one above (too few
+             * elements for threads at these extents) is kept at any bound */
             char *text = kernel_text(v, base->name);
-            Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], 2 * rows) : NULL;
+            int serial = above_parallel && !has_parallel(v);
+            Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], serial ? INT64_MAX : 2 * rows) : NULL;
             if (!when)
                 continue;
             next = text;
+            above_parallel = !serial && above_parallel;
             v->name = ir_fmt("%s_v%d", base->name, j);
             v->internal = 1;
             StrBuf at = {0};
