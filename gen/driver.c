@@ -446,7 +446,7 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
         const IrDim *d = dims->items[i];
         ranged |= !d->count && d->hi > d->lo;
     }
-    if (!ranged || opt->tgt.kind != TARGET_C || opt->gpu_schedule)
+    if (!ranged || opt->tgt.kind != TARGET_C || opt->gpu_schedule || opt->no_extent_versions)
         return 0;
     int64_t rows = (opt->tile ? opt->tile : &sch_tile_default)->rows;
     Model *vm[NPLANS];

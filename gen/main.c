@@ -60,6 +60,10 @@ static void usage(FILE *f)
           "  --winograd=W    (ONNX, CPU) 3x3 stride-1 convs over blocked channels as Winograd\n"
           "                  F(4x4, 3x3): auto (default: where it pays: 32 or more channels\n"
           "                  in and out, 16 or more output tiles), off, or all (every one)\n"
+          "  --extent-versions=on|off\n"
+          "                  (ONNX, target c, run-time dims) on (default): steps are also built\n"
+          "                  for smaller extents (their tiles, no threads where too small);\n"
+          "                  off: one version of each, smaller code, slower at small extents\n"
           "  --max-file-mb=N largest file read: model, .kg source, bound input (default 2048)\n"
           "  --max-nodes=N   (ONNX) most nodes in one graph (default 1000000)\n"
           "  --max-elements=N\n"
@@ -274,6 +278,13 @@ int main(int argc, char **argv)
                 return 1;
             }
             opt.winograd = k;
+        } else if (!strncmp(a, "--extent-versions=", 18)) {
+            const char *v = a + 18;
+            if (strcmp(v, "on") && strcmp(v, "off")) {
+                fprintf(stderr, "kgen: error: --extent-versions takes on or off, not '%s'\n", v);
+                return 1;
+            }
+            opt.no_extent_versions = !strcmp(v, "off");
         } else if (!strcmp(a, "--report")) {
             opt.report = 1;
         } else if (!strcmp(a, "--tuning-log")) {

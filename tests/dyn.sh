@@ -116,6 +116,46 @@ C
   fi
 fi
 
+# --extent-versions=off: one version of each step (no NAME_STEP_vN), still right at every
+# extent; the default build of the same model has versions, among them one without threads
+for name in upsample crnn; do
+  d=tests/dyn/$name dir=$out/$name.noversions
+  # shellcheck disable=SC2086
+  if ! $KGEN $d/model.onnx $(cat $d/args) --extent-versions=off --main --name $name -o $dir > $out/$name.nov.log 2>&1 ||
+     ! make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir/build.log 2>&1; then
+    bad "$name --extent-versions=off: kgen or the build failed: $(head -1 $out/$name.nov.log)"
+    continue
+  fi
+  if grep -q "_v[0-9](" $dir/$name.c || ! grep -q "_v[0-9](" $out/$name/$name.c; then
+    bad "$name: versions for smaller extents with --extent-versions=off, or none without it"
+  else
+    ok
+  fi
+  for ref in $d/out_*.npy; do
+    k=$(basename $ref .npy); k=${k#out_}
+    if timeout 60 $dir/$name $d/in_$k.npy -o $dir/out_$k > $dir/run_$k.log 2>&1 &&
+       cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $ref $dir/out_$k/output_0.npy 2>&1); then
+      ok
+    else
+      bad "$name --extent-versions=off at $k: $(tail -1 $dir/run_$k.log) $(tail -1 <<< "${cmp:-}")"
+    fi
+  done
+done
+rm -rf $out/badopt
+if $KGEN tests/dyn/upsample/model.onnx --extent-versions=some -o $out/badopt > $out/badopt.log 2>&1 ||
+   ! grep -q "extent-versions takes on or off" $out/badopt.log || [ -e $out/badopt ]; then
+  bad "--extent-versions=some: not refused with a message, or output written: $(head -1 $out/badopt.log)"
+else
+  ok
+fi
+# the upsampler's final resize at its smallest extents: a version with no parallel loop
+if awk '/^static void upsample_y_v[0-9]\(/,/^}$/' $out/upsample/upsample.c | grep -q "for (" &&
+   ! awk '/^static void upsample_y_v[0-9]\(/,/^}$/' $out/upsample/upsample.c | grep -q KGEN_PARALLEL_FOR; then
+  ok
+else
+  bad "upsample: no version of its final resize without threads"
+fi
+
 # a linear Resize between sizes decided at run time reads its taps and weights from tables
 # over each output coordinate (computed once a run), not from divisions in every element
 r1=$($KGEN tests/dyn/resizes/model.onnx $(cat tests/dyn/resizes/args) --dump=import 2>&1 | grep -E '^  r1(_lo2)?\[')
