@@ -378,9 +378,9 @@ typedef struct {
     Program *prog;
     TensorBodies *bodies;   /* prog's tensors, in order */
     int nbodies;
-} AxisState;
+} ProgramState;
 
-static void keep_axis(AxisState *st, IterVar *iv)
+static void keep_axis(ProgramState *st, IterVar *iv)
 {
     if (st->n == st->cap)
         st->items = ir_grow_arena(st->items, st->n, &st->cap, sizeof *st->items, 64);
@@ -396,17 +396,14 @@ static Expr *keep_reduce_axes(Expr *e, void *st)
     return e;
 }
 
-static AxisState axes_kept(Program *p)
+static ProgramState program_kept(Program *p)
 {
-    AxisState st = {0};
+    ProgramState st = {0};
     st.prog = p;
     st.bodies = ir_alloc(sizeof *st.bodies * (size_t)(p->tensors.n + 1));
     for (int i = 0; i < p->tensors.n; i++) {
         Tensor *t = p->tensors.items[i];
         st.bodies[st.nbodies++] = (TensorBodies){t, t->body, t->init, t->update};
-    }
-    for (int i = 0; i < p->tensors.n; i++) {
-        Tensor *t = p->tensors.items[i];
         if (t->kind != T_COMPUTE && t->kind != T_SCAN)
             continue;
         for (int d = 0; d < t->ndim; d++)
@@ -419,7 +416,7 @@ static AxisState axes_kept(Program *p)
     return st;
 }
 
-static void axes_put_back(const AxisState *st)
+static void program_put_back(const ProgramState *st)
 {
     for (int i = 0; i < st->n; i++) {
         st->items[i].iv->ann = st->items[i].ann;
@@ -438,7 +435,7 @@ static void axes_put_back(const AxisState *st)
     }
 }
 
-static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const AxisState *bare)
+static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const ProgramState *bare)
 {
     const PtrVec *dims = &u->prog->dims;
     int ranged = 0;
@@ -451,18 +448,18 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
     int64_t rows = (opt->tile ? opt->tile : &sch_tile_default)->rows;
     Model *vm[NPLANS];
     int64_t *plan[NPLANS];
-    AxisState scheduled = axes_kept(u->prog);
+    ProgramState scheduled = program_kept(u->prog);
     ir_pass_dump_set(NULL, NULL);   /* the versions' lowering is not dumped */
     for (int j = 0; j < NPLANS; j++) {
         plan[j] = ir_alloc(sizeof *plan[j] * (size_t)(dims->n + 1));
         for (int i = 0; i < dims->n; i++)
             plan[j][i] = plan_value(dims->items[i], j);
-        axes_put_back(bare);
+        program_put_back(bare);
         Schedule *s = onnx_schedule(opt, u, plan[j]);
         if (!s || !(vm[j] = ir_lower_model(s, u->name)))
             return ir_fail("%s: the version for smaller extents: %s", opt->input, ir_errmsg());
     }
-    axes_put_back(&scheduled);
+    program_put_back(&scheduled);
     ir_pass_dump_set(opt->dump, opt->dump_out ? opt->dump_out : stdout);
     for (int k = 0; k < m->kernels.n; k++) {
         Kernel *base = m->kernels.items[k], *keep[NPLANS];
@@ -484,7 +481,8 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Ax
             if (!when)
                 continue;
             next = text;
-            above_parallel = !serial && above_parallel;
+            if (serial)
+                above_parallel = 0;
             v->name = ir_fmt("%s_v%d", base->name, j);
             v->internal = 1;
             StrBuf at = {0};
@@ -546,7 +544,7 @@ static int compile_unit(const GenOptions *opt, GenUnit *u)
         return -1;
     for (size_t i = 0; !u->onnx && i < NGRAPH_PASSES; i++)
         dump_program(graph_passes[i]->info.name, u->prog);   /* a .kg program, as it is */
-    AxisState bare = axes_kept(u->prog);
+    ProgramState bare = program_kept(u->prog);
     Schedule *s = u->onnx ? onnx_schedule(opt, u, NULL) : kg_schedule(opt, u);
     if (!s)
         return -1;

@@ -398,15 +398,18 @@ static int64_t tile_cols(int64_t extent, int64_t want)
     return want;
 }
 
-/* The extent a register tile is chosen for: a run-time axis' extent at s->plan's dims
- * (a kernel's version for smaller extents, gen/driver.c), else its bound. */
-static int64_t plan_extent(const Schedule *s, const IterVar *iv)
+/* A run-time extent `dyn` (bound `bound`) at s->plan's dims (a kernel's version for
+ * smaller extents, gen/driver.c); the bound for a fixed one, or without a plan. */
+static int64_t at_plan(const Schedule *s, const Expr *dyn, int64_t bound)
 {
     int64_t e;
-    if (!s->plan || !iv->dyn || !ir_dims_fold(s->prog, s->plan, iv->dyn, &e))
-        return iv->extent;
-    return e >= 1 && e < iv->extent ? e : iv->extent;
+    if (!s->plan || !dyn || !ir_dims_fold(s->prog, s->plan, dyn, &e))
+        return bound;
+    return e >= 1 && e < bound ? e : bound;
 }
+
+/* The extent a register tile is chosen for: a run-time axis' extent at the plan */
+static int64_t plan_extent(const Schedule *s, const IterVar *iv) { return at_plan(s, iv->dyn, iv->extent); }
 
 static void collect_reads(const Expr *e, PtrVec *out)
 {
@@ -1401,12 +1404,8 @@ static int leaf_dyn(const Stage *st, const IterVar *iv)
 static int64_t plan_numel(const Schedule *s, const Tensor *t)
 {
     int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++) {
-        int64_t e;
-        if (!s->plan || !t->dyn[d] || !ir_dims_fold(s->prog, s->plan, t->dyn[d], &e) || e < 1 || e > t->shape[d])
-            e = t->shape[d];
-        n *= e;
-    }
+    for (int d = 0; d < t->ndim; d++)
+        n *= at_plan(s, t->dyn[d], t->shape[d]);
     return n;
 }
 
