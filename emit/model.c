@@ -760,6 +760,15 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 ind = "        ";
             }
         }
+        /* two steps side by side: under OpenMP each on a thread of its own (kgen_runtime.h) */
+        int first_side = mod->beside && mod->beside[k], second_side = k && mod->beside && mod->beside[k - 1];
+        if (first_side) {
+            sb_puts(c, "    /* the next two steps are independent: with threads, each runs on one */\n"
+                       "    KGEN_SIDE_BY_SIDE\n    {\n        KGEN_SIDE\n        {\n");
+            ind = "            ";
+        } else if (second_side) {
+            sb_puts(c, "        KGEN_SIDE\n        {\n");
+        }
         /* profiling hooks, empty unless built with -DKGEN_PROFILE (kgen_runtime.h) */
         sb_printf(c, "%sKGEN_PROFILE_BEGIN(%d);\n", ind, k);
         /* a run-time If's branch: only when taken */
@@ -806,6 +815,12 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_printf(c, "%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
         free(fn);
         value_dims_after(c, mod, k);
+        if (first_side)
+            sb_puts(c, "        }\n");
+        if (second_side) {
+            sb_puts(c, "        }\n    }\n");
+            ind = "    ";
+        }
         for (int j = 0; j < mod->nloops; j++)
             if (k == mod->loops[j].end - 1) {
                 sb_puts(c, "    }\n");

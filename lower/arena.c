@@ -184,6 +184,15 @@ static void liveness(LowerModel *b)
         if (last[i] < 0)
             first[i] = last[i] = 0;
     }
+    /* two kernels side by side (the "beside" pass) run at once: what either uses lives
+     * through both, so neither's output takes the place of what the other still reads */
+    for (int k = 0; m->beside && k + 1 < m->kernels.n; k++)
+        for (int i = 0; i < na && m->beside[k]; i++) {
+            if (first[i] == k + 1)
+                first[i] = k;
+            if (last[i] == k)
+                last[i] = k + 1;
+        }
     /* a run-time loop's states live through the whole loop, and so does whatever the loop
      * reads from before it (each iteration reads it again) */
     unsigned char *state = b->state = ir_alloc((size_t)(na ? na : 1));

@@ -53,6 +53,9 @@ typedef struct {
     int64_t arena_align;         /* every slice offset is a multiple of this */
     ModelLoop *loops;            /* in kernel order, none nested */
     int nloops;
+    /* per kernel, or NULL: beside[k] says kernel k and kernel k + 1 run side by side, each on
+     * a thread of its own (the "beside" pass; the C model function's KGEN_SIDE_BY_SIDE) */
+    unsigned char *beside;
     const Program *prog;         /* its dims decided at run time (prog->dims) and their checks */
     /* for each dim of prog computed from values (IrDim.count), NULL / -1 for the others:
      * the buffer of its count and the kernel that writes it, after which the model function

@@ -173,6 +173,130 @@ static int partition(LowerModel *b)
     return 0;
 }
 
+/* "beside": neighbouring kernels that threads run side by side. A kernel with no parallel
+ * loop (a recurrence's scan; a step too small to divide) keeps one thread busy and the
+ * others waiting. Where the next kernel has none either, has as much work, and neither
+ * reads nor writes what the other writes, the C model function runs the two each on a
+ * thread of its own under OpenMP (KGEN_SIDE_BY_SIDE, kgen_runtime.h; one after the other
+ * without it): the two directions of a bidirectional LSTM or GRU. Their intermediates live
+ * through both (arena.c). Pairs only; not inside a run-time loop or If, nor next to a
+ * kernel that computes an extent from values. */
+enum { BESIDE_MIN_WORK = 1 << 16 };
+
+static int has_parallel_loop(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: return s->u.loop.kind == FOR_PARALLEL || has_parallel_loop(s->u.loop.body);
+    case S_LET: return has_parallel_loop(s->u.let.body);
+    case S_IF: return has_parallel_loop(s->u.cond.then) || has_parallel_loop(s->u.cond.els);
+    case S_ALLOC: return has_parallel_loop(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (has_parallel_loop(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* About how many times s's stores run, a vector loop's iterations counted by 8 lanes and a
+ * run-time extent at its bound (1 where it does not fold): a kernel's work, roughly */
+static double stmt_work(const Stmt *s, const Model *m)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_FOR: {
+        int64_t n = 1;
+        Expr *e = s->u.loop.extent;
+        const PtrVec *ds = &m->prog->dims;
+        if (!ir_expr_is_const(e, &n) && ds->n) {
+            Var **vars = ir_alloc(sizeof *vars * (size_t)ds->n);
+            Expr **his = ir_alloc(sizeof *his * (size_t)ds->n);
+            for (int i = 0; i < ds->n; i++) {
+                vars[i] = ((const IrDim *)ds->items[i])->var;
+                his[i] = ir_idx(((const IrDim *)ds->items[i])->hi);
+            }
+            if (!ir_expr_is_const(ir_simplify(ir_subst(e, vars, his, ds->n), NULL), &n))
+                n = 1;
+        }
+        double iters = s->u.loop.kind == FOR_VECTORIZED ? (double)(n + 7) / 8 : (double)n;
+        return (iters > 1 ? iters : 1) * stmt_work(s->u.loop.body, m);
+    }
+    case S_LET: return stmt_work(s->u.let.body, m);
+    case S_IF: return stmt_work(s->u.cond.then, m) + stmt_work(s->u.cond.els, m);
+    case S_ALLOC: return stmt_work(s->u.alloc.body, m);
+    case S_SEQ: {
+        double w = 0;
+        for (int i = 0; i < s->u.seq.n; i++)
+            w += stmt_work(s->u.seq.items[i], m);
+        return w;
+    }
+    case S_STORE: return 1;
+    default: return 0;
+    }
+}
+
+/* Does b read or write a buffer a writes? */
+static int touches_writes(const Kernel *a, const Kernel *b)
+{
+    for (int i = 0; i < a->params.n; i++) {
+        const Buffer *w = a->params.items[i];
+        if (!ir_stmt_stores(a->body, w))
+            continue;
+        for (int j = 0; j < b->params.n; j++)
+            if (b->params.items[j] == w)
+                return 1;
+    }
+    return 0;
+}
+
+/* Can kernel k run beside others: one thread's work, on its own (no guard, loop or value
+ * dim) */
+static int alone_and_serial(const Model *m, int k)
+{
+    const Kernel *kk = m->kernels.items[k];
+    for (int j = 0; j < m->nloops; j++)
+        if (k >= m->loops[j].begin && k < m->loops[j].end)
+            return 0;
+    for (int i = 0; i < m->prog->dims.n; i++)
+        if (m->dim_after[i] == k)
+            return 0;
+    return !kk->nguards && !has_parallel_loop(kk->body) && stmt_work(kk->body, m) >= BESIDE_MIN_WORK;
+}
+
+static int beside(LowerModel *b)
+{
+    Model *m = b->m;
+    if (!b->s->beside || m->kernels.n < 2)
+        return 0;
+    m->beside = ir_alloc((size_t)m->kernels.n);
+    for (int k = 0; k + 1 < m->kernels.n; k++) {
+        const Kernel *x = m->kernels.items[k], *y = m->kernels.items[k + 1];
+        if ((k && m->beside[k - 1]) || !alone_and_serial(m, k) || !alone_and_serial(m, k + 1) ||
+            touches_writes(x, y) || touches_writes(y, x))
+            continue;
+        m->beside[k] = 1;
+        ir_vec_push(&((Kernel *)x)->notes, ir_fmt("runs beside %s: with threads, each on one", y->name), 1 << 20,
+                    "notes");
+        ir_vec_push(&((Kernel *)y)->notes, ir_fmt("runs beside %s: with threads, each on one", x->name), 1 << 20,
+                    "notes");
+    }
+    return 0;
+}
+
+static void dump_beside(FILE *f, const LowerModel *b)
+{
+    const Model *m = b->m;
+    fprintf(f, "model %s after beside:\n", m->name);
+    for (int k = 0; m->beside && k + 1 < m->kernels.n; k++)
+        if (m->beside[k])
+            fprintf(f, "  %s beside %s\n", ((const Kernel *)m->kernels.items[k])->name,
+                    ((const Kernel *)m->kernels.items[k + 1])->name);
+}
+
 /* "prune-constants": constants no kernel reads (a conv's weights once the layout pass
  * packed a blocked copy, a shape input that was folded) are not emitted: the binary
  * carries each weight once */
@@ -286,6 +410,8 @@ static const ModelPass model_passes[] = {
      lower_place_loops, dump_loops},
     {{"value-dims", "each extent computed from values read after the kernel that counts it (models)"}, value_dims,
      dump_value_dims},
+    {{"beside", "neighbouring kernels without parallel loops run side by side, a thread each, in C (models)"}, beside,
+     dump_beside},
     {{"prune-constants", "the constants no kernel reads dropped (models)"}, prune_constants, dump_constants},
     {{"in-place", "liveness of the intermediates; outputs written over an input that dies there (models)"}, lower_inplace,
      lower_dump_inplace},

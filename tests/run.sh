@@ -57,7 +57,7 @@ timed unit $BUILD/unit.time
 
 # the parts, in the order they are printed
 parts=()
-for p in golden exec tune errors passes onnx controlflow layout winograd models dyn dyn_arena dyn_values published weights baremetal tensorize fuzz_replay gpu dyn_gpu webgpu \
+for p in golden exec tune errors passes onnx controlflow layout winograd models dyn dyn_arena dyn_values threads published weights baremetal tensorize fuzz_replay gpu dyn_gpu webgpu \
          conformance js dyn_js conformance_js conformance_wasm conformance_webgpu browser conformance-opencl fuzz_graphs; do
   [ -f tests/${p%-opencl}.sh ] && parts+=($p)
 done

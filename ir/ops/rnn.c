@@ -606,8 +606,13 @@ static int recurrence(OpCtx *c, Cell cell)
     r.stride = cell == CELL_LSTM || (cell == CELL_GRU && !r.lbr) ? 2 : 1;
     if (parse_acts(&r))
         return -1;
+    /* both directions' projections, then both recurrences: the two scans are neighbours in
+     * the model, where threads run them side by side (lower/model.c, "beside") */
     for (int d = 0; d < r.ndir; d++)
-        if (project(&r, d) || build_scan(&r, d))
+        if (project(&r, d))
+            return -1;
+    for (int d = 0; d < r.ndir; d++)
+        if (build_scan(&r, d))
             return -1;
     return emit_outputs(&r);
 }

@@ -404,8 +404,8 @@ int main(void)
     static const char *loop_names[] = {"simplify", "runtime-tails", "unroll", "peel-tails", "peel-heads", "unswitch",
                                        "reduce-interchange", "reduce-lanes", "tensorize", "runtime-divisions",
                                        "check-loops"};
-    static const char *model_names[] = {"partition", "run-time-loops", "value-dims", "prune-constants", "in-place",
-                                        "arena"};
+    static const char *model_names[] = {"partition", "run-time-loops", "value-dims", "beside", "prune-constants",
+                                        "in-place", "arena"};
     int n = -1;
     const PassInfo *lp = lower_loop_passes(&n);
     CHECK_EQ(11, n);
@@ -414,8 +414,8 @@ int main(void)
         CHECK(lp[i].what && strlen(lp[i].what) > 10);
     }
     const PassInfo *mp = lower_model_passes(&n);
-    CHECK_EQ(6, n);
-    for (int i = 0; i < n && i < 6; i++) {
+    CHECK_EQ(7, n);
+    for (int i = 0; i < n && i < 7; i++) {
         CHECK_STR(model_names[i], mp[i].name);
         CHECK(mp[i].what && strlen(mp[i].what) > 10);
     }

@@ -67,6 +67,18 @@
 #define KGEN_PARALLEL_FOR
 #endif
 
+/* Around two independent model steps that have no parallel loop of their own (the two
+ * directions of a bidirectional LSTM): under -fopenmp each runs on a thread of its own,
+ * otherwise one after the other. A profiling build (-DKGEN_PROFILE) runs them one after
+ * the other too, so that each is timed alone. */
+#if defined(_OPENMP) && !defined(KGEN_PROFILE)
+#define KGEN_SIDE_BY_SIDE _Pragma("omp parallel sections")
+#define KGEN_SIDE _Pragma("omp section")
+#else
+#define KGEN_SIDE_BY_SIDE
+#define KGEN_SIDE
+#endif
+
 /* On the function a parallel loop's body is printed as (NAME_body, called once per
  * iteration). gcc and clang compile it as a function of its own, not inlined into the
  * loop that calls it: under OpenMP, the region they outline for the loop gets weaker alias

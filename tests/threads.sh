@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# threads.sh - the generated C built with -fopenmp and run on two threads: each kernel's
+# parallel loop divided between them (schedule/default.c), and two neighbouring kernels
+# without parallel loops run side by side, one on each (lower/model.c, "beside"). For
+# each model of tests/models below:
+#   1. the runner builds with -fopenmp and strict flags (-Werror);
+#   2. on two threads (OMP_NUM_THREADS=2) its output is the same, bit for bit, as the
+#      build without -fopenmp gives (threads divide iterations, never a sum), and it
+#      matches the model's reference (npycmp).
+# And tests/dyn/crnn (a BiLSTM over a width decided at run time): its two LSTM directions
+# are the steps run side by side, and on two threads it matches PyTorch at each extent.
+# Prints "threads: N passed, N failed[, N skipped]"; without a compiler that takes
+# -fopenmp, a skip (a failure under KGEN_REQUIRE_ALL=1).
+set -u
+KGEN=${KGEN:-./kgen}
+BUILD=${BUILD:-build}
+CC=${CC:-cc}
+STRICT="-O2 -std=c99 -Wall -Wextra -pedantic -Werror ${KGEN_GEN_CFLAGS:-}"
+out=$BUILD/threads
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+done_() { echo "threads: $pass passed, $fail failed, $skip skipped"; [ $fail = 0 ]; exit; }
+export OMP_NUM_THREADS=2
+
+rm -rf $out && mkdir -p $out
+if ! $CC -std=c99 -O2 -Wall -Wextra -pedantic -I templates tests/models/npycmp.c -o $out/npycmp -lm 2> $out/npycmp.log; then
+  bad "threads: cannot build tests/models/npycmp.c"
+  done_
+fi
+echo 'int main(void) { int n = 0;
+#pragma omp parallel reduction(+ : n)
+  n += 1;
+  return n < 1; }' > $out/omp.c
+if ! $CC -fopenmp $out/omp.c -o $out/omp > $out/omp.log 2>&1 || ! $out/omp; then
+  if [ "${KGEN_REQUIRE_ALL:-0}" = 1 ]; then
+    bad "threads: $CC cannot build with -fopenmp (KGEN_REQUIRE_ALL=1): $(head -1 $out/omp.log)"
+  else
+    echo "SKIP threads: $CC cannot build with -fopenmp: $(head -1 $out/omp.log)"; skip=1
+  fi
+  done_
+fi
+
+# gen MODEL DIR NAME [ARGS...]: the runner built twice, DIR/NAME without threads and
+# DIR/NAME.omp with them; status 0 when both built
+gen() {
+  local model=$1 dir=$2 name=$3; shift 3
+  if ! timeout 120 $KGEN $model "$@" --main --name $name -o $dir > $dir.kgen.log 2>&1; then
+    bad "$name: kgen failed: $(head -1 $dir.kgen.log)"; return 1
+  fi
+  local srcs
+  srcs=$(cd $dir && ls $name.c ${name}_main.c ${name}_weights.c ${name}_weights.S 2>/dev/null)
+  # shellcheck disable=SC2086
+  if ! make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir/build.log 2>&1 ||
+     ! (cd $dir && $CC $STRICT -fopenmp -o $name.omp $srcs -lm) >> $dir/build.log 2>&1; then
+    bad "$name: the runner does not build with -fopenmp -Werror: $(grep -m1 error $dir/build.log)"; return 1
+  fi
+  ok
+}
+
+# run DIR NAME INPUT REF TAG: two threads against one (bit for bit) and against REF
+run() {
+  local dir=$1 name=$2 x=$3 ref=$4 tag=$5
+  rm -rf $dir/one_$tag $dir/two_$tag
+  if ! timeout 60 $dir/$name $x -o $dir/one_$tag > $dir/one_$tag.log 2>&1 ||
+     ! timeout 60 $dir/$name.omp $x -o $dir/two_$tag > $dir/two_$tag.log 2>&1; then
+    bad "$name at $tag: a runner failed: $(tail -1 $dir/two_$tag.log)"; return
+  fi
+  if cmp -s $dir/one_$tag/output_0.npy $dir/two_$tag/output_0.npy; then
+    ok
+  else
+    bad "$name at $tag: two threads give another output than one"
+  fi
+  if cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $ref $dir/two_$tag/output_0.npy 2>&1); then
+    echo "    $name at $tag, 2 threads: $(tail -1 <<< "$cmp")"; ok
+  else
+    bad "$name at $tag: on two threads the output differs from the reference: $(tail -1 <<< "$cmp")"
+  fi
+}
+
+for name in small_cnn resnet_blocks wino_convs mobilenetv2_small transformer lstm; do
+  d=tests/models/$name
+  [ -f $d/model.onnx ] || continue
+  gen $d/model.onnx $out/$name $name --target c && run $out/$name $name $d/input_0.npy $d/output_0.npy static
+done
+
+d=tests/dyn/crnn dir=$out/crnn
+# shellcheck disable=SC2046
+if gen $d/model.onnx $dir crnn $(cat $d/args); then
+  if awk '/KGEN_SIDE_BY_SIDE$/ { on = 1 } on && /crnn_.*_state(_rev)?\(/ { n++ } on && /^    }$/ { exit } END { exit n != 2 }' \
+       $dir/crnn.c; then
+    ok
+  else
+    bad "crnn: its LSTM's two directions are not run side by side (KGEN_SIDE_BY_SIDE)"
+  fi
+  for ref in $d/out_*.npy; do
+    k=$(basename $ref .npy); k=${k#out_}
+    run $dir crnn $d/in_$k.npy $ref $k
+  done
+fi
+# the pass's dump names the pair for C, and no pair for a target without threads
+# shellcheck disable=SC2046
+c=$($KGEN $d/model.onnx $(cat $d/args) --dump=beside 2>&1 | grep -c '_state beside .*_state_rev$')
+# shellcheck disable=SC2046
+js=$($KGEN $d/model.onnx $(cat $d/args) --target js --dump=beside 2>&1 | grep -c ' beside ')
+if [ "$c" = 1 ] && [ "$js" = 0 ]; then ok; else bad "crnn: --dump=beside: $c pairs for C (1 wanted), $js for js (0)"; fi
+done_
