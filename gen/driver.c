@@ -260,7 +260,7 @@ static Schedule *onnx_schedule(const GenOptions *opt, GenUnit *u, const int64_t 
     if (!gpu) {
         s->simd_lanes = target_simd_lanes(&opt->tgt);   /* -mattr, wasm: sch_default tensorizes */
         s->simd_regs = target_simd_regs(&opt->tgt);     /* wasm: tiles for 16 registers */
-        s->beside = opt->tgt.kind == TARGET_C;           /* OpenMP's threads */
+        s->threads = opt->tgt.kind == TARGET_C;          /* OpenMP's */
     }
     s->arena_align = target_arena_align(&opt->tgt, opt->gpu_schedule);
     if (gpu ? sch_default_gpu(s, target_block_threads(&opt->tgt))

@@ -180,7 +180,7 @@ static int partition(LowerModel *b)
  * thread of its own under OpenMP (KGEN_SIDE_BY_SIDE, kgen_runtime.h; one after the other
  * without it): the two directions of a bidirectional LSTM or GRU. Their intermediates live
  * through both (arena.c). Pairs only; not inside a run-time loop or If, nor next to a
- * kernel that computes an extent from values. */
+ * kernel that computes an extent from values; C for CPUs only (Schedule.threads). */
 enum { BESIDE_MIN_WORK = 1 << 16 };
 
 static int has_parallel_loop(const Stmt *s)
@@ -270,7 +270,7 @@ static int alone_and_serial(const Model *m, int k)
 static int beside(LowerModel *b)
 {
     Model *m = b->m;
-    if (!b->s->beside || m->kernels.n < 2)
+    if (!b->s->threads || m->kernels.n < 2)
         return 0;
     m->beside = ir_alloc((size_t)m->kernels.n);
     for (int k = 0; k + 1 < m->kernels.n; k++) {

@@ -57,9 +57,10 @@ typedef struct {
                                      simd_lanes (sch_default_tiled) */
     const int64_t *plan;          /* the run-time dims' values (prog->dims order) the register
                                      tiles are chosen for; NULL: their bounds */
-    int beside;                   /* a model for CPU threads (C): neighbouring kernels without
-                                     parallel loops may run side by side (the model pass
-                                     "beside", lower/model.c) */
+    int threads;                  /* the code runs on OpenMP's threads (C for CPUs): a wide
+                                     matrix-vector product is divided into parts (default.c),
+                                     neighbouring kernels without parallel loops run side by
+                                     side (the model pass "beside", lower/model.c) */
 } Schedule;
 
 Schedule *sch_create(Program *p);

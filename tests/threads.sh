@@ -7,6 +7,8 @@
 #   2. on two threads (OMP_NUM_THREADS=2) its output is the same, bit for bit, as the
 #      build without -fopenmp gives (threads divide iterations, never a sum), and it
 #      matches the model's reference (npycmp).
+# The classifier's first layer, a wide matrix-vector product, is divided into parallel parts
+# with their weights in blocks (schedule/default.c, gemv_schedule).
 # And tests/dyn/crnn (a BiLSTM over a width decided at run time): its two LSTM directions
 # are the steps run side by side, and on two threads it matches PyTorch at each extent.
 # Prints "threads: N passed, N failed[, N skipped]"; without a compiler that takes
@@ -78,11 +80,18 @@ run() {
   fi
 }
 
-for name in small_cnn resnet_blocks wino_convs mobilenetv2_small transformer lstm; do
+for name in small_cnn resnet_blocks wino_convs mobilenetv2_small transformer lstm classifier; do
   d=tests/models/$name
   [ -f $d/model.onnx ] || continue
   gen $d/model.onnx $out/$name $name --target c && run $out/$name $name $d/input_0.npy $d/output_0.npy static
 done
+# the classifier's first layer, a matrix-vector product of 1.2 MB of weights: its row in 4
+# parallel parts, each part's weights one block (panels of the part's columns)
+if grep -q "KGEN_PARALLEL_FOR" $out/classifier/classifier.c && grep -q "_BT_panels[0-9]*\[i1_outer_outer \* " $out/classifier/classifier.c; then
+  ok
+else
+  bad "classifier: its first layer is not divided into parallel parts with their weights in blocks"
+fi
 
 d=tests/dyn/crnn dir=$out/crnn
 # shellcheck disable=SC2046

@@ -216,6 +216,25 @@ def wino_convs():
     return model, torch.randn(2, 16, 30, 27)
 
 
+# A classifier head: its first layer (600 x 520 weights, 1.2 MB) a matrix-vector product
+# wide enough that with threads kgen divides its row into parts, each part's weights one
+# block (schedule/default.c, gemv_schedule; tests/threads.sh runs it on two threads).
+class ClassifierHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(600, 520)
+        self.act = nn.Hardswish()
+        self.fc2 = nn.Linear(520, 10)
+
+    def forward(self, x):          # x: [1, 600]
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def classifier():
+    torch.manual_seed(8)
+    return ClassifierHead().eval(), torch.randn(1, 600)
+
+
 MODELS = {
     "mobilenetv2_small": mobilenetv2_small,
     "resnet_blocks": resnet_blocks,
@@ -224,6 +243,7 @@ MODELS = {
     "small_cnn": small_cnn,
     "conv1d_front": conv1d_front,
     "wino_convs": wino_convs,
+    "classifier": classifier,
 }
 
 
