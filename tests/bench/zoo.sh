@@ -16,6 +16,9 @@
 #                sequential, graphOptimizationLevel all), the speed anchor
 #   ratio        kgen_ms / ort_ms (below 1: kgen is faster)
 #   kgen2t_ms    the same C built with -fopenmp, OMP_NUM_THREADS=2; 2t/1t: kgen_ms / kgen2t_ms
+#   rt_ns        a cache line's round trip between the two cores, just before the 2-thread
+#                timing (tests/bench/pingpong.c): a VM's host may move its two CPUs between
+#                nearby and far-apart cores, and the 2t/1t column moves with it
 #   max_abs_diff kgen's first output against onnxruntime's (graphOptimizationLevel disabled:
 #                some of its fusions are wrong), with max|ort| beside it
 #   top_kernel   the kernel taking the most time in the profiling runner (make net_profile,
@@ -93,8 +96,11 @@ echo "# fp32, batch 1; 1 thread ${pin1:-unpinned}, 2 threads ${pin2:-unpinned} (
 echo "# ratio: kgen / ort (below 1: kgen faster); 2t/1t: kgen's 2-thread speedup; max_abs_diff: kgen against"
 echo "# onnxruntime without graph optimisations; top: the slowest kernel's share of the profile."
 echo "# Load average now: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?) on $(nproc 2>/dev/null || echo ?) cores."
-fmt='%-19s %8s %9s %9s %6s %9s %6s %12s %11s %5s %s\n'
-printf "$fmt" model MFLOPs kgen_ms ort_ms ratio kgen2t_ms 2t/1t max_abs_diff max_abs_ort top top_kernel
+pingpong=""
+$CC -std=c11 -O2 -pthread tests/bench/pingpong.c -o $zoo/pingpong > /dev/null 2>&1 && pingpong="$pin2 $zoo/pingpong"
+round_trip() { { [ -n "$pingpong" ] && $pingpong 2>/dev/null | sed -n 's/^round_trip_ns=//p'; } | grep . || echo -; }
+fmt='%-19s %8s %9s %9s %6s %9s %6s %6s %12s %11s %5s %s\n'
+printf "$fmt" model MFLOPs kgen_ms ort_ms ratio kgen2t_ms 2t/1t rt_ns max_abs_diff max_abs_ort top top_kernel
 notes="" ratios=""
 for name in $names; do
   m=$zoo/$name.onnx x=$zoo/${name}_input.npy d=$zoo/runs/$name
@@ -116,6 +122,7 @@ for name in $names; do
     echo "$name: skipped, the runner failed: $(why $d.run.log)"; continue
   fi
   k=$(best median_ms $pin1 $d/net --bench $runs $x)
+  rt=$(round_trip)
   [ -f $d.omp.ok ] && k2=$(best median_ms env OMP_NUM_THREADS=2 $pin2 $d.omp/net --bench $runs $x) ||
     notes="$notes\n# $name: no -fopenmp build: $(why $d.omp.kgen.log $d.omp.build.log)"
   if [ $have_ort = 1 ]; then
@@ -132,7 +139,7 @@ for name in $names; do
   top=$(top_kernel $d $x $runs)
   ratio=$(div $k $o)
   [ "$ratio" != - ] && ratios="$ratios $ratio"
-  printf "$fmt" $name $mflops $k $o $ratio $k2 $(div $k $k2) $diff ${top%% *} "${top#* }"
+  printf "$fmt" $name $mflops $k $o $ratio $k2 $(div $k $k2) $rt $diff ${top%% *} "${top#* }"
 done
 [ $have_ort = 1 ] || notes="$notes\n# onnxruntime-node missing (npm install --prefix $ort_dir onnxruntime-node: $(why $ort_dir/npm.log)): its columns print -"
 [ -n "$notes" ] && printf '%b\n' "${notes#\\n}"
