@@ -763,7 +763,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         /* two steps side by side: under OpenMP each on a thread of its own (kgen_runtime.h) */
         int first_side = mod->beside && mod->beside[k], second_side = k && mod->beside && mod->beside[k - 1];
         if (first_side) {
-            sb_puts(c, "    /* the next two steps are independent: with threads, each runs on one */\n"
+            sb_puts(c, "    /* the next two steps are independent: under OpenMP, each runs on a thread of its own */\n"
                        "    KGEN_SIDE_BY_SIDE\n    {\n        KGEN_SIDE\n        {\n");
             ind = "            ";
         } else if (second_side) {

@@ -270,19 +270,20 @@ static int alone_and_serial(const Model *m, int k)
 static int beside(LowerModel *b)
 {
     Model *m = b->m;
-    if (!b->s->threads || m->kernels.n < 2)
+    /* (a schedule with a plan lowers the versions for smaller extents, gen/driver.c: their
+     * kernels are taken one by one, and the model function pairs the model's own) */
+    if (!b->s->threads || b->s->plan || m->kernels.n < 2)
         return 0;
     m->beside = ir_alloc((size_t)m->kernels.n);
     for (int k = 0; k + 1 < m->kernels.n; k++) {
-        const Kernel *x = m->kernels.items[k], *y = m->kernels.items[k + 1];
+        Kernel *x = m->kernels.items[k], *y = m->kernels.items[k + 1];
         if ((k && m->beside[k - 1]) || !alone_and_serial(m, k) || !alone_and_serial(m, k + 1) ||
             touches_writes(x, y) || touches_writes(y, x))
             continue;
         m->beside[k] = 1;
-        ir_vec_push(&((Kernel *)x)->notes, ir_fmt("runs beside %s: with threads, each on one", y->name), 1 << 20,
-                    "notes");
-        ir_vec_push(&((Kernel *)y)->notes, ir_fmt("runs beside %s: with threads, each on one", x->name), 1 << 20,
-                    "notes");
+        const char *how = "under OpenMP, each on a thread of its own";
+        ir_vec_push(&x->notes, ir_fmt("runs beside %s: %s", y->name, how), 1 << 20, "notes");
+        ir_vec_push(&y->notes, ir_fmt("runs beside %s: %s", x->name, how), 1 << 20, "notes");
     }
     return 0;
 }
