@@ -99,6 +99,59 @@ static Schedule *row_reductions(void)
     return sch_create(p);
 }
 
+/* P = X + 1, then S[i] = sum(r: P[i, r]) and M[i] = max(r: X[i, r]) over 64 rows of
+ * `cols`, then T = S + M (the output); no schedule, so no parallel loop; `threads` as a C
+ * target for CPUs sets it */
+static Schedule *sums_then_add(int64_t cols, int threads)
+{
+    Program *p = ir_program_new("b");
+    int64_t sx[2] = {64, cols};
+    Tensor *X = ir_placeholder("X", DT_F32, 2, sx);
+    ir_program_add(p, X);
+    IterVar *pa[2] = {ir_itervar_new("i", 64, IV_SPATIAL), ir_itervar_new("j", cols, IV_SPATIAL)};
+    Expr *pi[2] = {ir_varref(pa[0]->var), ir_varref(pa[1]->var)};
+    Tensor *P = ir_compute("P", 2, pa, ir_bin(OP_ADD, ir_access(X, pi, 2), ir_float(1, DT_F32)));
+    ir_program_add(p, P);
+    Tensor *R[2];
+    for (int t = 0; t < 2; t++) {
+        IterVar *i = ir_itervar_new("i", 64, IV_SPATIAL), *r = ir_itervar_new("r", cols, IV_REDUCE);
+        Expr *ix[2] = {ir_varref(i->var), ir_varref(r->var)};
+        R[t] = ir_compute(t ? "M" : "S", 1, &i, ir_reduce(t ? RED_MAX : RED_SUM, ir_access(t ? X : P, ix, 2), &r, 1));
+        ir_program_add(p, R[t]);
+    }
+    IterVar *i = ir_itervar_new("i", 64, IV_SPATIAL);
+    Expr *ix = ir_varref(i->var);
+    Tensor *T = ir_compute("T", 1, &i, ir_bin(OP_ADD, ir_access(R[0], &ix, 1), ir_access(R[1], &ix, 1)));
+    T->is_output = 1;
+    ir_program_add(p, T);
+    if (ir_program_verify(p))
+        fprintf(stderr, "verify: %s\n", ir_errmsg());
+    Schedule *s = sch_create(p);
+    s->threads = threads;
+    return s;
+}
+
+/* "beside": the two reductions over rows of 16384 (in 8 lanes: 64 x 2048 vector stores
+ * each) write apart and neither reads what the other writes: run side by side. P feeds S:
+ * not beside it; T reads what M writes: not beside it. P is read last by S, yet M, which
+ * runs beside S, is not placed over it. Without threads, or with too little work (rows
+ * of 16), no pair. */
+static void test_beside(void)
+{
+    Model *m = ir_lower_model(sums_then_add(16384, 1), "b");
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    CHECK_EQ(4, m->kernels.n);
+    CHECK(m->beside && !m->beside[0] && m->beside[1] && !m->beside[2]);
+    const Buffer *P = lower_model_buffer(m, "P"), *M = lower_model_buffer(m, "M");
+    CHECK(P && M && (P->ws_offset >= M->ws_offset + 256 || M->ws_offset >= P->ws_offset + 64 * 16384 * 4));
+    m = ir_lower_model(sums_then_add(16384, 0), "b");
+    CHECK(m && !m->beside);
+    m = ir_lower_model(sums_then_add(16, 1), "b");
+    CHECK(m && m->beside && !m->beside[0] && !m->beside[1] && !m->beside[2]);
+}
+
 /* reduce-lanes: each row's terms in 8 lanes over 4 chunks of 8, the last 5 as before, the
  * lanes folded in; sums of small integers, exact in any order, and the maxima as they were */
 static void test_lanes(void)
@@ -475,6 +528,7 @@ int main(void)
     test_lanes();
     test_divisions();
     test_loop_bound();
+    test_beside();
     test_const_tails();
     test_pow2_tails();
     test_lane_unswitch();
