@@ -209,19 +209,9 @@ static double stmt_work(const Stmt *s, const Model *m)
         return 0;
     switch (s->kind) {
     case S_FOR: {
-        int64_t n = 1;
-        Expr *e = s->u.loop.extent;
-        const PtrVec *ds = &m->prog->dims;
-        if (!ir_expr_is_const(e, &n) && ds->n) {
-            Var **vars = ir_alloc(sizeof *vars * (size_t)ds->n);
-            Expr **his = ir_alloc(sizeof *his * (size_t)ds->n);
-            for (int i = 0; i < ds->n; i++) {
-                vars[i] = ((const IrDim *)ds->items[i])->var;
-                his[i] = ir_idx(((const IrDim *)ds->items[i])->hi);
-            }
-            if (!ir_expr_is_const(ir_simplify(ir_subst(e, vars, his, ds->n), NULL), &n))
-                n = 1;
-        }
+        int64_t n = 1, lo;
+        if (!ir_expr_is_const(s->u.loop.extent, &n) && !ir_dims_bounds(m->prog, s->u.loop.extent, &lo, &n))
+            n = 1;
         double iters = s->u.loop.kind == FOR_VECTORIZED ? (double)(n + 7) / 8 : (double)n;
         return (iters > 1 ? iters : 1) * stmt_work(s->u.loop.body, m);
     }
