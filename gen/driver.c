@@ -322,14 +322,6 @@ static char *kernel_text(const Kernel *k, const char *name)
     return s;
 }
 
-static int parallel_loop(const Stmt *s, void *ctx)
-{
-    (void)ctx;
-    return s->kind == S_FOR && s->u.loop.kind == FOR_PARALLEL;
-}
-
-/* Does k have a loop that threads share? */
-static int has_parallel(const Kernel *k) { return k->body && em_stmt_any(k->body, parallel_loop, NULL, NULL); }
 
 /* where version v, planned at dims `plan`, runs: each run-time extent of what it writes at
  * most its value there. NULL: it writes no run-time extent, or one whose bound is more than
@@ -467,7 +459,7 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Pr
         Expr *keep_when[NPLANS];
         int nkeep = 0;
         char *next = kernel_text(base, base->name);
-        int above_parallel = has_parallel(base);
+        int above_parallel = lower_has_parallel_loop(base->body);
         for (int j = NPLANS - 1; j >= 0; j--) {   /* each against the next larger one kept */
             if (vm[j]->kernels.n != m->kernels.n)
                 continue;
@@ -477,7 +469,7 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Pr
             /* the first version without the parallel loop of the one above (too few
              * elements for threads at these extents) is kept at any bound */
             char *text = kernel_text(v, base->name);
-            int serial = above_parallel && !has_parallel(v);
+            int serial = above_parallel && !lower_has_parallel_loop(v->body);
             Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], serial ? INT64_MAX : 2 * rows) : NULL;
             if (!when)
                 continue;

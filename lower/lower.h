@@ -90,6 +90,9 @@ int64_t lower_dims_eval(const Model *m, const Expr *e, const int64_t *dims);
  * reads, in p's order. */
 void lower_kernel_dims(Kernel *k, const Program *p);
 
+/* Does s hold a loop that threads share (FOR_PARALLEL), at any depth? */
+int lower_has_parallel_loop(const Stmt *s);
+
 /* The loop passes every kernel goes through after its nest is built, in order, and the
  * model passes of ir_lower_model, in order (n set to the count). */
 const PassInfo *lower_loop_passes(int *n);

@@ -183,18 +183,18 @@ static int partition(LowerModel *b)
  * kernel that computes an extent from values; C for CPUs only (Schedule.threads). */
 enum { BESIDE_MIN_WORK = 1 << 16 };
 
-static int has_parallel_loop(const Stmt *s)
+int lower_has_parallel_loop(const Stmt *s)
 {
     if (!s)
         return 0;
     switch (s->kind) {
-    case S_FOR: return s->u.loop.kind == FOR_PARALLEL || has_parallel_loop(s->u.loop.body);
-    case S_LET: return has_parallel_loop(s->u.let.body);
-    case S_IF: return has_parallel_loop(s->u.cond.then) || has_parallel_loop(s->u.cond.els);
-    case S_ALLOC: return has_parallel_loop(s->u.alloc.body);
+    case S_FOR: return s->u.loop.kind == FOR_PARALLEL || lower_has_parallel_loop(s->u.loop.body);
+    case S_LET: return lower_has_parallel_loop(s->u.let.body);
+    case S_IF: return lower_has_parallel_loop(s->u.cond.then) || lower_has_parallel_loop(s->u.cond.els);
+    case S_ALLOC: return lower_has_parallel_loop(s->u.alloc.body);
     case S_SEQ:
         for (int i = 0; i < s->u.seq.n; i++)
-            if (has_parallel_loop(s->u.seq.items[i]))
+            if (lower_has_parallel_loop(s->u.seq.items[i]))
                 return 1;
         return 0;
     default: return 0;
@@ -254,7 +254,7 @@ static int alone_and_serial(const Model *m, int k)
     for (int i = 0; i < m->prog->dims.n; i++)
         if (m->dim_after[i] == k)
             return 0;
-    return !kk->nguards && !has_parallel_loop(kk->body) && stmt_work(kk->body, m) >= BESIDE_MIN_WORK;
+    return !kk->nguards && !lower_has_parallel_loop(kk->body) && stmt_work(kk->body, m) >= BESIDE_MIN_WORK;
 }
 
 static int beside(LowerModel *b)
