@@ -550,6 +550,20 @@ static int tile_rows_axis(const Tensor *t, int r)
     return r - 2;
 }
 
+/* Does P's body read a value that its vector lanes share (an access not along the vector
+ * axis: a conv's input value against a vector of weights)? A depthwise conv reads none,
+ * its input and weights both along the channels. */
+static int broadcast_reads(const Stage *P)
+{
+    PtrVec reads = {0};
+    collect_reads(P->t->body, &reads);
+    const Var *v = P->t->axes[P->t->ndim - 1]->var;
+    for (int i = 0; i < reads.n; i++)
+        if (!access_uses(reads.items[i], v))
+            return 1;
+    return 0;
+}
+
 /* The output axis to tile in blocks of the register tile (beside the rows): one the
  * broadcast reads (those not along the vector axis) do not use, so each broadcast value
  * serves every block, while a vector read does (an NCHWc conv's output channel blocks:
@@ -1555,13 +1569,20 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
         /* AVX2's rows of one vector (NCHWc8 convs): 14 rows load 1.07 values per multiply-add
          * (a broadcast for each, a weight vector for all), more than two FMA units take;
-         * two blocks of 5 or 6 rows load 0.6. Where the rows divide so (CRNN's 3x3 convs over
-         * 80, 160 and 320 columns: 35 -> 45 GMAC/s); a divisor of 4 stays with 14 rows (gcc
-         * then unrolls the channel loop and reloads each weight vector per FMA: ResNet-18's
-         * 56-column convs ran 1.8x slower) */
-        int64_t two = tile_size(aext, 6);
+         * two blocks of 5 to 7 rows load 0.6. Where the rows divide so (CRNN's 3x3 convs over
+         * 80, 160 and 320 columns: 35 -> 45 GMAC/s; 7 rows: the 7, 14, 28, 56 and 112
+         * columns of ImageNet nets, on a Zen 1 core 1x1 convs 0.80-0.93x and ResNet-18's
+         * 3x3 convs 0.72-0.85x the time of 14 rows of one block); a divisor of 4 stays with
+         * 14 rows (gcc then unrolls the channel loop and reloads each weight vector per FMA:
+         * ResNet-18's 56-column convs ran 1.8x slower). Not where the blocks share no
+         * broadcast (a depthwise conv reads its input along the channels: 7 rows of two
+         * blocks ran 1.6x slower), and at most 6 rows where neighbouring rows' windows
+         * overlap in the inner reduce loop (window_rows: a stem conv over NCHW input, 1.14x
+         * slower in 7 rows) */
+        int win = avx2 && window_rows(P, ia);
+        int64_t two = tile_size(aext, win ? 6 : 7);
         if (avx2 && row_vecs == 1 && ic >= 0 && ((IterVar *)E->leaf.items[ic])->extent % 2 == 0 && two >= 5 &&
-            aext % two == 0 && A > 6) {
+            broadcast_reads(P) && aext % two == 0 && (win ? A > 6 : A >= two)) {
             A = two;
             budget = 2 * A;
         }
@@ -1626,9 +1647,18 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
             for (int k = nsp; k < P->leaf.n && n < KG_MAX_DIMS + 13; k++)
                 order[n++] = P->leaf.items[k];
         }
+        /* the tile's blocks, then its rows; AVX2 the other way round: there each row's
+         * broadcast value serves the blocks' multiply-adds at once and dies, where blocks
+         * outside rows keep all the rows' broadcasts live beside the accumulators (7 rows
+         * of 2 blocks: 14 accumulators and 7 broadcasts in 16 registers, spilled: 1.19x
+         * the time of 14 rows of one block, mobilenet_v2's 14-column 1x1 convs; rows
+         * outside: 0.90x) */
+        int rows_out = avx2 && pa && pc && tile->k_outer;
+        if (pa && rows_out)
+            order[n++] = pa;
         if (pc && tile->k_outer)
             order[n++] = pc;
-        if (pa && tile->k_outer)
+        if (pa && tile->k_outer && !rows_out)
             order[n++] = pa;
         order[n++] = pb;
         if (sch_reorder(P, order, n))
