@@ -152,7 +152,9 @@ fi
 # 20 + 16 (stays NCHW: its first part is not a whole number of blocks); and from the Relu
 # before Z (24 channels), MaxPool 3x3 stride 2 pad 1 and AveragePool 2x2, each then a 1x1
 # conv 24->16 -> outputs M and A: blocked pools over a block half padding, computed
-# without a guard on the channels (their windows over the padding's zeros are zeros).
+# without a guard on the channels (their windows over the padding's zeros are zeros); and
+# from a fourth input X4[1,16,4,8], Relu(Conv 1x1 16->24 + bias) -> output V: 3 output
+# blocks of 8 (an odd count) over 8 columns, AVX2's tile of 3 blocks of 4 rows.
 # The reference is the model's own NCHW output (G's: the Python one).
 if command -v python3 > /dev/null 2>&1; then
   gen=$out/awkward
@@ -195,7 +197,7 @@ inits = [rt("w1", [12, 12, 3, 3]), rt("b1", [12]), rt("wd", [12, 1, 3, 3]), rt("
          rt("wk1", [16, 32, 1, 1]), rt("bk1", [16]), rt("wk2", [20, 32, 1, 1]), rt("bk2", [20]),
          rt("wk3", [16, 36, 1, 1]), rt("wl3", [16, 36, 1, 1]),
          rt("wq", [20, 4, 3, 3]), rt("bq", [20]), rt("wp", [24, 8, 3, 3]), rt("wmp", [16, 24, 1, 1]),
-         rt("wap", [16, 24, 1, 1])]
+         rt("wap", [16, 24, 1, 1]), rt("wv", [24, 16, 1, 1]), rt("bv", [24])]
 f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
 w3 = [f32(rnd()) for _ in range(250 * 300)]
 b3 = [f32(rnd()) for _ in range(250)]
@@ -219,13 +221,15 @@ nodes = [node("Conv", ["X", "w1", "b1"], ["c1"], p1), node("Sigmoid", ["c1"], ["
          node("Concat", ["k2", "k1"], ["lc"], [attr_i("axis", 1)]), node("Conv", ["lc", "wl3"], ["L"]),
          node("MaxPool", ["zr"], ["mp"], p1 + [attr_is("kernel_shape", [3, 3]), attr_is("strides", [2, 2])]),
          node("Conv", ["mp", "wmp"], ["M"]),
-         node("AveragePool", ["zr"], ["ap"], [attr_is("kernel_shape", [2, 2])]), node("Conv", ["ap", "wap"], ["A"])]
+         node("AveragePool", ["zr"], ["ap"], [attr_is("kernel_shape", [2, 2])]), node("Conv", ["ap", "wap"], ["A"]),
+         node("Conv", ["X4", "wv", "bv"], ["v1"]), node("Relu", ["v1"], ["V"])]
 graph = b"".join(ld(1, n) for n in nodes) + s(2, "awkward") + b"".join(ld(5, t) for t in inits) + \
     ld(11, vinfo("X", [1, 12, 10, 10])) + ld(11, vinfo("X2", [1, 256, 6, 11])) + ld(12, vinfo("Y", [1, 32, 5, 5])) + \
     ld(11, vinfo("X3", [1, 300])) + ld(12, vinfo("D", [1, 12, 5, 5])) + ld(12, vinfo("Z", [1, 20, 5, 5])) + \
     ld(12, vinfo("S", [1, 32, 6, 11])) + ld(12, vinfo("G", [1, 250])) + ld(12, vinfo("K", [1, 16, 5, 5])) + \
     ld(12, vinfo("L", [1, 16, 5, 5])) + ld(12, vinfo("Q", [1, 20, 5, 5])) + ld(12, vinfo("P", [1, 24, 5, 5])) + \
-    ld(12, vinfo("M", [1, 16, 3, 3])) + ld(12, vinfo("A", [1, 16, 4, 4]))
+    ld(12, vinfo("M", [1, 16, 3, 3])) + ld(12, vinfo("A", [1, 16, 4, 4])) + ld(11, vinfo("X4", [1, 16, 4, 8])) + \
+    ld(12, vinfo("V", [1, 24, 4, 8]))
 model = vi(1, 8) + ld(8, s(1, "") + vi(2, 13)) + ld(7, graph)
 open(out + "/model.onnx", "wb").write(model)
 def npy(path, shape, x):
@@ -237,17 +241,18 @@ npy(out + "/input_0.npy", (1, 12, 10, 10), [rnd() * 4 for _ in range(12 * 10 * 1
 npy(out + "/input_1.npy", (1, 256, 6, 11), [rnd() * 4 for _ in range(256 * 6 * 11)])
 x3 = [f32(rnd() * 4) for _ in range(300)]
 npy(out + "/input_2.npy", (1, 300), x3)
+npy(out + "/input_3.npy", (1, 16, 4, 8), [rnd() * 4 for _ in range(16 * 4 * 8)])
 g = [max(0.0, b3[j] + sum(x3[k] * w3[j * 300 + k] for k in range(300))) for j in range(250)]
 npy(out + "/g_ref.npy", (1, 250), g)
 EOF
-  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy; [ -f $gen/ref/out/output_4.npy ]; then
+  if [ -f $gen/model.onnx ] && build $gen/model.onnx $gen/ref awkward nchw && run_cmp $gen/ref awkward /dev/null 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy $gen/input_3.npy; [ -f $gen/ref/out/output_4.npy ]; then
     ok
     for L in nchwc nchwc16; do
       d=$gen/$L
       # nchwc16 with the tiles of 16 lanes it is for (-mattr=+avx512f; built without
       # -mavx512f, the micro-kernels' plain C)
       if ! build $gen/model.onnx $d awkward $L $([ $L = nchwc16 ] && echo -mattr=+avx512f); then bad "awkward --layout=$L: kgen or build failed: $(tail -1 $d.kgen.log)"; continue; fi
-      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy &&
+      if run_cmp $d awkward $gen/ref/out/output_0.npy 0 $gen/input_0.npy $gen/input_1.npy $gen/input_2.npy $gen/input_3.npy &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_1.npy $d/out/output_1.npy > $d.cmp1.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_2.npy $d/out/output_2.npy > $d.cmp2.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/ref/out/output_3.npy $d/out/output_3.npy > $d.cmp3.log 2>&1 &&
@@ -256,8 +261,9 @@ EOF
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_7.npy $d/out/output_7.npy > $d.cmp7.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_8.npy $d/out/output_8.npy > $d.cmp8.log 2>&1 &&
          "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_9.npy $d/out/output_9.npy > $d.cmp9.log 2>&1 &&
-         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_10.npy $d/out/output_10.npy > $d.cmp10.log 2>&1; then ok
-      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null) $(tail -1 $d.cmp7.log 2>/dev/null) $(tail -1 $d.cmp8.log 2>/dev/null) $(tail -1 $d.cmp9.log 2>/dev/null) $(tail -1 $d.cmp10.log 2>/dev/null)"; fi
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_10.npy $d/out/output_10.npy > $d.cmp10.log 2>&1 &&
+         "$out/npycmp" --rtol 1e-4 --atol 1e-5 $gen/ref/out/output_11.npy $d/out/output_11.npy > $d.cmp11.log 2>&1; then ok
+      else bad "awkward --layout=$L: outputs differ from NCHW: $(tail -1 $d.cmp0.log) $(tail -1 $d.cmp1.log 2>/dev/null) $(tail -1 $d.cmp2.log 2>/dev/null) $(tail -1 $d.cmp3.log 2>/dev/null) $(tail -1 $d.cmp5.log 2>/dev/null) $(tail -1 $d.cmp6.log 2>/dev/null) $(tail -1 $d.cmp7.log 2>/dev/null) $(tail -1 $d.cmp8.log 2>/dev/null) $(tail -1 $d.cmp9.log 2>/dev/null) $(tail -1 $d.cmp10.log 2>/dev/null) $(tail -1 $d.cmp11.log 2>/dev/null)"; fi
     done
     # G, the same matrix-vector code in every layout, against Python's reference
     if "$out/npycmp" --rtol 1e-4 --atol 1e-4 $gen/g_ref.npy $gen/ref/out/output_4.npy > $gen/g.cmp.log 2>&1; then ok
@@ -272,6 +278,10 @@ EOF
     npf8=$(grep -c 'KGEN_PREFETCH(&' $gen/nchwc/awkward.c 2>/dev/null)
     if [ "$npf16" = 12 ] && [ "$npf8" = 0 ]; then ok
     else bad "awkward: prefetches in the streamed conv: $npf16 with nchwc16 (expected 12), $npf8 with nchwc (expected 0)"; fi
+    # V's 1x1 conv to 24 channels (3 blocks of 8) over 8 columns: under nchwc (8 lanes, the
+    # AVX2 tiles) a register tile of 3 blocks of 4 rows, 12 accumulators
+    if sed -n '/computes v1_conv: Conv/,/^}/p' $gen/nchwc/awkward.c | grep -q 'co \* 32 + w \* 8'; then ok
+    else bad "awkward --layout=nchwc: V's conv (24 channels over 8 columns) is not in tiles of 3 blocks of 4 rows"; fi
     # nchwc: conv1 reads NCHW directly; the depthwise (12 channels) blocked, the grouped
     # conv with 6 channels per group stays NCHW, the 1x1 conv reads it directly, the
     # depthwise with multiplier 2 stays NCHW, the grouped conv (16/8 per group) converts
@@ -279,9 +289,10 @@ EOF
     # for the multiplier depthwise (its padded input), for Y, for Q (a graph output's Relu,
     # NCHW, after the blocked group-5 conv) and for S (both of S's convs read X2 directly);
     # the group-3 conv P reads the blocked Relu before Z and is itself a graph output;
-    # K's Concat stays blocked, L's converts both its parts back.
+    # K's Concat stays blocked, L's converts both its parts back; V's conv reads X4 directly
+    # and goes back for V.
     got=$(conversions $gen/model.onnx --layout=nchwc)
-    if [ "$got" = "1 7" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 7'"; fi
+    if [ "$got" = "1 8" ]; then ok; else bad "awkward --layout=nchwc: conversions '$got', expected '1 8'"; fi
     # the pools over 24 channels in blocks of 16 read the padding's zeros, unguarded
     if [ "$(sed -n '/computes mp: MaxPool/,/^}/p; /computes ap_sum: AveragePool/,/^}/p' $gen/nchwc16/awkward.c | grep -c '< 24')" = 0 ] &&
        grep -q 'computes mp: MaxPool' $gen/nchwc16/awkward.c; then ok
