@@ -322,7 +322,6 @@ static char *kernel_text(const Kernel *k, const char *name)
     return s;
 }
 
-
 /* where version v, planned at dims `plan`, runs: each run-time extent of what it writes at
  * most its value there. NULL: it writes no run-time extent, or one whose bound is more than
  * `small` (a layer of many tiles, where only the last one is short: no version). */

@@ -1553,7 +1553,8 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
          * 25% faster, ResNet-18's 3x3 convs measured side by side), 6 of two (a matmul's
          * 16 columns: BLAS's 6 x 16 tile for AVX2; 8 rows spilled) */
         int avx2 = lanes == 8 && !s->simd_regs && a;
-        int64_t row_budget = avx2 ? (window_rows(P, ia) ? 8 : (15 - row_vecs) / row_vecs * row_vecs)
+        int win = avx2 && window_rows(P, ia);
+        int64_t row_budget = avx2 ? (win ? 8 : (15 - row_vecs) / row_vecs * row_vecs)
                            : s->simd_regs ? budget : 0;
         if (a && row_budget && (A * row_vecs > row_budget || (avx2 && tile == &sch_tile_default)))
             A = tile_rows(aext, row_budget / row_vecs > 1 ? row_budget / row_vecs : 1);
@@ -1579,7 +1580,6 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
          * blocks ran 1.6x slower), and at most 6 rows where neighbouring rows' windows
          * overlap in the inner reduce loop (window_rows: a stem conv over NCHW input, 1.14x
          * slower in 7 rows) */
-        int win = avx2 && window_rows(P, ia);
         int64_t two = tile_size(aext, win ? 6 : 7), blocks = tile->blocks;
         int64_t nblocks = ic >= 0 ? ((IterVar *)E->leaf.items[ic])->extent : 1;
         int shared = avx2 && row_vecs == 1 && ic >= 0 && broadcast_reads(P);
@@ -1662,7 +1662,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
          * the time of 14 rows of one block, mobilenet_v2's 14-column 1x1 convs; rows
          * outside: 0.90x) */
         int rows_out = avx2 && pa && pc && tile->k_outer;
-        if (pa && rows_out)
+        if (rows_out)
             order[n++] = pa;
         if (pc && tile->k_outer)
             order[n++] = pc;
