@@ -538,6 +538,12 @@ static int operand_prec(BinOp op, const Expr *child, int base)
     }
 }
 
+/* Is e a float constant that is not NaN? */
+static int float_bound(const Expr *e)
+{
+    return e->kind == E_FLOAT && e->u.fval == e->u.fval;
+}
+
 static void print_bin(Printer *P, const Expr *e)
 {
     BinOp op = e->u.bin.op;
@@ -558,6 +564,16 @@ static void print_bin(Printer *P, const Expr *e)
     switch (op) {
     case OP_MIN:
     case OP_MAX:
+        /* a float bound that is a constant, not NaN (ReLU's 0, Clip's 6): the helper
+         * without the bound's NaN test, the constant second */
+        if (!strcmp(minmax_suffix(t), "f32") && (float_bound(a) || float_bound(b))) {
+            if (float_bound(a)) {
+                const Expr *k = a;
+                a = b, b = k;
+            }
+            sb_printf(P->em.out, "kgen_%s_f32k(", op == OP_MIN ? "min" : "max");
+            break;
+        }
         sb_printf(P->em.out, "kgen_%s_%s(", op == OP_MIN ? "min" : "max", minmax_suffix(t));
         break;
     case OP_MOD: sb_printf(P->em.out, "%s(", f64 ? "fmod" : P->d->fmod_f32); break;

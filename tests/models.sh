@@ -110,7 +110,7 @@ done
 # ...) are always inlined, so a loop of them vectorizes even where gcc's own inlining stops
 # (a kernel of many such loops): with -fno-inline, which leaves only always_inline, no call
 # of one may remain
-helpers='kgen_(expf|sigmoidf|tanhf|erff|rsqrtf|floormodf|select_f32_|min_f32|max_f32|bits_f32|f32_bits)'
+helpers='kgen_(expf|sigmoidf|tanhf|erff|rsqrtf|floormodf|select_f32_|min_f32k?|max_f32k?|bits_f32|f32_bits)'
 for name in "${names[@]}"; do
   dir=$out/$name
   grep -qE "$helpers" "$dir/$name.c" || continue

@@ -188,6 +188,10 @@ static void test_expressions(void)
 
     /* operators that become calls */
     CHECK_STR("kgen_min_f32(A[i], B[j])", ex(bin(OP_MIN, A(), B())));
+    /* a constant bound that is not NaN: the helper without its NaN test, the bound second */
+    CHECK_STR("kgen_max_f32k(A[i], 0.0f)", ex(bin(OP_MAX, A(), ir_float(0, DT_F32))));
+    CHECK_STR("kgen_min_f32k(A[i], 6.0f)", ex(bin(OP_MIN, ir_float(6, DT_F32), A())));
+    CHECK_STR("kgen_max_f32(A[i], NAN)", ex(bin(OP_MAX, A(), ir_float(NAN, DT_F32))));
     CHECK_STR("kgen_max_i32(i, j + 1)", ex(bin(OP_MAX, i, bin(OP_ADD, j, I(1)))));
     CHECK_STR("kgen_min_i64(L[i], INT64_C(0))", ex(bin(OP_MIN, Ll(), ir_int(0, DT_I64))));
     CHECK_STR("kgen_max_u32(U[i], 3u)", ex(bin(OP_MAX, Ul(), ir_int(3, DT_U32))));
@@ -340,7 +344,7 @@ static void test_loops(void)
               "                Y[t] = X[t];\n"
               "            } else {\n"
               "                /* clamp * / here */\n"
-              "                Y[t] = kgen_min_f32(X[t], 6.0f);\n"
+              "                Y[t] = kgen_min_f32k(X[t], 6.0f);\n"
               "            }\n"
               "        } /* i_inner */\n"
               "    } /* i_outer */\n"
@@ -616,6 +620,11 @@ static const char *runtime_main =
     "    fails += kgen_floormodf(-1.0f, 3.0f) != 2.0f || kgen_floormod(5.0, -3.0) != -1.0;\n"
     "    fails += !(kgen_min_f32(NAN, 1.0f) != kgen_min_f32(NAN, 1.0f));\n"
     "    fails += !(kgen_max_f32(1.0f, NAN) != kgen_max_f32(1.0f, NAN));\n"
+    "    fails += !(kgen_max_f32k(NAN, 0.0f) != kgen_max_f32k(NAN, 0.0f));\n"
+    "    fails += !(kgen_min_f32k(NAN, 6.0f) != kgen_min_f32k(NAN, 6.0f));\n"
+    "    fails += kgen_max_f32k(-1.0f, 0.0f) != 0.0f || kgen_max_f32k(2.0f, 0.0f) != 2.0f;\n"
+    "    fails += kgen_min_f32k(7.0f, 6.0f) != 6.0f || kgen_min_f32k(-7.0f, 6.0f) != -7.0f;\n"
+    "    fails += signbit(kgen_max_f32k(-0.0f, 0.0f)) != 0 || signbit(kgen_min_f32k(0.0f, -0.0f)) == 0;\n"
     "    fails += !(kgen_min_f64(1.0, NAN) != kgen_min_f64(1.0, NAN));\n"
     "    fails += kgen_min_f32(1.0f, 2.0f) != 1.0f || kgen_max_f64(1.0, 2.0) != 2.0;\n"
     "    fails += kgen_min_u32(1u, 4000000000u) != 1u || kgen_max_u64(1u, 2u) != 2u;\n"

@@ -666,6 +666,19 @@ KGEN_INLINE_MATH float kgen_max_f32(float a, float b)
 {
     return kgen_select_f32_((uint32_t)(a > b) | (uint32_t)(a != a), a, b);
 }
+/* The same against a bound k that is not NaN (a ReLU's 0, a Clip's 0 and 6), as the printer
+ * emits them for a constant bound: a NaN in a is still kept (no comparison with it holds),
+ * and k's own NaN test goes, so a vectorized loop does a compare and a blend where the
+ * general ones take four (gcc 12: compare, unordered compare, or, blend). Ties give k, as
+ * above (max(-0, 0) is 0). */
+KGEN_INLINE_MATH float kgen_min_f32k(float a, float k)
+{
+    return kgen_select_f32_((uint32_t)(k <= a), k, a);
+}
+KGEN_INLINE_MATH float kgen_max_f32k(float a, float k)
+{
+    return kgen_select_f32_((uint32_t)(k >= a), k, a);
+}
 #ifndef KGEN_NO_F64
 KGEN_INLINE double kgen_min_f64(double a, double b)
 {
