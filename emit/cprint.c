@@ -1489,7 +1489,7 @@ static void print_parallel_body(Printer *P, const Stmt *loop)
     char *name = ir_fmt("%s_body", P->fname);
     P->lead_param = ir_fmt("%s %s", value_type(loop->u.loop.var->dtype), P->decls.items[di].name);
     P->proto_name = name;
-    P->fn_attr = "KGEN_PARALLEL_BODY";
+    P->fn_attr = em_c_uses_ukernels(loop->u.loop.body) ? "KGEN_PARALLEL_BODY" : "KGEN_PARALLEL_BODY KGEN_WIDE_VECTORS";
     print_proto(P);
     sb_puts(text, "\n{\n");
     P->em.depth = 1;
@@ -1544,7 +1544,11 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
     const Stmt *par = parallel_body(k, d);
     if (par)
         print_parallel_body(&P, par);
+    /* a model's kernel that calls no micro-kernel: 256-bit vector loops (kgen_runtime.h) */
+    if (!par && is_host(d) && k->internal && !em_c_uses_ukernels(k->body))
+        P.fn_attr = "KGEN_WIDE_VECTORS";
     print_proto(&P);
+    P.fn_attr = NULL;
     sb_puts(&text, "\n{\n");
 
     P.em.depth = 1;

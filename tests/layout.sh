@@ -64,6 +64,26 @@ for name in resnet_blocks mobilenetv2_small small_cnn; do
   done
 done
 
+# KGEN_WIDE_VECTORS (kgen_runtime.h) on the kernels, or parallel bodies, that call no
+# micro-kernel (mobilenetv2_small's depthwise convs), not on those that call one (its 1x1
+# convs): counted per function; and the file compiles warning-free where the macro is the
+# attribute (gcc, -mavx2, no AVX-512)
+f=$out/mobilenetv2_small.nchwc/mobilenetv2_small.c
+if [ -f $f ]; then
+  wide=$(awk '/^static / { fn = 1; w = /KGEN_WIDE_VECTORS/; uk = 0; par = 0 }
+              fn && /kgen_fma_bcast/ { uk = 1 }
+              fn && /KGEN_PARALLEL_FOR/ { par = 1 }
+              fn && /^}/ { fn = 0; if (!par) { if (w && !uk) a++; else if (!w && uk) b++; else c++ } }
+              END { printf "%d %d %d", a, b, c }' $f)
+  if [ "${wide% 0}" != "$wide" ] && [ "${wide%% *}" -gt 0 ] && [ "$(cut -d' ' -f2 <<< "$wide")" -gt 0 ]; then ok
+  else bad "mobilenetv2_small --layout=nchwc: kernels wide without micro-kernels, plain with them, neither: $wide (want N M 0)"; fi
+  if ! $CC -dM -E -x c /dev/null 2>/dev/null | grep -q __clang__; then
+    if $CC $STRICT -mavx2 -mfma -c -o $out/wide.o $f > $out/wide.log 2>&1 &&
+       $CC -dM -E -x c -mavx2 -mfma - < /dev/null | grep -q __AVX2__; then ok
+    else bad "mobilenetv2_small.c with -mavx2 -mfma: $(grep -m1 -E 'error|warning' $out/wide.log)"; fi
+  fi
+fi
+
 # conversions only at the edges: resnet_blocks converts its input once for the residual
 # Add of block 0 (conv1 reads NCHW directly) and goes back once before the pooling;
 # mobilenetv2_small (stem conv reads NCHW) and small_cnn go back once, before pooling /
