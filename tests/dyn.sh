@@ -164,6 +164,14 @@ if grep -q '^  r1_lo2\[' <<< "$r1" && ! grep '^  r1\[' <<< "$r1" | grep -q '//';
 else
   bad "resizes: r1 computes its coordinates per element: $(grep '^  r1\[' <<< "$r1" | cut -c1-160)"
 fi
+# a nearest Resize by constant scales to an extent decided at run time reads its input
+# positions from tables over the output coordinates too (r2: scales 0.5 and 0.75)
+r2=$($KGEN tests/dyn/resizes/model.onnx $(cat tests/dyn/resizes/args) --dump=import 2>&1 | grep -E '^  r2(_idx[23])?\[')
+if grep -q '^  r2_idx2\[' <<< "$r2" && grep -q '^  r2_idx3\[' <<< "$r2" && ! grep '^  r2\[' <<< "$r2" | grep -q '//'; then
+  ok
+else
+  bad "resizes: r2 computes its input positions per element: $(grep '^  r2\[' <<< "$r2" | cut -c1-160)"
+fi
 
 echo "dyn: $pass passed, $fail failed"
 [ $fail -eq 0 ]
