@@ -13,6 +13,9 @@ char *em_c_func_name(const Kernel *k);
 
 /* Does s hold a tensorized loop (the C file then includes kgen_ukernels.h)? */
 int em_c_uses_ukernels(const Stmt *s);
+/* After a kernels file's includes: clang's warning for a KGEN_VECTORIZE loop it could not
+ * vectorize (kgen_runtime.h) off, in that file only. */
+void em_c_vectorize_pragma(StrBuf *o);
 /* Add kgen_ukernels.h to o (once). 0, or -1 with ir_fail() if the template is missing. */
 int em_c_ukernels_file(OutSet *o, const char *source);
 

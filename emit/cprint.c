@@ -864,16 +864,28 @@ static void address(Printer *P, const Buffer *b, Expr *index)
     element(P, b, index);
 }
 
-/* A tensorized loop (ir/tensorize.c): one call of a kgen_ukernels.h micro-kernel per chunk. */
+/* A tensorized loop (ir/tensorize.c): one call of a kgen_ukernels.h micro-kernel per chunk.
+ * An elementwise update whose factor is zero padding on a condition the loop does not
+ * change reads it from kgen_zero_f32() where the condition fails: the call then loads its
+ * vectors unconditionally (clang left such updates scalar, with a branch per element). */
 static void print_tensorized(Printer *P, const IrTzCall *c)
 {
     int64_t off = 0;
     for (int i = 0; i < c->nchunks; i++) {
         em_line(&P->em);
-        sb_printf(P->em.out, "kgen_fma_bcast_f32x%d(", c->width[i]);
+        sb_printf(P->em.out, "kgen_fma%s_f32x%d(", c->elem ? "" : "_bcast", c->width[i]);
         address(P, c->acc, ir_add(c->acc_index, ir_idx(off)));
         sb_puts(P->em.out, ", ");
-        expr(P, c->scalar, P_NONE);
+        if (!c->elem) {
+            expr(P, c->scalar, P_NONE);
+        } else if (c->a_cond) {
+            expr(P, c->a_cond, P_LOR);
+            sb_puts(P->em.out, " ? ");
+            address(P, c->a, ir_add(c->a_index, ir_idx(off)));
+            sb_puts(P->em.out, " : kgen_zero_f32()");
+        } else {
+            address(P, c->a, ir_add(c->a_index, ir_idx(off)));
+        }
         sb_puts(P->em.out, ", ");
         address(P, c->b, ir_add(c->b_index, ir_idx(off)));
         sb_puts(P->em.out, ");\n");
@@ -888,6 +900,25 @@ static int is_tensorized(const Stmt *s, void *ctx)
 }
 
 int em_c_uses_ukernels(const Stmt *s) { return em_stmt_any(s, is_tensorized, NULL, NULL); }
+
+void em_c_vectorize_pragma(StrBuf *o)
+{
+    sb_puts(o, "/* clang runs a loop marked KGEN_VECTORIZE that it cannot vectorize as written */\n"
+               "#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n#endif\n");
+}
+
+/* a tensorized loop that broadcasts (a register tile of a conv or matmul), not an
+ * elementwise one (a depthwise conv's window) */
+static int is_bcast_tensorized(const Stmt *s, void *ctx)
+{
+    IrTzCall call;
+    (void)ctx;
+    return is_tensorized(s, NULL) && !(ir_tensorize_match(s, &call) && call.elem);
+}
+
+/* Does s call the broadcasting micro-kernels? Their kernels keep the tuning's vector width
+ * (KGEN_WIDE_VECTORS, on the others). */
+static int uses_bcast_ukernels(const Stmt *s) { return em_stmt_any(s, is_bcast_tensorized, NULL, NULL); }
 
 static void print_for(EmPrinter *E, const Stmt *s)
 {
@@ -1489,7 +1520,7 @@ static void print_parallel_body(Printer *P, const Stmt *loop)
     char *name = ir_fmt("%s_body", P->fname);
     P->lead_param = ir_fmt("%s %s", value_type(loop->u.loop.var->dtype), P->decls.items[di].name);
     P->proto_name = name;
-    P->fn_attr = em_c_uses_ukernels(loop->u.loop.body) ? "KGEN_PARALLEL_BODY" : "KGEN_PARALLEL_BODY KGEN_WIDE_VECTORS";
+    P->fn_attr = uses_bcast_ukernels(loop->u.loop.body) ? "KGEN_PARALLEL_BODY" : "KGEN_PARALLEL_BODY KGEN_WIDE_VECTORS";
     print_proto(P);
     sb_puts(text, "\n{\n");
     P->em.depth = 1;
@@ -1544,8 +1575,9 @@ void em_print_kernel(StrBuf *out, const Kernel *k, const Dialect *d)
     const Stmt *par = parallel_body(k, d);
     if (par)
         print_parallel_body(&P, par);
-    /* a model's kernel that calls no micro-kernel: 256-bit vector loops (kgen_runtime.h) */
-    if (!par && is_host(d) && k->internal && !em_c_uses_ukernels(k->body))
+    /* a model's kernel that calls no broadcasting micro-kernel: 256-bit vector loops
+     * (kgen_runtime.h) */
+    if (!par && is_host(d) && k->internal && !uses_bcast_ukernels(k->body))
         P.fn_attr = "KGEN_WIDE_VECTORS";
     print_proto(&P);
     P.fn_attr = NULL;

@@ -448,6 +448,7 @@ int em_c_kernel_files(OutSet *o, const Kernel *k, const char *name, const char *
     sb_printf(c, "#include \"%s\"\n", hname);
     if (uk)
         sb_puts(c, "#include \"kgen_ukernels.h\"\n");
+    em_c_vectorize_pragma(c);
     sb_puts(c, "\n");
     em_print_kernel(c, k, &em_dialect_c);
     sb_puts(c, "\n");

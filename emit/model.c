@@ -658,6 +658,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
     sb_printf(c, "#include \"%s.h\"\n", m->name);
     if (uses_ukernels(mod))
         sb_puts(c, "#include \"kgen_ukernels.h\"\n");
+    em_c_vectorize_pragma(c);
     if (in_file) {
         int64_t total = weights_bytes(mod);
         sb_printf(c, "\n/* weights: %s_weights.bin, set by %s_set_weights() */\n", m->name, m->name);

@@ -352,8 +352,14 @@ typedef enum {
 /* What tensorize asked of a loop: the micro-kernel pattern its body must match. The
  * schedule primitive (schedule.c) makes it; ir/tensorize.c checks the lowered loop against
  * it and the C printer turns the loop into calls of templates/kgen_ukernels.h. */
+enum {
+    TZ_BCAST = 1,         /* fma_bcast: acc[j] += a * b[j], a broadcast */
+    TZ_ELEM = 2           /* fma: acc[j] += a[j] * b[j] */
+};
 typedef struct {
-    const char *name;     /* as written: "fma_bcast", "fma_bcast_f32x16" */
+    const char *name;     /* as written: "fma_bcast", "fma_bcast_f32x16", "fma" */
+    int kinds;            /* the patterns the loop may match: TZ_BCAST, TZ_ELEM (kgen's own
+                             requests: either) */
     int width;            /* micro-kernel width the loop is cut into; 0: the widest that fit */
     int lanes;            /* the loop's extent must be a multiple of it (the target's vector) */
     int soft;             /* kgen's own choice (-mattr): a loop that does not match stays an
@@ -717,8 +723,9 @@ void ir_print_kernel(FILE *f, const Kernel *k);
 
 /* The loops of s annotated FOR_TENSORIZED, checked against their pattern (run by the
  * lowering after the last simplification, with the loops' ranges known): a loop whose body
- * is the update acc[i0 + j] = acc[i0 + j] + a * b[b0 + j] (a not depending on j) stays
- * tensorized; guards and zero-padding selects in j are versioned out (the micro-kernel runs
+ * is the update acc[i0 + j] = acc[i0 + j] + a * b[b0 + j] (a not depending on j; TZ_BCAST)
+ * or acc[i0 + j] + a[a0 + j] * b[b0 + j] (TZ_ELEM, a[...] possibly under a zero-padding
+ * select whose condition does not depend on j) stays tensorized; guards and zero-padding selects in j are versioned out (the micro-kernel runs
  * where they hold for every j, the loop as it was elsewhere). A loop that does not match
  * fails with ir_fail() naming the stage and loop, or, for a soft request, becomes a
  * vectorized loop. Replaces *s; 0, or -1 on failure. */
@@ -731,13 +738,19 @@ int ir_tensorize_extent(const Tensorize *t, int64_t ext);
  * tensorized loops and of the unswitch pass). */
 int ir_affine_conjuncts(Expr *c, Var *j, PtrVec *out);
 
-/* A tensorized loop as calls: for each chunk k, name(&acc[acc_index + off_k], scalar,
- * &b[b_index + off_k]) over `width[k]` elements. */
+/* A tensorized loop as calls: for each chunk k, over `width[k]` elements,
+ *     kgen_fma_bcast_f32xW(&acc[acc_index + off_k], scalar, &b[b_index + off_k])
+ * or (elem) kgen_fma_f32xW(&acc[acc_index + off_k], A, &b[b_index + off_k]), A the address
+ * &a[a_index + off_k], or where a_cond is set (zero padding around a depthwise conv's
+ * window: a condition the loop does not change), a_cond ? that address : kgen_zero_f32(). */
 #define IR_TZ_MAX_CHUNKS 16
 typedef struct {
     Buffer *acc, *b;
     Expr *acc_index, *b_index;    /* of element 0 */
     Expr *scalar;
+    int elem;
+    Buffer *a;
+    Expr *a_index, *a_cond;
     int nchunks;
     int width[IR_TZ_MAX_CHUNKS];  /* 4, 8, 16, 32 or 64 */
 } IrTzCall;

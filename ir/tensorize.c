@@ -1,14 +1,20 @@
 /* tensorize.c - tensorized loops: the check of their pattern, and guards versioned out.
  * requires: a simplified, unrolled loop nest (the loop pass "tensorize", lower/passes.c); breaks: nothing
  *
- * The one pattern so far, fma_bcast, is the register-tile update of a sum reduction:
+ * Two patterns, the register-tile updates of a sum reduction. fma_bcast (a conv's or a
+ * matmul's tile):
  *     for j in [0, E): acc[i0 + j] = acc[i0 + j] + a * b[b0 + j]
  * with the scalar a (broadcast over the lanes) free of j and of acc, and b another f32
- * buffer read at unit stride. The loop IR keeps the loop: the interpreter, the JavaScript
- * printer and the GPU dialects run it as it is; the C printer makes it calls of
- * kgen_fma_bcast_f32xW (templates/kgen_ukernels.h, W = 4, 8, 16, 32, 64), whose bodies are
- * AVX-512, AVX2 or NEON intrinsics where the compiler enables them and the same loop
- * elsewhere.
+ * buffer read at unit stride; and fma (a depthwise conv's: channels against their weights):
+ *     for j in [0, E): acc[i0 + j] = acc[i0 + j] + a[a0 + j] * b[b0 + j]
+ * where a[...] may be zero padding on a condition c free of j, select(c, a[...], 0): the
+ * call then reads its row from kgen_zero_f32() where c fails (no branch between the lanes;
+ * clang 14 left such updates scalar and branching, a depthwise conv 8x slower than gcc's).
+ * The loop IR keeps the loop: the interpreter, the JavaScript printer and the GPU dialects
+ * run it as it is; the C printer makes it calls of kgen_fma_bcast_f32xW or kgen_fma_f32xW
+ * (templates/kgen_ukernels.h, W = 4, 8, 16, 32, 64), whose bodies are AVX-512, AVX2, NEON
+ * or WebAssembly SIMD intrinsics where the compiler enables them and the same loop
+ * elsewhere. kgen's own requests (-mattr) take whichever pattern a loop matches.
  *
  * A tile that overhangs the tensor (a guard `x0 + j < n` around the update) and zero
  * padding inlined into the vector operand (`select(c(j), b[...], 0)`) are versioned: each
@@ -111,11 +117,46 @@ typedef struct {
     PtrVec conds;           /* Expr*: conjuncts that must hold for every j (guards, padding) */
     Buffer *acc, *b;
     Expr *acc_index, *b_index, *scalar;   /* the indices with j */
+    int elem;               /* TZ_ELEM: a[a_index] * b[b_index], a under a_cond if set */
+    Buffer *a;
+    Expr *a_index, *a_cond;
 } Update;
 
-/* Match s against the update; NULL, or what does not match. With `versioned`, guards and
- * zero-padding selects in j are accepted (collected in u->conds). */
-static const char *match_update(const Stmt *s, Var *j, int versioned, Update *u)
+/* A factor that varies along j: a load at unit stride of an f32 buffer other than acc,
+ * under zero-padding selects. Those on conditions in j are versioned (collected in
+ * u->conds, with `versioned` only); with `invariant`, those on conditions free of j are
+ * gathered in *inv (their conjunction) instead. NULL, or what does not match. */
+static const char *vector_factor(Expr *f, Var *j, Buffer *acc, int versioned, int invariant, Update *u, Expr **inv,
+                                 Expr **load)
+{
+    while (f->kind == E_SELECT && is_zero(f->u.sel.f)) {
+        Expr *c = f->u.sel.cond;
+        if (invariant && !ir_expr_uses_var(c, j) && !ir_expr_reads_memory(c))
+            *inv = *inv ? ir_bin(OP_AND, *inv, c) : c;
+        else if (!versioned || !ir_affine_conjuncts(c, j, &u->conds))
+            return "the condition of a select in the vector factor is not made of comparisons affine in the loop "
+                   "variable";
+        f = f->u.sel.t;
+    }
+    if (f->kind != E_LOAD)
+        return "the factor that varies along the loop is not a load b[...]";
+    Buffer *b = f->u.load.buf;
+    Expr *base;
+    if (b == acc)
+        return ir_fmt("the vector factor reads %s, the buffer being updated", acc->name);
+    if (b->dtype != DT_F32)
+        return ir_fmt("the vector factor reads %s, an %s buffer (the micro-kernels are f32)", b->name,
+                      ir_dtype_name(b->dtype));
+    if (!unit_stride(f->u.load.index, j, &base))
+        return ir_fmt("the vector factor does not read consecutive elements of %s along the loop", b->name);
+    *load = f;
+    return NULL;
+}
+
+/* Match s against the update of one of the kinds (TZ_BCAST, TZ_ELEM); NULL, or what does
+ * not match. With `versioned`, guards and zero-padding selects in j are accepted
+ * (collected in u->conds). */
+static const char *match_update(const Stmt *s, Var *j, int kinds, int versioned, Update *u)
 {
     while (versioned && s && s->kind == S_IF && !s->u.cond.els) {
         if (!ir_affine_conjuncts(s->u.cond.cond, j, &u->conds))
@@ -127,7 +168,8 @@ static const char *match_update(const Stmt *s, Var *j, int versioned, Update *u)
     Buffer *acc = s->u.store.buf;
     Expr *v = s->u.store.value, *idx = s->u.store.index, *base;
     if (acc->dtype != DT_F32)
-        return ir_fmt("it stores into %s, an %s buffer (fma_bcast is f32)", acc->name, ir_dtype_name(acc->dtype));
+        return ir_fmt("it stores into %s, an %s buffer (the micro-kernels are f32)", acc->name,
+                      ir_dtype_name(acc->dtype));
     if (v->kind != E_BIN || v->u.bin.op != OP_ADD || v->dtype != DT_F32)
         return ir_fmt("the value stored into %s is not a sum acc + a * b", acc->name);
     Expr *prod = NULL;
@@ -143,34 +185,56 @@ static const char *match_update(const Stmt *s, Var *j, int versioned, Update *u)
     if (prod->kind != E_BIN || prod->u.bin.op != OP_MUL || prod->dtype != DT_F32)
         return "the term added is not a product a * b";
     int ua = ir_expr_uses_var(prod->u.bin.a, j), ub = ir_expr_uses_var(prod->u.bin.b, j);
-    if (ua == ub)
-        return ua ? "both factors of the product vary along the loop (fma_bcast broadcasts one of them)"
-                  : "neither factor of the product varies along the loop";
-    Expr *scalar = ua ? prod->u.bin.b : prod->u.bin.a, *vec = ua ? prod->u.bin.a : prod->u.bin.b;
-    if (loads_buf(scalar, acc))
-        return ir_fmt("the broadcast factor reads %s, the buffer being updated", acc->name);
-    while (versioned && vec->kind == E_SELECT && is_zero(vec->u.sel.f)) {
-        if (!ir_affine_conjuncts(vec->u.sel.cond, j, &u->conds))
-            return "the condition of a select in the vector factor is not made of comparisons affine in the loop "
-                   "variable";
-        vec = vec->u.sel.t;
+    const char *why;
+    Expr *vec, *scalar = NULL;
+    if (!ua && !ub)
+        return "neither factor of the product varies along the loop";
+    if (ua && ub) {
+        /* the elementwise update: at most one factor under selects free of j (a depthwise
+         * conv's padded input), which the call takes as a choice of address */
+        if (!(kinds & TZ_ELEM))
+            return "both factors of the product vary along the loop (fma_bcast broadcasts one of them)";
+        Expr *load[2] = {NULL, NULL}, *inv[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++)
+            if ((why = vector_factor(k ? prod->u.bin.b : prod->u.bin.a, j, acc, versioned, 1, u, &inv[k], &load[k])))
+                return why;
+        if (inv[0] && inv[1])
+            return "both factors of the product are chosen by conditions (fma takes one)";
+        int ka = inv[1] ? 1 : 0;
+        u->elem = 1;
+        u->a = load[ka]->u.load.buf;
+        u->a_index = load[ka]->u.load.index;
+        u->a_cond = inv[ka];
+        vec = load[1 - ka];
+    } else {
+        if (!(kinds & TZ_BCAST))
+            return "one factor of the product does not vary along the loop (fma multiplies two vectors; "
+                   "fma_bcast broadcasts one)";
+        scalar = ua ? prod->u.bin.b : prod->u.bin.a;
+        if (loads_buf(scalar, acc))
+            return ir_fmt("the broadcast factor reads %s, the buffer being updated", acc->name);
+        if ((why = vector_factor(ua ? prod->u.bin.a : prod->u.bin.b, j, acc, versioned, 0, u, NULL, &vec)))
+            return why;
     }
-    if (vec->kind != E_LOAD)
-        return "the factor that varies along the loop is not a load b[...]";
-    Buffer *b = vec->u.load.buf;
-    if (b == acc)
-        return ir_fmt("the vector factor reads %s, the buffer being updated", acc->name);
-    if (b->dtype != DT_F32)
-        return ir_fmt("the vector factor reads %s, an %s buffer (fma_bcast is f32)", b->name, ir_dtype_name(b->dtype));
-    if (!unit_stride(vec->u.load.index, j, &base))
-        return ir_fmt("the vector factor does not read consecutive elements of %s along the loop", b->name);
     u->j = j;
     u->acc = acc;
-    u->b = b;
+    u->b = vec->u.load.buf;
     u->acc_index = idx;
     u->b_index = vec->u.load.index;
     u->scalar = scalar;
     return NULL;
+}
+
+/* The update u as a store (the plain update of a tensorized loop). */
+static Stmt *update_store(const Update *u)
+{
+    Expr *f = u->scalar;
+    if (u->elem) {
+        f = ir_load(u->a, u->a_index);
+        if (u->a_cond)
+            f = ir_select(u->a_cond, f, ir_float(0, DT_F32));
+    }
+    return ir_store(u->acc, u->acc_index, ir_bin(OP_ADD, ir_load(u->acc, u->acc_index), ir_bin(OP_MUL, f, ir_load(u->b, u->b_index))));
 }
 
 /* The micro-kernel widths a tensorized loop of ext iterations is cut into. */
@@ -198,7 +262,7 @@ int ir_tensorize_match(const Stmt *loop, IrTzCall *out)
         !ir_expr_is_const(loop->u.loop.min, &lo) || lo != 0 || !ir_expr_is_const(loop->u.loop.extent, &ext))
         return 0;
     Update u = {0};
-    if (match_update(loop->u.loop.body, loop->u.loop.var, 0, &u))
+    if (match_update(loop->u.loop.body, loop->u.loop.var, loop->u.loop.tensorize->kinds, 0, &u))
         return 0;
     out->nchunks = chunks(loop->u.loop.tensorize, ext, out->width);
     if (!out->nchunks)
@@ -208,6 +272,12 @@ int ir_tensorize_match(const Stmt *loop, IrTzCall *out)
     unit_stride(u.acc_index, u.j, &out->acc_index);
     unit_stride(u.b_index, u.j, &out->b_index);
     out->scalar = u.scalar;
+    out->elem = u.elem;
+    if (u.elem) {
+        out->a = u.a;
+        unit_stride(u.a_index, u.j, &out->a_index);
+        out->a_cond = u.a_cond;
+    }
     return 1;
 }
 
@@ -271,7 +341,7 @@ static Stmt *tensorize_loop(Pass *P, Stmt *s)
         why = extent_problem(t, ext);
     Update u = {0};
     if (!why)
-        why = match_update(s->u.loop.body, j, 1, &u);
+        why = match_update(s->u.loop.body, j, t->kinds, 1, &u);
     if (why) {
         if (!t->soft)
             P->failed = tz_fail(t, why);
@@ -299,9 +369,7 @@ static Stmt *tensorize_loop(Pass *P, Stmt *s)
     }
     if (never)
         return plain;    /* no tile of this loop is whole: the loop as it was */
-    Stmt *body = ir_store(u.acc, u.acc_index,
-                          ir_bin(OP_ADD, ir_load(u.acc, u.acc_index), ir_bin(OP_MUL, u.scalar, ir_load(u.b, u.b_index))));
-    Stmt *tz = ir_for(j, s->u.loop.min, s->u.loop.extent, FOR_TENSORIZED, body);
+    Stmt *tz = ir_for(j, s->u.loop.min, s->u.loop.extent, FOR_TENSORIZED, update_store(&u));
     tz->u.loop.tensorize = t;
     if (!fast.n)
         return tz;

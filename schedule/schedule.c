@@ -277,18 +277,26 @@ int sch_bind(Stage *st, IterVar *iv, const char *tag)
     return 0;
 }
 
-/* The micro-kernels tensorize knows (templates/kgen_ukernels.h); 0, or -1 if unknown. */
-static int tensorize_name(const char *name, int *width)
+/* The micro-kernels tensorize knows (templates/kgen_ukernels.h): fma_bcast and fma, each
+ * also with a fixed width (_f32xW); 0, or -1 if unknown. */
+static int tensorize_name(const char *name, int *kinds, int *width)
 {
     static const int widths[] = {4, 8, 16, 32, 64};
-    *width = 0;
-    if (!strcmp(name, "fma_bcast"))
-        return 0;
-    for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
-        if (!strcmp(name, ir_fmt("fma_bcast_f32x%d", widths[i]))) {
-            *width = widths[i];
+    static const struct {
+        const char *name;
+        int kind;
+    } kernels[] = {{"fma_bcast", TZ_BCAST}, {"fma", TZ_ELEM}};
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        *kinds = kernels[k].kind;
+        *width = 0;
+        if (!strcmp(name, kernels[k].name))
             return 0;
-        }
+        for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
+            if (!strcmp(name, ir_fmt("%s_f32x%d", kernels[k].name, widths[i]))) {
+                *width = widths[i];
+                return 0;
+            }
+    }
     return -1;
 }
 
@@ -298,18 +306,21 @@ static int tensorize_as(Stage *st, IterVar *iv, const char *name, const char *wh
     Tensorize *t = ir_alloc(sizeof *t);
     if (need_loops(st, prim) || need_leaf(st, iv, prim))
         return -1;
-    if (tensorize_name(name, &t->width))
-        return ir_fail("tensorize: unknown micro-kernel '%s' (kgen has fma_bcast, and fma_bcast_f32xW for a "
-                       "fixed width W of 4, 8, 16, 32 or 64)", name);
+    if (tensorize_name(name, &t->kinds, &t->width))
+        return ir_fail("tensorize: unknown micro-kernel '%s' (kgen has fma_bcast and fma, and fma_bcast_f32xW "
+                       "and fma_f32xW for a fixed width W of 4, 8, 16, 32 or 64)", name);
+    if (soft)
+        t->kinds = TZ_BCAST | TZ_ELEM;   /* kgen's own request: whichever the loop matches */
     if (iv->kind == IV_REDUCE)
-        return ir_fail("tensorize: %s is a reduce axis of %s; fma_bcast runs along a spatial axis of the "
-                       "accumulator (reorder it innermost)", iv->var->name, st->t->name);
+        return ir_fail("tensorize: %s is a reduce axis of %s; %s runs along a spatial axis of the "
+                       "accumulator (reorder it innermost)", iv->var->name, st->t->name, name);
     if (iv->ann != ANN_NONE && iv->ann != ANN_VECTORIZE && iv->ann != ANN_TENSORIZE)
         return ir_fail("tensorize: axis %s of %s is already annotated", iv->var->name, st->t->name);
     Tensor *x = st->t;
     if (x->kind != T_COMPUTE || x->body->kind != E_REDUCE || x->body->u.reduce.op != RED_SUM || x->dtype != DT_F32)
-        return ir_fail("tensorize: %s is not a sum reduction of f32 values; %s accumulates acc[j] += a * b[j] "
-                       "(apply it to the stage that reduces, e.g. the cache_write copy)", x->name, name);
+        return ir_fail("tensorize: %s is not a sum reduction of f32 values; %s accumulates acc[j] += %s "
+                       "(apply it to the stage that reduces, e.g. the cache_write copy)", x->name, name,
+                       t->kinds == TZ_ELEM ? "a[j] * b[j]" : "a * b[j]");
     t->name = ir_strdup(name);
     t->lanes = lanes;
     t->soft = soft;

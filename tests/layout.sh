@@ -65,18 +65,22 @@ for name in resnet_blocks mobilenetv2_small small_cnn; do
 done
 
 # KGEN_WIDE_VECTORS (kgen_runtime.h) on the kernels, or parallel bodies, that call no
-# micro-kernel (mobilenetv2_small's depthwise convs), not on those that call one (its 1x1
-# convs): counted per function; and the file compiles warning-free where the macro is the
-# attribute (gcc, -mavx2, no AVX-512)
+# broadcasting micro-kernel (mobilenetv2_small's depthwise convs, whose taps call the
+# elementwise kgen_fma_f32x8), not on those that call one (its 1x1 convs): counted per
+# function; the depthwise taps read their zero padding as kgen_zero_f32() (no select per
+# lane); and the file compiles warning-free where the macro is the attribute (gcc,
+# -mavx2, no AVX-512)
 f=$out/mobilenetv2_small.nchwc/mobilenetv2_small.c
 if [ -f $f ]; then
-  wide=$(awk '/^static / { fn = 1; w = /KGEN_WIDE_VECTORS/; uk = 0; par = 0 }
+  wide=$(awk '/^static / { fn = 1; w = /KGEN_WIDE_VECTORS/; uk = 0; el = 0; par = 0 }
               fn && /kgen_fma_bcast/ { uk = 1 }
+              fn && /kgen_fma_f32x8\(.* : kgen_zero_f32\(\), / { el = 1 }
               fn && /KGEN_PARALLEL_FOR/ { par = 1 }
-              fn && /^}/ { fn = 0; if (!par) { if (w && !uk) a++; else if (!w && uk) b++; else c++ } }
-              END { printf "%d %d %d", a, b, c }' $f)
-  if [ "${wide% 0}" != "$wide" ] && [ "${wide%% *}" -gt 0 ] && [ "$(cut -d' ' -f2 <<< "$wide")" -gt 0 ]; then ok
-  else bad "mobilenetv2_small --layout=nchwc: kernels wide without micro-kernels, plain with them, neither: $wide (want N M 0)"; fi
+              fn && /^}/ { fn = 0; if (!par) { if (w && !uk) { a++; d += el } else if (!w && uk) b++; else c++ } }
+              END { printf "%d %d %d %d", a, b, c, d }' $f)
+  read -r a b c d <<< "$wide"
+  if [ "$a" -gt 0 ] && [ "$b" -gt 0 ] && [ "$c" = 0 ] && [ "$d" -gt 0 ]; then ok
+  else bad "mobilenetv2_small --layout=nchwc: kernels wide without broadcasting micro-kernels, plain with them, neither, wide with padded elementwise ones: $wide (want N M 0 K)"; fi
   if ! $CC -dM -E -x c /dev/null 2>/dev/null | grep -q __clang__; then
     if $CC $STRICT -mavx2 -mfma -c -o $out/wide.o $f > $out/wide.log 2>&1 &&
        $CC -dM -E -x c -mavx2 -mfma - < /dev/null | grep -q __AVX2__; then ok

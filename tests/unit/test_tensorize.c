@@ -272,6 +272,80 @@ static void test_auto(void)
     CHECK_EQ(0, count(c, "kgen_fma_bcast"));
 }
 
+/* The elementwise micro-kernel: a depthwise conv over channels last, its zero padding
+ * inline (a select on the window's position, which the channel loop does not change). */
+#define DEPTHWISE_HEAD                                                                              \
+    "param H = 5\nparam W = 6\nparam C = 16\n"                                                    \
+    "input X : f32[H, W, C]\ninput K : f32[3, 3, C]\n"                                             \
+    "output Y[y < H, x < W, c < C] = sum(ry < 3, rx < 3:\n"                                         \
+    "    select(y + ry >= 1 && y + ry < H + 1 && x + rx >= 1 && x + rx < W + 1, X[y + ry - 1, x + rx - 1, c], 0.0)" \
+    " * K[ry, rx, c])\n"
+
+static void test_elementwise(void)
+{
+    CHECK_EQ(0, parse(DEPTHWISE_HEAD "schedule c {\n    reorder(Y, y, x, ry, rx, c)\n    tensorize(Y, c, fma)\n}\n"));
+    char *c = print(mod.sched);
+    CHECK(c != NULL);
+    /* one call a tap, the padded row chosen by address: no branch, no select per lane */
+    CHECK_EQ(1, count(c, "kgen_fma_f32x16("));
+    CHECK_HAS(c, "kgen_fma_f32x16(&Y[y * 96 + x * 16], y + ry >= 1 && y + ry < 6 && x + rx >= 1 && "
+                 "x + rx < 7 ? &X[y * 96 + ry * 96 + x * 16 + rx * 16 - 112] : kgen_zero_f32(), &K[ry * 48 + rx * 16]);");
+    CHECK_EQ(0, count(c, "kgen_fma_bcast"));
+    /* an explicit width: two calls of 8 */
+    CHECK_EQ(0, parse(DEPTHWISE_HEAD "schedule c {\n    reorder(Y, y, x, ry, rx, c)\n    tensorize(Y, c, fma_f32x8)\n}\n"));
+    c = print(mod.sched);
+    CHECK_EQ(2, count(c, "kgen_fma_f32x8("));
+    CHECK_HAS(c, ": kgen_zero_f32(), &K[ry * 48 + rx * 16 + 8]);");
+    /* kgen's own request (-mattr) takes it too */
+    CHECK_EQ(0, parse(DEPTHWISE_HEAD "schedule c {\n    reorder(Y, y, x, ry, rx, c)\n    vectorize(Y, c)\n}\n"));
+    mod.sched->simd_lanes = 8;
+    CHECK_EQ(0, sch_tensorize_auto(mod.sched));
+    c = print(mod.sched);
+    CHECK_EQ(1, count(c, "kgen_fma_f32x16("));
+
+    /* the loop IR keeps the select: the interpreter computes the padded sum */
+    static float X[5 * 6 * 16], K[3 * 3 * 16], Y[5 * 6 * 16];
+    for (int i = 0; i < 5 * 6 * 16; i++)
+        X[i] = (float)((i * 7) % 13) - 6.0f;
+    for (int i = 0; i < 3 * 3 * 16; i++)
+        K[i] = (float)((i * 5) % 11) - 5.0f;
+    CHECK_EQ(0, parse(DEPTHWISE_HEAD "schedule c {\n    reorder(Y, y, x, ry, rx, c)\n    tensorize(Y, c, fma)\n}\n"));
+    Kernel *k = ir_lower(mod.sched, "dw");
+    CHECK(k != NULL);
+    if (k) {
+        void *params[3] = {X, K, Y};
+        CHECK_EQ(0, ir_interp(k, params, NULL));
+        int bad = 0;
+        for (int y = 0; y < 5; y++)
+            for (int x = 0; x < 6; x++)
+                for (int ch = 0; ch < 16; ch++) {
+                    float s = 0;   /* small integers: exact in any order */
+                    for (int ry = 0; ry < 3; ry++)
+                        for (int rx = 0; rx < 3; rx++) {
+                            int iy = y + ry - 1, ix = x + rx - 1;
+                            if (iy >= 0 && iy < 5 && ix >= 0 && ix < 6)
+                                s += X[(iy * 6 + ix) * 16 + ch] * K[(ry * 3 + rx) * 16 + ch];
+                        }
+                    bad += Y[(y * 6 + x) * 16 + ch] != s;
+                }
+        CHECK_EQ(0, bad);
+    }
+
+    /* the kinds apart: fma where one factor is a scalar, fma_bcast where both vary */
+    CHECK_EQ(0, parse(MATMUL_HEAD "schedule c {\n    reorder(C, i, k, j)\n    tensorize(C, j, fma)\n}\n"));
+    CHECK(print(mod.sched) == NULL);
+    CHECK_HAS(ir_errmsg(), "one factor of the product does not vary along the loop (fma multiplies two vectors");
+    CHECK_EQ(0, parse(DEPTHWISE_HEAD "schedule c {\n    reorder(Y, y, x, ry, rx, c)\n    tensorize(Y, c, fma_bcast)\n}\n"));
+    CHECK(print(mod.sched) == NULL);
+    CHECK_HAS(ir_errmsg(), "both factors of the product vary along the loop");
+    /* a padding condition on each factor: fma chooses one of them by address */
+    CHECK_EQ(0, parse("input A : f32[4, 16]\ninput B : f32[4, 16]\nparam N = 3\n"
+                      "output C[i < 4, j < 16] = sum(k < 4: select(i + k < 4, A[k, j], 0.0) * select(i + k >= N, B[k, j], 0.0))\n"
+                      "schedule c {\n    reorder(C, i, k, j)\n    tensorize(C, j, fma)\n}\n"));
+    CHECK(print(mod.sched) == NULL);
+    CHECK_HAS(ir_errmsg(), "both factors of the product are chosen by conditions");
+}
+
 /* a tensorize line that must fail: at parse time (the primitive) or when lowered */
 static void bad(const char *sched, const char *expect)
 {
@@ -288,6 +362,7 @@ static void bad(const char *sched, const char *expect)
 static void test_errors(void)
 {
     bad("    tensorize(C, j, fma_bcast_f32x12)\n", "unknown micro-kernel 'fma_bcast_f32x12'");
+    bad("    tensorize(C, j, fma_f32x2)\n", "(kgen has fma_bcast and fma, and fma_bcast_f32xW and fma_f32xW");
     bad("    tensorize(C, k, fma_bcast)\n", "k is a reduce axis of C");
     bad("    tensorize(C, q, fma_bcast)\n", "unknown axis 'q'");
     bad("    tensorize(C, j)\n", "tensorize takes 3 arguments, got 2 (usage: tensorize(stage, axis, fma_bcast))");
@@ -345,6 +420,7 @@ int main(void)
     test_primitive();
     test_interp();
     test_auto();
+    test_elementwise();
     test_errors();
     ir_arena_free(a);
     return test_done("tensorize_unit");

@@ -36,9 +36,17 @@
 #define KGEN_VECTORIZE _Pragma("GCC ivdep") _Pragma("GCC unroll 1")
 #elif defined(__GNUC__) && !defined(__clang__)
 #define KGEN_VECTORIZE _Pragma("GCC ivdep")
+#elif defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+/* clang on x86: the same two requests. Left to itself it unrolls such a loop completely
+ * before its loop vectorizer runs, and its cost model then finds the 8 scalar lanes (int32
+ * indices: a run-time overflow check each) not worth packing: a conv's epilogue of bias
+ * and clip ran as scalar compares (MobileNetV2 built with clang 14: 1.3x the time). Where
+ * it cannot vectorize a loop (a conversion to f16 without F16C), clang runs the loop as
+ * written and warns (-Wpass-failed): the generated files turn that warning off. Not for
+ * WebAssembly, where clang's own choice is the faster (emcc 3.1: MobileNetV2 1.2x,
+ * EfficientNet-B0 1.1x the time with the requests); other clang targets not measured. */
+#define KGEN_VECTORIZE _Pragma("clang loop vectorize(assume_safety) unroll(disable)")
 #else
-/* clang vectorizes these loops on its own at -O2 (the pointers are restrict), and its
- * loop pragmas turn a loop it cannot vectorize into a warning */
 #define KGEN_VECTORIZE
 #endif
 
@@ -98,14 +106,16 @@
 #define KGEN_PARALLEL_BODY
 #endif
 
-/* On a model's kernels (or their parallel loops' bodies) that call no micro-kernel. gcc's
+/* On a model's kernels (or their parallel loops' bodies) that call no broadcasting
+ * micro-kernel (kgen_fma_bcast_f32xW; the elementwise ones, a depthwise conv's, may). gcc's
  * tuning for AVX2 cores of 128-bit units (-march=native on a Zen 1: znver1) vectorizes
  * their 8-lane loops in two 128-bit halves, which doubles the registers a tile of them
  * holds: a depthwise conv's 8 columns of an 8-channel block took 16 halves in 16
  * registers and spilled at every tap. These functions ask for 256-bit vectors (depthwise
- * 3x3 over 56x56x144: 0.58 -> 0.34 ms, gcc 12 on a Zen 1); the kernels whose tiles call
- * kgen_ukernels.h (256-bit already) keep the tuning's choice for the rest of their loops
- * (their epilogues: mobilenet_v2 0.96x its time with them kept, 0.98x with them wide too).
+ * 3x3 over 56x56x144: 0.58 -> 0.34 ms, gcc 12 on a Zen 1); the kernels whose tiles
+ * broadcast through kgen_ukernels.h (256-bit already) keep the tuning's choice for the
+ * rest of their loops (their epilogues: mobilenet_v2 0.96x its time with them kept, 0.98x
+ * with them wide too).
  * A no-op where the tuning prefers 256 bits anyway; not with AVX-512, whose tunings choose
  * 256 or 512 themselves; not clang, whose target attribute has no such option. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__AVX2__) && !defined(__AVX512F__)
