@@ -1539,6 +1539,15 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int64_t V = tile_cols(bext, tile->cols);
         if (b->dyn && V < 8 && bext > 8 && tile->cols >= 8)
             V = 8;
+        /* AVX-512's rows of two vectors where nothing else fills its 32 registers (no
+         * block axis: a matmul): the default 16 columns are one vector there, and 8 rows
+         * of one leave 8 accumulators beside 9 loads per 8 multiply-adds, which cannot
+         * keep two FMA units busy; 32 columns, 16 accumulators (a ViT MLP's [197, 768] x
+         * [768, 3072] and back: 0.85x the time of 16 columns on a Zen 5 core). Only where
+         * 32 divides the columns: a guarded half-empty last tile costs more. */
+        if (tile == &sch_tile_default && lanes == 16 && !s->simd_regs && a && V == lanes &&
+            bext % (2 * lanes) == 0 && tile_block_axis(P->t, r, ia) < 0)
+            V = 2 * lanes;
         int64_t A = a ? tile_rows(aext, tile->rows) : 1;
         /* the tile's accumulators fit the vector registers with room for the operands:
          * AVX2, 16 registers of 8 lanes: 8; AVX-512, NEON and a target of unknown ISA, 32:

@@ -6,6 +6,7 @@
 #      tensorize lines) with each target ISA, checked by tests/exec's references;
 #   2. two real models (tests/models: resnet_blocks, transformer) through the runner,
 #      compared with output_0.npy (rtol 1e-3, atol 1e-4), and generated twice (determinism);
+#      the transformer's AVX-512 output has matmul tiles of two vectors (32 columns);
 #   3. the ONNX node tests of Conv, MatMul and Gemm (tests/conformance.sh's rule) through
 #      -mattr=+neon, whose 4-lane tiles tensorize even those small shapes.
 # Modes: avx512 (kgen -mattr=+avx512f, built with -mavx512f -mfma) and avx2 (-mattr=+avx2,+fma,
@@ -138,6 +139,14 @@ else
         if diff -r $d $d.again > $d.diff 2>&1; then ok; else bad "$name: two kgen runs differ"; indent < $d.diff; fi
       fi
       if ! grep -q 'kgen_fma_bcast_f32x' $d/$name.c; then bad "$name $mode: no micro-kernel call in $d/$name.c"; continue; fi
+      # AVX-512's matmul tiles: rows of two 16-lane vectors (32 columns), as its 32
+      # registers allow; the transformer's products all have a multiple of 32 columns
+      if [ $name = transformer ] && [ "$(attr_of $mode)" = -mattr=+avx512f ]; then
+        if grep -q 'kgen_fma_bcast_f32x16(' $d/$name.c || ! grep -q 'kgen_fma_bcast_f32x32(' $d/$name.c; then
+          bad "$name $mode: the AVX-512 matmul tiles are not rows of 32 columns"; continue
+        fi
+        ok
+      fi
       built+=("$name.$mode")
     done
   done
