@@ -4,9 +4,10 @@
 # not divide:
 #   1. the examples of tests/exec.sh (and tests/data/kg/matmul_tensorize.kg, explicit
 #      tensorize lines) with each target ISA, checked by tests/exec's references;
-#   2. two real models (tests/models: resnet_blocks, transformer) through the runner,
-#      compared with output_0.npy (rtol 1e-3, atol 1e-4), and generated twice (determinism);
-#      the transformer's AVX-512 output has matmul tiles of two vectors (32 columns);
+#   2. three real models (tests/models: resnet_blocks, transformer, wino_convs) through the
+#      runner, compared with output_0.npy (rtol 1e-3, atol 1e-4), and generated twice
+#      (determinism); in the AVX-512 output the transformer's matmul tiles are rows of two
+#      vectors (32 columns) and wino_convs' 48-channel products tiles of three blocks;
 #   3. the ONNX node tests of Conv, MatMul and Gemm (tests/conformance.sh's rule) through
 #      -mattr=+neon, whose 4-lane tiles tensorize even those small shapes.
 # Modes: avx512 (kgen -mattr=+avx512f, built with -mavx512f -mfma) and avx2 (-mattr=+avx2,+fma,
@@ -126,7 +127,7 @@ if ! $CC $STRICT -I templates tests/models/npycmp.c -o $work/npycmp -lm > $work/
   bad "cannot build tests/models/npycmp.c"; indent < $work/npycmp.log
 else
   built=()
-  for name in resnet_blocks transformer; do
+  for name in resnet_blocks transformer wino_convs; do
     model=tests/models/$name/model.onnx
     [ -f $model ] || { bad "$model is missing"; continue; }
     for mode in "${modes[@]}"; do
@@ -144,6 +145,14 @@ else
       if [ $name = transformer ] && [ "$(attr_of $mode)" = -mattr=+avx512f ]; then
         if grep -q 'kgen_fma_bcast_f32x16(' $d/$name.c || ! grep -q 'kgen_fma_bcast_f32x32(' $d/$name.c; then
           bad "$name $mode: the AVX-512 matmul tiles are not rows of 32 columns"; continue
+        fi
+        ok
+      fi
+      # and its conv tiles of three blocks where the blocks are odd in count (wino_convs'
+      # 48-channel products: 3 blocks of 7 or 8 rows, 336 or 384 accumulators' floats)
+      if [ $name = wino_convs ] && [ "$(attr_of $mode)" = -mattr=+avx512f ]; then
+        if ! grep -qE '_local\[(336|384)\];' $d/$name.c; then
+          bad "$name $mode: no AVX-512 conv tile of three blocks"; continue
         fi
         ok
       fi
