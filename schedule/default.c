@@ -1539,14 +1539,17 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         int64_t V = tile_cols(bext, tile->cols);
         if (b->dyn && V < 8 && bext > 8 && tile->cols >= 8)
             V = 8;
+        /* blocks: a divisor of the block axis' extent, at most tile->blocks, in the budget */
+        int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
+        /* AVX-512's default tile (16 lanes, 32 registers) */
+        int avx512 = lanes == 16 && !s->simd_regs && tile == &sch_tile_default;
         /* AVX-512's rows of two vectors where nothing else fills its 32 registers (no
          * block axis: a matmul): the default 16 columns are one vector there, and 8 rows
          * of one leave 8 accumulators beside 9 loads per 8 multiply-adds, which cannot
          * keep two FMA units busy; 32 columns, 16 accumulators (a ViT MLP's [197, 768] x
          * [768, 3072] and back: 0.85x the time of 16 columns on a Zen 5 core). Only where
          * 32 divides the columns: a guarded half-empty last tile costs more. */
-        if (tile == &sch_tile_default && lanes == 16 && !s->simd_regs && a && V == lanes &&
-            bext % (2 * lanes) == 0 && tile_block_axis(P->t, r, ia) < 0)
+        if (avx512 && a && ic < 0 && V == lanes && bext % (2 * lanes) == 0)
             V = 2 * lanes;
         int64_t A = a ? tile_rows(aext, tile->rows) : 1;
         /* the tile's accumulators fit the vector registers with room for the operands:
@@ -1575,8 +1578,6 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
         /* a matmul's constant weights in panels of the tile's columns */
         if (tile->vectorize && V >= 4)
             weight_panels(s, P, V);
-        /* blocks: a divisor of the block axis' extent, at most tile->blocks, in the budget */
-        int ic = a && tile->blocks > 1 ? tile_block_axis(P->t, r, ia) : -1;
         /* AVX2's rows of one vector (NCHWc8 convs): 14 rows load 1.07 values per multiply-add
          * (a broadcast for each, a weight vector for all), more than two FMA units take;
          * two blocks of 5 to 7 rows load 0.6. Where the rows divide so (CRNN's 3x3 convs over
@@ -1602,8 +1603,7 @@ int sch_default_tiled(Schedule *s, const SchTile *tile)
             A = 4;
             budget = 12;
             blocks = blocks > 3 ? blocks : 3;
-        } else if (lanes == 16 && !s->simd_regs && tile == &sch_tile_default && ic >= 0 && nblocks % 2 &&
-                   nblocks % 3 == 0) {
+        } else if (avx512 && ic >= 0 && nblocks % 2 && nblocks % 3 == 0) {
             /* AVX-512, an odd count of blocks that 3 divides (48 channels; 1000 classes as
              * 63 blocks): three blocks of 8 rows, 24 accumulators of its 32 registers,
              * where one block left 8 (squeezenet1_1's 1x1 classifier over 13x13 and its
