@@ -77,7 +77,7 @@ if [ -x $d/scw ]; then
   if make -s -C $d CC=${CC:-cc} CFLAGS="-O2 -std=c99 -Wall -Wextra -pedantic -Werror ${KGEN_GEN_CFLAGS:-}" scw_profile \
        > $d/profile.txt 2>&1 && $d/scw_profile --profile 3 tests/models/small_cnn/input_0.npy > $d/profile.txt 2>&1 &&
      [ $nk -gt 0 ] && [ "$(grep -c '^kernel_ms [0-9]* scw_[A-Za-z0-9_]* [0-9.]*$' $d/profile.txt)" = $nk ] &&
-     grep -q "^profile_sum_ms=[0-9.]* median_ms=[0-9.]* runs=3 kernels=$nk clock=cpu$" $d/profile.txt; then
+     grep -q "^profile_sum_ms=[0-9.]* median_ms=[0-9.]* runs=3 kernels=$nk clock=\(cpu\|wall\)$" $d/profile.txt; then
     pass=$((pass + 1)); else
     echo "FAIL onnx runner --profile ($nk kernels)"; sed 's/^/    /' $d/profile.txt | head -5; fail=$((fail + 1)); fi
   refuse "--profile without -DKGEN_PROFILE" 2 "--profile needs the runner built with -DKGEN_PROFILE (make scw_profile)" \
