@@ -356,6 +356,11 @@ enum {
     TZ_BCAST = 1,         /* fma_bcast: acc[j] += a * b[j], a broadcast */
     TZ_ELEM = 2           /* fma: acc[j] += a[j] * b[j] */
 };
+/* The widths W of the micro-kernels' fixed-width forms (kgen_fma_bcast_f32xW,
+ * kgen_fma_f32xW), widest first: the widths tensorize cuts a loop into and the ones a
+ * schedule may name. */
+enum { IR_TZ_NWIDTHS = 5 };
+extern const int ir_tz_widths[IR_TZ_NWIDTHS];
 typedef struct {
     const char *name;     /* as written: "fma_bcast", "fma_bcast_f32x16", "fma" */
     int kinds;            /* the patterns the loop may match: TZ_BCAST, TZ_ELEM (kgen's own

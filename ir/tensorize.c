@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-static const int tz_widths[] = {64, 32, 16, 8, 4};   /* the micro-kernels, widest first */
+const int ir_tz_widths[IR_TZ_NWIDTHS] = {64, 32, 16, 8, 4};
 
 /* ---------------------------------------------------------------- expressions */
 
@@ -242,8 +242,8 @@ static int chunks(const Tensorize *t, int64_t ext, int *w)
 {
     int n = 0;
     int64_t left = ext;
-    for (size_t k = 0; k < sizeof tz_widths / sizeof *tz_widths && left > 0; k++) {
-        int width = tz_widths[k];
+    for (int k = 0; k < IR_TZ_NWIDTHS && left > 0; k++) {
+        int width = ir_tz_widths[k];
         if (t->width && width != t->width)
             continue;
         while (left >= width && n < IR_TZ_MAX_CHUNKS) {

@@ -281,7 +281,6 @@ int sch_bind(Stage *st, IterVar *iv, const char *tag)
  * also with a fixed width (_f32xW); 0, or -1 if unknown. */
 static int tensorize_name(const char *name, int *kinds, int *width)
 {
-    static const int widths[] = {4, 8, 16, 32, 64};
     static const struct {
         const char *name;
         int kind;
@@ -291,9 +290,9 @@ static int tensorize_name(const char *name, int *kinds, int *width)
         *width = 0;
         if (!strcmp(name, kernels[k].name))
             return 0;
-        for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
-            if (!strcmp(name, ir_fmt("%s_f32x%d", kernels[k].name, widths[i]))) {
-                *width = widths[i];
+        for (int i = 0; i < IR_TZ_NWIDTHS; i++)
+            if (!strcmp(name, ir_fmt("%s_f32x%d", kernels[k].name, ir_tz_widths[i]))) {
+                *width = ir_tz_widths[i];
                 return 0;
             }
     }
