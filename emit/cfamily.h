@@ -11,6 +11,9 @@
  * non-reserved identifier (unchanged for ordinary names). malloc'd; the caller frees it. */
 char *em_c_func_name(const Kernel *k);
 
+/* Is model step k one parallel loop from 0 and nothing else (printed as NAME_body and
+ * the loop that calls it)? The model function's team of threads runs such steps. */
+int em_c_is_parallel_loop_kernel(const Kernel *k);
 /* Does s hold a tensorized loop (the C file then includes kgen_ukernels.h)? */
 int em_c_uses_ukernels(const Stmt *s);
 /* After a kernels file's includes: clang's warning for a KGEN_VECTORIZE loop it could not

@@ -1511,6 +1511,8 @@ static const Stmt *parallel_body(const Kernel *k, const Dialect *d)
     return s;
 }
 
+int em_c_is_parallel_loop_kernel(const Kernel *k) { return parallel_body(k, &em_dialect_c) != NULL; }
+
 /* NAME_body: the loop's iteration variable first, then the kernel's buffers */
 static void print_parallel_body(Printer *P, const Stmt *loop)
 {
@@ -1539,7 +1541,7 @@ static void print_parallel_call(Printer *P, const Stmt *loop)
     if (!v)
         ir_die("cprint: a parallel loop's variable was not declared");
     em_line(&P->em);
-    sb_puts(text, "KGEN_PARALLEL_FOR\n");
+    sb_puts(text, k->team ? "KGEN_TEAM_FOR\n" : "KGEN_PARALLEL_FOR\n");
     em_line(&P->em);
     sb_printf(text, "for (%s %s = 0; %s < ", value_type(loop->u.loop.var->dtype), v->name, v->name);
     if (loop->u.loop.extent->kind == E_INT)

@@ -651,6 +651,73 @@ static int uses_ukernels(const Model *mod)
 }
 
 
+/* A step's part in the model function's team of threads (kgen_runtime.h's KGEN_TEAM):
+ * every thread (one parallel loop, whose iterations they share), thread 0 alone (no
+ * parallel loop), or neither (a parallel loop inside other code: no team then). */
+enum { TEAM_NEITHER, TEAM_ALL, TEAM_ONE };
+
+static int team_part(const Kernel *k)
+{
+    if (em_c_is_parallel_loop_kernel(k))
+        return TEAM_ALL;
+    return lower_has_parallel_loop(k->body) ? TEAM_NEITHER : TEAM_ONE;
+}
+
+/* Does the model function run its steps on one team of threads? Where it is a straight
+ * sequence of steps (no run-time loop, If branch, steps side by side, or extent computed
+ * by a step, which the function checks and returns on), each step or version of one
+ * either a parallel loop or none, and at least one a parallel loop. Marks the steps
+ * (Kernel.team) that the team's threads share. */
+static int use_team(const Model *mod)
+{
+    int any = 0;
+    if (mod->nloops)
+        return 0;
+    for (int i = 0; i < mod->prog->dims.n; i++)
+        if (mod->dim_after[i] >= 0)
+            return 0;
+    for (int k = 0; k < mod->kernels.n; k++) {
+        const Kernel *kk = mod->kernels.items[k];
+        if (kk->nguards || (mod->beside && mod->beside[k]))
+            return 0;
+        for (int v = -1; v < kk->variants.n; v++) {
+            int part = team_part(v < 0 ? kk : kk->variants.items[v]);
+            if (part == TEAM_NEITHER)
+                return 0;
+            any |= part == TEAM_ALL;
+        }
+    }
+    for (int k = 0; k < mod->kernels.n && any; k++) {
+        Kernel *kk = mod->kernels.items[k];
+        for (int v = -1; v < kk->variants.n; v++) {
+            Kernel *x = v < 0 ? kk : kk->variants.items[v];
+            x->team = team_part(x) == TEAM_ALL;
+        }
+    }
+    return any;
+}
+
+/* Does thread 0 alone run step k, every version of it? Two such steps in a row need no
+ * meeting between them. */
+static int team_one(const Kernel *k)
+{
+    if (k->team)
+        return 0;
+    for (int v = 0; v < k->variants.n; v++)
+        if (((const Kernel *)k->variants.items[v])->team)
+            return 0;
+    return 1;
+}
+
+/* The call of step k's function fn (or one of its versions') in the model function, at
+ * indent ind: in a team, a step without a parallel loop runs on thread 0 alone */
+static void put_step_call(StrBuf *c, const char *ind, int team, const Kernel *k, const char *fn, const char *args)
+{
+    if (team && !k->team)
+        sb_printf(c, "%sKGEN_TEAM_ONE\n", ind);
+    sb_printf(c, "%s%s(%s);\n", ind, fn, args);
+}
+
 static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
 {
     int in_file = weights_mode(m) == EM_WEIGHTS_FILE;
@@ -680,6 +747,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         sb_printf(c, "extern const %s %s[%lld];\n", ir_dtype_ctype(b->dtype), em_c_weight_symbol(m, b),
                   (long long)(b->size ? array_len(b) : 1));
     }
+    int team = use_team(mod);
     for (int i = 0; i < mod->kernels.n; i++) {
         const Kernel *kk = mod->kernels.items[i];
         for (int v = 0; v < kk->variants.n; v++) {
@@ -741,6 +809,13 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
         put_at_locals(c, mod, used);
     }
     const char *ind = "    ";
+    if (team) {
+        sb_puts(c, "    /* under OpenMP, one team of threads runs the steps: each parallel loop shares its\n"
+                   "     * iterations, thread 0 alone runs a step without one, and the team meets after\n"
+                   "     * each step (kgen_runtime.h) */\n"
+                   "    KGEN_TEAM(kgen_team)\n    {\n        KGEN_TEAM_MEMBER(kgen_team);\n");
+        ind = "        ";
+    }
     for (int k = 0; k < mod->kernels.n; k++) {
         const Kernel *kk = mod->kernels.items[k];
         char *fn = em_c_func_name(kk);
@@ -801,19 +876,30 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
             /* the version whose register tiles were chosen for extents like these */
             sb_puts(c, kk->nguards ? ") {\n" : "");
             const char *vind = kk->nguards ? ir_fmt("%s    ", ind) : ind;
+            const char *open = team ? " {" : "", *close = team ? ir_fmt("%s}", vind) : "";
+            const char *in = ir_fmt("%s    ", vind);
             for (int v = 0; v < kk->variants.n; v++) {
                 char *vfn = em_c_func_name(kk->variants.items[v]);
                 sb_printf(c, v ? " if (" : "%sif (", vind);
                 em_c_put_dim_expr(c, kk->when.items[v]);
-                sb_printf(c, ")\n%s    %s(%s);\n%selse", vind, vfn, args.data, vind);
+                sb_printf(c, ")%s\n", open);
+                put_step_call(c, in, team, kk->variants.items[v], vfn, args.data);
+                sb_printf(c, "%s%selse", *close ? close : vind, *close ? " " : "");
                 free(vfn);
             }
-            sb_printf(c, "\n%s    %s(%s);\n%s", vind, fn, args.data, kk->nguards ? ir_fmt("%s}\n", ind) : "");
+            sb_printf(c, "%s\n", open);
+            put_step_call(c, in, team, kk, fn, args.data);
+            sb_printf(c, "%s%s%s", close, team ? "\n" : "", kk->nguards ? ir_fmt("%s}\n", ind) : "");
+        } else if (kk->nguards) {
+            sb_printf(c, ")\n    %s%s(%s);\n", ind, fn, args.data);
         } else {
-            sb_printf(c, "%s%s%s(%s);\n", kk->nguards ? ")\n    " : "", ind, fn, args.data);
+            put_step_call(c, ind, team, kk, fn, args.data);
         }
         sb_free(&args);
         sb_printf(c, "%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
+        /* (the region's end is the last meeting) */
+        if (team && k + 1 < mod->kernels.n && !(team_one(kk) && team_one(mod->kernels.items[k + 1])))
+            sb_printf(c, "%sKGEN_TEAM_SYNC(kgen_team);\n", ind);
         free(fn);
         value_dims_after(c, mod, k);
         if (first_side)
@@ -828,6 +914,8 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 ind = "    ";
             }
     }
+    if (team)
+        sb_puts(c, "    }\n");
     for (int i = 0; i < mod->prog->dims.n; i++)
         if (em_c_dim_returned(m, mod->prog->dims.items[i]))
             sb_printf(c, "    *out_%s = %s;\n", ((const IrDim *)mod->prog->dims.items[i])->name,

@@ -708,6 +708,9 @@ typedef struct {
     PtrVec notes;               /* char*: header comment lines (schedule, fused nodes) */
     int internal;               /* one step of a model: a static function returning nothing,
                                    without workspace; a parameter is const unless stored */
+    int team;                   /* a model step run by the model function's team of threads
+                                   (emit/model.c): its parallel loop shares its iterations
+                                   among the team's threads (KGEN_TEAM_FOR) */
     /* a model step the model function runs only when, for each i (outermost first),
      * element 0 of guard_buf[i] is nonzero == guard_value[i] (a run-time If's branch;
      * skipping it is an optimization: its results are read only where it ran) */

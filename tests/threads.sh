@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # threads.sh - the generated C built with -fopenmp and run on two threads: each kernel's
-# parallel loop divided between them (schedule/default.c), and two neighbouring kernels
-# without parallel loops run side by side, one on each (lower/model.c, "beside"). For
+# parallel loop divided between them (schedule/default.c), the steps of a model function
+# without run-time control flow run by one team of threads (emit/model.c), and two
+# neighbouring kernels without parallel loops run side by side, one on each (lower/model.c,
+# "beside"; such a model has no team). For
 # each model of tests/models below:
 #   1. the runner builds with -fopenmp and strict flags (-Werror);
 #   2. on two threads (OMP_NUM_THREADS=2) its output is the same, bit for bit, as the
@@ -85,9 +87,30 @@ for name in small_cnn resnet_blocks wino_convs mobilenetv2_small transformer lst
   [ -f $d/model.onnx ] || continue
   gen $d/model.onnx $out/$name $name --target c && run $out/$name $name $d/input_0.npy $d/output_0.npy static
 done
+# a model function that is a straight sequence of steps runs them on one team of threads
+# (emit/model.c, use_team; kgen_runtime.h's KGEN_TEAM): the outputs above, bit for bit the
+# one-thread build's, are the team's; steps without a parallel loop on thread 0 alone
+for name in mobilenetv2_small wino_convs; do
+  c=$out/$name/$name.c
+  if grep -q "^    KGEN_TEAM(kgen_team)$" $c && grep -q "KGEN_TEAM_FOR" $c && grep -q "KGEN_TEAM_ONE" $c &&
+     ! grep -q "KGEN_PARALLEL_FOR" $c; then ok
+  else bad "$name: the model function does not run its steps on one team of threads"; fi
+done
+# and over run-time extents, a step's versions chosen in the team (tests/dyn/unet: some
+# versions have a parallel loop, some run on thread 0 alone)
+d=tests/dyn/unet dir=$out/unet_dyn
+# shellcheck disable=SC2046
+if gen $d/model.onnx $dir unet_dyn $(cat $d/args); then
+  if grep -q "^    KGEN_TEAM(kgen_team)$" $dir/unet_dyn.c && grep -q "^        if (.*) {$" $dir/unet_dyn.c; then ok
+  else bad "unet_dyn: its steps' versions are not chosen in one team of threads"; fi
+  for ref in $d/out_*.npy; do
+    k=$(basename $ref .npy); k=${k#out_}
+    run $dir unet_dyn $d/in_$k.npy $ref $k
+  done
+fi
 # the classifier's first layer, a matrix-vector product of 1.2 MB of weights: its row in 4
 # parallel parts, each part's weights one block (panels of the part's columns)
-if grep -q "KGEN_PARALLEL_FOR" $out/classifier/classifier.c && grep -q "_BT_panels[0-9]*\[i1_outer_outer \* " $out/classifier/classifier.c; then
+if grep -Eq "KGEN_(PARALLEL|TEAM)_FOR" $out/classifier/classifier.c && grep -q "_BT_panels[0-9]*\[i1_outer_outer \* " $out/classifier/classifier.c; then
   ok
 else
   bad "classifier: its first layer is not divided into parallel parts with their weights in blocks"
@@ -98,7 +121,7 @@ d=tests/dyn/crnn dir=$out/crnn
 if gen $d/model.onnx $dir crnn $(cat $d/args); then
   # (the only pair: the comments of the kernels and their versions name no other)
   if awk '/KGEN_SIDE_BY_SIDE$/ { on = 1 } on && /crnn_.*_state(_rev)?\(/ { n++ } on && /^    }$/ { exit } END { exit n != 2 }' \
-       $dir/crnn.c && [ "$(grep -c '^ \* runs beside ' $dir/crnn.c)" = 2 ]; then
+       $dir/crnn.c && [ "$(grep -c '^ \* runs beside ' $dir/crnn.c)" = 2 ] && ! grep -q "KGEN_TEAM(" $dir/crnn.c; then
     ok
   else
     bad "crnn: its LSTM's two directions are not run side by side (KGEN_SIDE_BY_SIDE)"

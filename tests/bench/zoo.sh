@@ -19,6 +19,10 @@
 #   rt_ns        a cache line's round trip between the two cores, just before the 2-thread
 #                timing (tests/bench/pingpong.c): a VM's host may move its two CPUs between
 #                nearby and far-apart cores, and the 2t/1t column moves with it
+#   c0/c1        the same 1-thread runner pinned to CPU 0 against CPU 1 (kgen_ms): above 1,
+#                the host gives the other CPU less (a Firecracker VM's CPU 0 ran 1.2x slower
+#                than its CPU 1 for an hour), and 2 threads wait for the slower one: 2t/1t
+#                is at most about 1 + 1 / (c0/c1) then
 #   max_abs_diff kgen's first output against onnxruntime's (graphOptimizationLevel disabled:
 #                some of its fusions are wrong), with max|ort| beside it
 #   top_kernel   the kernel taking the most time in the profiling runner (make net_profile,
@@ -99,8 +103,8 @@ echo "# Load average now: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)
 pingpong=""
 $CC -std=c11 -O2 -pthread tests/bench/pingpong.c -o $zoo/pingpong > /dev/null 2>&1 && pingpong="$pin2 $zoo/pingpong"
 round_trip() { { [ -n "$pingpong" ] && $pingpong 2>/dev/null | sed -n 's/^round_trip_ns=//p'; } | grep . || echo -; }
-fmt='%-19s %8s %9s %9s %6s %9s %6s %6s %12s %11s %5s %s\n'
-printf "$fmt" model MFLOPs kgen_ms ort_ms ratio kgen2t_ms 2t/1t rt_ns max_abs_diff max_abs_ort top top_kernel
+fmt='%-19s %8s %9s %9s %6s %9s %6s %6s %5s %12s %11s %5s %s\n'
+printf "$fmt" model MFLOPs kgen_ms ort_ms ratio kgen2t_ms 2t/1t rt_ns c0/c1 max_abs_diff max_abs_ort top top_kernel
 notes="" ratios=""
 for name in $names; do
   m=$zoo/$name.onnx x=$zoo/${name}_input.npy d=$zoo/runs/$name
@@ -122,6 +126,8 @@ for name in $names; do
     echo "$name: skipped, the runner failed: $(why $d.run.log)"; continue
   fi
   k=$(best median_ms $pin1 $d/net --bench $runs $x)
+  k0=-
+  [ -n "$pin1" ] && k0=$(best median_ms taskset -c 0 $d/net --bench $runs $x)
   rt=$(round_trip)
   [ -f $d.omp.ok ] && k2=$(best median_ms env OMP_NUM_THREADS=2 $pin2 $d.omp/net --bench $runs $x) ||
     notes="$notes\n# $name: no -fopenmp build: $(why $d.omp.kgen.log $d.omp.build.log)"
@@ -139,7 +145,7 @@ for name in $names; do
   top=$(top_kernel $d $x $runs)
   ratio=$(div $k $o)
   [ "$ratio" != - ] && ratios="$ratios $ratio"
-  printf "$fmt" $name $mflops $k $o $ratio $k2 $(div $k $k2) $rt $diff ${top%% *} "${top#* }"
+  printf "$fmt" $name $mflops $k $o $ratio $k2 $(div $k $k2) $rt $(div $k0 $k) $diff ${top%% *} "${top#* }"
 done
 [ $have_ort = 1 ] || notes="$notes\n# onnxruntime-node missing (npm install --prefix $ort_dir onnxruntime-node: $(why $ort_dir/npm.log)): its columns print -"
 [ -n "$notes" ] && printf '%b\n' "${notes#\\n}"
