@@ -150,7 +150,7 @@ else
 fi
 # the upsampler's final resize at its smallest extents: a version with no parallel loop
 if awk '/^static (KGEN_WIDE_VECTORS )?void upsample_y_v[0-9]\(/,/^}$/' $out/upsample/upsample.c | grep -q "for (" &&
-   ! awk '/^static (KGEN_WIDE_VECTORS )?void upsample_y_v[0-9]\(/,/^}$/' $out/upsample/upsample.c | grep -q KGEN_PARALLEL_FOR; then
+   ! awk '/^static (KGEN_WIDE_VECTORS )?void upsample_y_v[0-9]\(/,/^}$/' $out/upsample/upsample.c | grep -Eq "KGEN_(PARALLEL|TEAM)_FOR"; then
   ok
 else
   bad "upsample: no version of its final resize without threads"

@@ -75,7 +75,7 @@ if [ -f $f ]; then
   wide=$(awk '/^static / { fn = 1; w = /KGEN_WIDE_VECTORS/; uk = 0; el = 0; par = 0 }
               fn && /kgen_fma_bcast/ { uk = 1 }
               fn && /kgen_fma_f32x8\(.* : kgen_zero_f32\(\), / { el = 1 }
-              fn && /KGEN_PARALLEL_FOR/ { par = 1 }
+              fn && /KGEN_(PARALLEL|TEAM)_FOR/ { par = 1 }
               fn && /^}/ { fn = 0; if (!par) { if (w && !uk) { a++; d += el } else if (!w && uk) b++; else c++ } }
               END { printf "%d %d %d %d", a, b, c, d }' $f)
   read -r a b c d <<< "$wide"

@@ -177,7 +177,7 @@ done
 echo
 echo "# ResNet-18 kgen, built with -fopenmp ($CC $flags): OMP_NUM_THREADS=1 (${pin1:-no taskset}) against 2"
 echo "# (${pin2:-no taskset}); best of 3 medians of $model_runs runs; parallel_loops: the loops the generated C marks"
-echo "# parallel (KGEN_PARALLEL_FOR). goal: speedup >= 1.7. Load average now: $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?) on"
+echo "# parallel (KGEN_PARALLEL_FOR, or KGEN_TEAM_FOR in a team). goal: speedup >= 1.7. Load average now: $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?) on"
 echo "# $(nproc 2>/dev/null || echo ?) cores (two threads need two idle cores: other work on either one stalls every barrier)"
 printf '%-12s %-8s %14s %12s %12s %8s\n' model layout parallel_loops 1thread_ms 2threads_ms speedup
 for v in default:omp nchwc16:c16.omp; do
@@ -190,6 +190,6 @@ for v in default:omp nchwc16:c16.omp; do
   x=$work/models/resnet18_input.npy
   one=$(best median_ms env OMP_NUM_THREADS=1 $pin1 $d/net --bench $model_runs $x)
   two=$(best median_ms env OMP_NUM_THREADS=2 $pin2 $d/net --bench $model_runs $x)
-  printf '%-12s %-8s %14s %12s %12s %8s\n' resnet18 $layout "$(grep -c KGEN_PARALLEL_FOR $d/net.c)" $one $two \
+  printf '%-12s %-8s %14s %12s %12s %8s\n' resnet18 $layout "$(grep -Ec "KGEN_(PARALLEL|TEAM)_FOR" $d/net.c)" $one $two \
     $(div $one $two "%.2fx")
 done
