@@ -884,7 +884,7 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 em_c_put_dim_expr(c, kk->when.items[v]);
                 sb_printf(c, ")%s\n", open);
                 put_step_call(c, in, team, kk->variants.items[v], vfn, args.data);
-                sb_printf(c, "%s%selse", *close ? close : vind, *close ? " " : "");
+                sb_printf(c, "%s%selse", team ? close : vind, team ? " " : "");
                 free(vfn);
             }
             sb_printf(c, "%s\n", open);

@@ -195,25 +195,19 @@ static const char *kgen_main_prof_clock_name_ = "wall";
 
 static double kgen_main_prof_now_ms_(void) { return kgen_main_ms_(kgen_main_prof_clock_); }
 
-#if defined(CLOCK_THREAD_CPUTIME_ID) && !defined(_OPENMP)
-/* the least time between two readings of clock c in a row, of 64 tries, in ns */
-static double kgen_main_clock_read_ns_(clockid_t c)
-{
-    double best = 1e30;
-    int i;
-    for (i = 0; i < 64; i++) {
-        double a = kgen_main_ms_(c), b = kgen_main_ms_(c);
-        if (b - a < best)
-            best = b - a;
-    }
-    return best * 1e6;
-}
-#endif
-
+/* the CPU clock where one reading of it (the least time between two in a row, of 64
+ * tries) takes at most KGEN_MAIN_PROF_CPU_MAX_NS_ */
 static void kgen_main_prof_pick_clock_(void)
 {
 #if defined(CLOCK_THREAD_CPUTIME_ID) && !defined(_OPENMP)
-    if (kgen_main_clock_read_ns_(CLOCK_THREAD_CPUTIME_ID) <= KGEN_MAIN_PROF_CPU_MAX_NS_) {
+    double best = 1e30;
+    int i;
+    for (i = 0; i < 64; i++) {
+        double a = kgen_main_ms_(CLOCK_THREAD_CPUTIME_ID), b = kgen_main_ms_(CLOCK_THREAD_CPUTIME_ID);
+        if (b - a < best)
+            best = b - a;
+    }
+    if (best * 1e6 <= KGEN_MAIN_PROF_CPU_MAX_NS_) {
         kgen_main_prof_clock_ = CLOCK_THREAD_CPUTIME_ID;
         kgen_main_prof_clock_name_ = "cpu";
     }
