@@ -664,10 +664,11 @@ static int team_part(const Kernel *k)
 }
 
 /* Does the model function run its steps on one team of threads? Where it is a straight
- * sequence of steps (no run-time loop, If branch, steps side by side, or extent computed
- * by a step, which the function checks and returns on), each step or version of one
- * either a parallel loop or none, and at least one a parallel loop. Marks the steps
- * (Kernel.team) that the team's threads share. */
+ * sequence of steps (no run-time loop, If branch, or extent computed by a step, which the
+ * function checks and returns on), each step or version of one either a parallel loop or
+ * none, and at least one a parallel loop. Marks the steps (Kernel.team) that the team's
+ * threads share. Two steps side by side (lower/model.c's "beside") run one on thread 0,
+ * one on thread 1. */
 static int use_team(const Model *mod)
 {
     int any = 0;
@@ -678,7 +679,7 @@ static int use_team(const Model *mod)
             return 0;
     for (int k = 0; k < mod->kernels.n; k++) {
         const Kernel *kk = mod->kernels.items[k];
-        if (kk->nguards || (mod->beside && mod->beside[k]))
+        if (kk->nguards)
             return 0;
         for (int v = -1; v < kk->variants.n; v++) {
             int part = team_part(v < 0 ? kk : kk->variants.items[v]);
@@ -709,11 +710,23 @@ static int team_one(const Kernel *k)
     return 1;
 }
 
-/* The call of step k's function fn (or one of its versions') in the model function, at
- * indent ind: in a team, a step without a parallel loop runs on thread 0 alone */
-static void put_step_call(StrBuf *c, const char *ind, int team, const Kernel *k, const char *fn, const char *args)
+/* Which of a side-by-side pair step k is: 1 the first, 2 the second, 0 neither */
+static int side_of(const Model *mod, int k)
 {
-    if (team && !k->team)
+    if (!mod->beside)
+        return 0;
+    return mod->beside[k] ? 1 : k && mod->beside[k - 1] ? 2 : 0;
+}
+
+/* The call of step k's function fn (or one of its versions') in the model function, at
+ * indent ind: in a team, a step without a parallel loop runs on thread 0 alone, and the
+ * second of a side-by-side pair on thread 1 */
+static void put_step_call(StrBuf *c, const char *ind, int team, int side, const Kernel *k, const char *fn,
+                          const char *args)
+{
+    if (team && side)
+        sb_printf(c, "%sKGEN_TEAM_SIDE(%d)\n", ind, side - 1);
+    else if (team && !k->team)
         sb_printf(c, "%sKGEN_TEAM_ONE\n", ind);
     sb_printf(c, "%s%s(%s);\n", ind, fn, args);
 }
@@ -836,8 +849,9 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 ind = "        ";
             }
         }
-        /* two steps side by side: under OpenMP each on a thread of its own (kgen_runtime.h) */
-        int first_side = mod->beside && mod->beside[k], second_side = k && mod->beside && mod->beside[k - 1];
+        /* two steps side by side: under OpenMP each on a thread of its own (kgen_runtime.h),
+         * in a team its threads 0 and 1, else in sections of their own */
+        int side = side_of(mod, k), first_side = side == 1 && !team, second_side = side == 2 && !team;
         if (first_side) {
             sb_puts(c, "    /* the next two steps are independent: under OpenMP, each runs on a thread of its own */\n"
                        "    KGEN_SIDE_BY_SIDE\n    {\n        KGEN_SIDE\n        {\n");
@@ -883,22 +897,24 @@ static void source_file(StrBuf *c, const EmModel *m, const Model *mod)
                 sb_printf(c, v ? " if (" : "%sif (", vind);
                 em_c_put_dim_expr(c, kk->when.items[v]);
                 sb_printf(c, ")%s\n", open);
-                put_step_call(c, in, team, kk->variants.items[v], vfn, args.data);
+                put_step_call(c, in, team, side, kk->variants.items[v], vfn, args.data);
                 sb_printf(c, "%s%selse", team ? close : vind, team ? " " : "");
                 free(vfn);
             }
             sb_printf(c, "%s\n", open);
-            put_step_call(c, in, team, kk, fn, args.data);
+            put_step_call(c, in, team, side, kk, fn, args.data);
             sb_printf(c, "%s%s%s", close, team ? "\n" : "", kk->nguards ? ir_fmt("%s}\n", ind) : "");
         } else if (kk->nguards) {
             sb_printf(c, ")\n    %s%s(%s);\n", ind, fn, args.data);
         } else {
-            put_step_call(c, ind, team, kk, fn, args.data);
+            put_step_call(c, ind, team, side, kk, fn, args.data);
         }
         sb_free(&args);
         sb_printf(c, "%sKGEN_PROFILE_END(%d, \"%s\");\n", ind, k, fn);
-        /* (the region's end is the last meeting) */
-        if (team && k + 1 < mod->kernels.n && !(team_one(kk) && team_one(mod->kernels.items[k + 1])))
+        /* (the region's end is the last meeting; none between the two of a side-by-side
+         * pair, and one before and after it, whose second step runs on thread 1) */
+        if (team && k + 1 < mod->kernels.n && side != 1 &&
+            !(team_one(kk) && team_one(mod->kernels.items[k + 1]) && !side && !side_of(mod, k + 1)))
             sb_printf(c, "%sKGEN_TEAM_SYNC(kgen_team);\n", ind);
         free(fn);
         value_dims_after(c, mod, k);

@@ -3,7 +3,7 @@
 # parallel loop divided between them (schedule/default.c), the steps of a model function
 # without run-time control flow run by one team of threads (emit/model.c), and two
 # neighbouring kernels without parallel loops run side by side, one on each (lower/model.c,
-# "beside"; such a model has no team). For
+# "beside"; in a team, KGEN_TEAM_SIDE). For
 # each model of tests/models below:
 #   1. the runner builds with -fopenmp and strict flags (-Werror);
 #   2. on two threads (OMP_NUM_THREADS=2) its output is the same, bit for bit, as the
@@ -119,12 +119,16 @@ fi
 d=tests/dyn/crnn dir=$out/crnn
 # shellcheck disable=SC2046
 if gen $d/model.onnx $dir crnn $(cat $d/args); then
-  # (the only pair: the comments of the kernels and their versions name no other)
-  if awk '/KGEN_SIDE_BY_SIDE$/ { on = 1 } on && /crnn_.*_state(_rev)?\(/ { n++ } on && /^    }$/ { exit } END { exit n != 2 }' \
-       $dir/crnn.c && [ "$(grep -c '^ \* runs beside ' $dir/crnn.c)" = 2 ] && ! grep -q "KGEN_TEAM(" $dir/crnn.c; then
+  # (the only pair: the comments of the kernels and their versions name no other); in the
+  # model function's team, one direction on thread 0 and the other on thread 1
+  if grep -q "^    KGEN_TEAM(kgen_team)$" $dir/crnn.c &&
+     awk '/KGEN_TEAM_SIDE\(0\)$/ { s = 0 } /KGEN_TEAM_SIDE\(1\)$/ { s = 1 }
+          s != "" && /crnn_.*_state\(/ && s == 0 { a++ } s != "" && /crnn_.*_state_rev\(/ && s == 1 { b++ }
+          /KGEN_TEAM_SYNC/ { s = "" } END { exit !(a && b) }' $dir/crnn.c &&
+     [ "$(grep -c '^ \* runs beside ' $dir/crnn.c)" = 2 ]; then
     ok
   else
-    bad "crnn: its LSTM's two directions are not run side by side (KGEN_SIDE_BY_SIDE)"
+    bad "crnn: its LSTM's two directions are not run side by side (KGEN_TEAM_SIDE(0) and (1))"
   fi
   for ref in $d/out_*.npy; do
     k=$(basename $ref .npy); k=${k#out_}

@@ -81,7 +81,9 @@
  * run inside one parallel region, instead of one region per kernel; each parallel loop
  * shares its iterations among the team (KGEN_TEAM_FOR: `omp for nowait`), thread 0 alone
  * runs a kernel without one (KGEN_TEAM_ONE), and the team meets after each kernel
- * (KGEN_TEAM_SYNC). The meeting is a counter and a flag that each thread waits on, with
+ * (KGEN_TEAM_SYNC). Two independent kernels without parallel loops (the "beside" pair,
+ * below) run one on thread 0 and one on thread 1 (KGEN_TEAM_SIDE(0), KGEN_TEAM_SIDE(1):
+ * both on thread 0 in a team of one), and the team meets after the second. The meeting is a counter and a flag that each thread waits on, with
  * the pause instruction where there is one, and after 4096 tries it gives its core away
  * (sched_yield) while it waits, which matters where threads outnumber free cores. Opening
  * and closing a region cost 2.5 us in libgomp on a 2-core VM, its barrier 1.2 us, this
@@ -132,17 +134,19 @@ static inline void kgen_team_sync(kgen_team *t, int *phase)
 #define KGEN_TEAM_MEMBER(t) int t##_phase = 0; (void)t##_phase
 #define KGEN_TEAM_ONE _Pragma("omp master")
 #define KGEN_TEAM_FOR _Pragma("omp for nowait")
+#define KGEN_TEAM_SIDE(i) if (omp_get_thread_num() == (i) % omp_get_num_threads())
 #else
 #define KGEN_TEAM(t)
 #define KGEN_TEAM_MEMBER(t) ((void)0)
 #define KGEN_TEAM_SYNC(t) ((void)0)
 #define KGEN_TEAM_ONE
 #define KGEN_TEAM_FOR KGEN_PARALLEL_FOR
+#define KGEN_TEAM_SIDE(i)
 #endif
 
 /* Around two independent model steps that have no parallel loop of their own (the two
- * directions of a bidirectional LSTM): under -fopenmp each runs on a thread of its own,
- * otherwise one after the other. A profiling build (-DKGEN_PROFILE) runs them one after
+ * directions of a bidirectional LSTM), in a model function without a team (above): under
+ * -fopenmp each runs on a thread of its own, otherwise one after the other. A profiling build (-DKGEN_PROFILE) runs them one after
  * the other too, so that each is timed alone. */
 #if defined(_OPENMP) && !defined(KGEN_PROFILE)
 #define KGEN_SIDE_BY_SIDE _Pragma("omp parallel sections")
