@@ -3,7 +3,7 @@
 # parallel loop divided between them (schedule/default.c), the steps of a model function
 # without run-time control flow run by one team of threads (emit/model.c), and two
 # neighbouring kernels without parallel loops run side by side, one on each (lower/model.c,
-# "beside"; in a team, KGEN_TEAM_SIDE). For
+# "beside"; in a team, KGEN_TEAM_SIDE, else OpenMP sections). For
 # each model of tests/models below:
 #   1. the runner builds with -fopenmp and strict flags (-Werror);
 #   2. on two threads (OMP_NUM_THREADS=2) its output is the same, bit for bit, as the
@@ -12,7 +12,8 @@
 # The classifier's first layer, a wide matrix-vector product, is divided into parallel parts
 # with their weights in blocks (schedule/default.c, gemv_schedule).
 # And tests/dyn/crnn (a BiLSTM over a width decided at run time): its two LSTM directions
-# are the steps run side by side, and on two threads it matches PyTorch at each extent.
+# are the steps run side by side, and on two threads it matches PyTorch at each extent;
+# tests/published/bilstm_if's, where a run-time If leaves the model function no team.
 # Prints "threads: N passed, N failed[, N skipped]"; without a compiler that takes
 # -fopenmp, a skip (a failure under KGEN_REQUIRE_ALL=1).
 set -u
@@ -134,6 +135,19 @@ if gen $d/model.onnx $dir crnn $(cat $d/args); then
     k=$(basename $ref .npy); k=${k#out_}
     run $dir crnn $d/in_$k.npy $ref $k
   done
+fi
+# a model function without a team (tests/published/bilstm_if: a run-time If, then a BiLSTM)
+# runs the pair in OpenMP sections, each on a thread of its own; both sides of the If
+d=tests/published/bilstm_if dir=$out/bilstm_if
+if gen $d/model.onnx $dir bilstm_if; then
+  if awk '/KGEN_SIDE_BY_SIDE$/ { on = 1 } on && /bilstm_if_.*_state(_rev)?\(/ { n++ } on && /^    }$/ { exit } END { exit n != 2 }' \
+       $dir/bilstm_if.c && ! grep -q "KGEN_TEAM(" $dir/bilstm_if.c; then
+    ok
+  else
+    bad "bilstm_if: its LSTM's two directions are not run side by side in OpenMP sections (KGEN_SIDE_BY_SIDE)"
+  fi
+  run $dir bilstm_if $d/input_0.npy $d/output_0.npy then
+  run $dir bilstm_if $d/data_1/input_0.npy $d/data_1/output_0.npy else
 fi
 # the pass's dump names the pair for C, and no pair for a target without threads
 # shellcheck disable=SC2046

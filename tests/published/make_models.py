@@ -715,9 +715,45 @@ def unet_convt():
     write("unet_convt", model, "", [x.numpy(), skip.numpy()], numpy_outputs(y))
 
 
+# ---------------------------------------------------------------- i. a BiLSTM, then a run-time If
+
+class BiLSTMIf(nn.Module):
+    """A run-time If (its branches' padding steps guarded), then a BiLSTM whose two
+    directions run side by side on two threads: the If keeps the model function from
+    running as one team of threads, so tests/threads.sh checks the OpenMP sections it
+    uses then."""
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv1d(24, 24, 3, padding=1)
+        self.b = nn.Conv1d(24, 24, 5, padding=2)
+        self.rnn = nn.LSTM(24, 48, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(96, 6)
+
+    def forward(self, x):                     # x: [1, 24, 40]
+        if bool(x.sum() > 0):
+            y = self.a(x)
+        else:
+            y = self.b(x)
+        z, _ = self.rnn(y.transpose(1, 2))
+        return self.head(z)
+
+
+def bilstm_if():
+    seed(22)
+    m = BiLSTMIf().eval()
+    s = torch.jit.script(m)
+    x = torch.randn(1, 24, 40)
+    x = x if x.sum() > 0 else -x             # the then branch; -x takes the else branch
+    with torch.no_grad():
+        y0, y1 = m(x), m(-x)
+    model = export(s, (x,), ["x"], ["y"])
+    assert any(n.op_type == "If" for n in model.graph.node)
+    write("bilstm_if", model, "", [x.numpy()], numpy_outputs(y0), [([(-x).numpy()], numpy_outputs(y1))])
+
+
 MODELS = [cnn_dynamic, seq_dynamic, if_runtime, loop_steps, loop_while, loop_break, loop_count, loop_long,
           loop_converge, sr_nested_if, if_const_cond, keras_nhwc, lstm_stream, gru_stream, extra_domains,
-          unet_convt]
+          unet_convt, bilstm_if]
 
 
 def main():
