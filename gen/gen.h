@@ -143,7 +143,7 @@ typedef struct {
     int winograd;               /* --winograd: IR_WINOGRAD_AUTO (0, the default), _OFF or _ALL
                                    (ir/pass.h; ir/winograd.c) */
     int no_extent_versions;     /* --extent-versions=off: a ranged C build without the model
-                                   steps' versions for smaller extents (gen/driver.c) */
+                                   steps' versions for smaller extents and extent 1 (gen/driver.c) */
     const SchTile *tile;        /* (ONNX, CPU) the default schedule's register tile; NULL: default */
     /* limits; 0: the default */
     int64_t max_file_bytes;     /* --max-file-mb: GEN_MAX_FILE_BYTES */

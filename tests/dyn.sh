@@ -156,6 +156,20 @@ else
   bad "upsample: no version of its final resize without threads"
 fi
 
+# a dim whose range starts at 1 (attention's seq=1..20: a decoder's one token): each step
+# that reads it has a version for extent 1, its loops over the dim folded, which the model
+# function tries first (the outputs at extent 1 above come from those versions); none for
+# a dim that starts above 1 (upsample's 4..48), none with --extent-versions=off
+at1=$(awk '/^static (KGEN_WIDE_VECTORS )?void attention_t_Softmax_output_0__sum_at1\(/,/^}$/' $out/attention/attention.c)
+if [ -n "$at1" ] && ! grep -q "for (.*seq" <<< "$at1" &&
+   grep -q "^    if ((seq == 1))$" $out/attention/attention.c && ! grep -q "_at1(" $out/upsample/upsample.c &&
+   $KGEN tests/dyn/attention/model.onnx $(cat tests/dyn/attention/args) --extent-versions=off -o $out/at1off > /dev/null 2>&1 &&
+   ! grep -q "_at1(" $out/at1off/model.c; then
+  ok
+else
+  bad "attention: no version of its steps for seq == 1 with its loops folded, or one where there should be none"
+fi
+
 # a linear Resize between sizes decided at run time reads its taps and weights from tables
 # over each output coordinate (computed once a run), not from divisions in every element
 r1=$($KGEN tests/dyn/resizes/model.onnx $(cat tests/dyn/resizes/args) --dump=import 2>&1 | grep -E '^  r1(_lo2)?\[')
