@@ -83,9 +83,10 @@
  * runs a kernel without one (KGEN_TEAM_ONE), and the team meets after each kernel
  * (KGEN_TEAM_SYNC). Two independent kernels without parallel loops (the "beside" pair,
  * below) run one on thread 0 and one on thread 1 (KGEN_TEAM_SIDE(0), KGEN_TEAM_SIDE(1):
- * both on thread 0 in a team of one), and the team meets after the second. The meeting is a counter and a flag that each thread waits on, with
- * the pause instruction where there is one, and after 4096 tries it gives its core away
- * (sched_yield) while it waits, which matters where threads outnumber free cores. Opening
+ * both on thread 0 in a team of one), and the team meets after the second. The meeting
+ * is a counter and a flag that each thread waits on, with the pause instruction where
+ * there is one, and after 4096 tries it gives its core away (sched_yield) while it waits,
+ * which matters where threads outnumber free cores. Opening
  * and closing a region cost 2.5 us in libgomp on a 2-core VM, its barrier 1.2 us, this
  * meeting about 0.3: MobileNetV3-small on 2 threads 0.64 -> 0.53 ms, ShuffleNetV2 1.39 ->
  * 1.16 ms. Without OpenMP, or in a profiling build (each kernel timed alone), they are
@@ -146,8 +147,8 @@ static inline void kgen_team_sync(kgen_team *t, int *phase)
 
 /* Around two independent model steps that have no parallel loop of their own (the two
  * directions of a bidirectional LSTM), in a model function without a team (above): under
- * -fopenmp each runs on a thread of its own, otherwise one after the other. A profiling build (-DKGEN_PROFILE) runs them one after
- * the other too, so that each is timed alone. */
+ * -fopenmp each runs on a thread of its own, otherwise one after the other. A profiling
+ * build (-DKGEN_PROFILE) runs them one after the other too, so that each is timed alone. */
 #if defined(_OPENMP) && !defined(KGEN_PROFILE)
 #define KGEN_SIDE_BY_SIDE _Pragma("omp parallel sections")
 #define KGEN_SIDE _Pragma("omp section")
