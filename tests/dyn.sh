@@ -5,7 +5,9 @@
 #   2. the runner builds with strict flags (-Werror); --info names every range;
 #   3. at each extent K the runner's output matches PyTorch's out_K.npy (npycmp);
 #   4. bad_K.npy, an input outside the range, is refused: non-zero exit, a message naming
-#      the range, no output written.
+#      the range, no output written;
+#   5. the model built with its dims fixed at its first reference extent matches that
+#      reference as well.
 # And for tests/dyn/cnn the entry points themselves: NAME() with a dim outside its range
 # and NAME_tensors() with an output of the wrong shape return KGEN_ERR_SHAPE, and
 # NAME_output_shape() gives the runner's shapes. Prints "dyn: N passed, N failed".
@@ -65,6 +67,28 @@ for d in tests/dyn/*/; do
       bad "$name at $k: the output differs from PyTorch's: $(tail -1 <<< "$cmp")"
     fi
   done
+  # 5. the model with its dims fixed at one reference extent (the baseline tests/bench/dyn.sh
+  #    times the ranged build against) matches the reference too: both builds must compute
+  #    the same thing (a Resize's axis of scale 1 once read neighbours in the fixed build)
+  ref=$(ls $d/out_*.npy | head -1)
+  k=$(basename $ref .npy); k=${k#out_}
+  fixed=$args i=1
+  for sym in $(grep -o '[A-Za-z_0-9]*=[0-9]*\.\.[0-9]*' <<< "$args" | cut -d= -f1); do
+    fixed=$(sed "s/$sym=[0-9]*\.\.[0-9]*/$sym=$(cut -dx -f$i <<< "$k")/" <<< "$fixed")
+    i=$((i + 1))
+  done
+  rm -rf $dir.fixed
+  # shellcheck disable=SC2086
+  if ! timeout 120 $KGEN $d/model.onnx $fixed --main --name $name -o $dir.fixed > $dir.fixed.log 2>&1 ||
+    ! make -s -C $dir.fixed CC="$CC" CFLAGS="$STRICT" >> $dir.fixed.log 2>&1 ||
+    ! timeout 60 $dir.fixed/$name $d/in_$k.npy -o $dir.fixed/out > $dir.fixed/run.log 2>&1; then
+    bad "$name built with $fixed: $(grep -m1 -iE 'error|fail' $dir.fixed.log $dir.fixed/run.log 2>/dev/null)"
+  elif cmp=$($out/npycmp --rtol 1e-3 --atol 1e-4 $ref $dir.fixed/out/output_0.npy 2>&1); then
+    echo "    $name built for $k: $(tail -1 <<< "$cmp")"
+    ok
+  else
+    bad "$name built for $k: the output differs from the reference: $(tail -1 <<< "$cmp")"
+  fi
   for b in $d/bad_*.npy; do
     rm -rf $dir/out_bad
     if timeout 60 $dir/$name $b -o $dir/out_bad > $dir/run_bad.log 2>&1; then

@@ -117,31 +117,6 @@ static int resize_coeffs(const ResizeOpts *o, double ratio, double scale, double
     return -1;
 }
 
-/* The n integers in [0, limit) nearest to x, ties to the smaller, ascending. */
-static void nearest_ints(double x, int n, int64_t limit, int64_t *out)
-{
-    int64_t lo = (int64_t)floor(x), hi;
-    if (lo >= limit)
-        lo = limit - 1;
-    if (lo < -1)
-        lo = -1;
-    hi = lo + 1;
-    int64_t first = lo + 1, last = lo;   /* the chosen range is [first, last] */
-    for (int k = 0; k < n; k++) {
-        int can_lo = lo >= 0, can_hi = hi < limit;
-        if (!can_lo && !can_hi)
-            break;
-        if (can_lo && (!can_hi || fabs(x - (double)lo) <= fabs(x - (double)hi)))
-            first = lo--;
-        else
-            last = hi++;
-        if (first > last)
-            last = first;
-    }
-    for (int k = 0; k < n; k++)
-        out[k] = first + k;
-}
-
 /* Tables for one axis: input size L, output size O. */
 static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, double scale, double out_w,
                       double out_w_m1, double roi0, double roi_len, AxisTable *t)
@@ -155,9 +130,15 @@ static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, doubl
     if (!ti || !tw || !cnt)
         ir_die("out of memory");
     int maxn = 1;
+    /* an axis of scale 1 and as many outputs as inputs (a tensor's channels) is read as it
+     * is, whatever the coordinate mode: tf_half_pixel_for_nn's (o + 0.5) / 1 under
+     * nearest_mode ceil would take each channel's neighbour (onnxruntime, and the Resize
+     * over run-time extents below, keep the axis as it is) */
+    int keep = scale == 1 && O == L && o->ct != CT_TF_CROP_AND_RESIZE;
     for (int64_t x = 0; x < O; x++) {
         double xo = 0, xd = (double)x;
-        switch (o->ct) {
+        switch (keep ? -1 : (int)o->ct) {
+        case -1: xo = xd; break;
         case CT_HALF_PIXEL: xo = (xd + 0.5) / scale - 0.5; break;
         case CT_HALF_PIXEL_SYM: {
             double adj = (double)O / out_w, center = (double)L / 2;
@@ -194,8 +175,17 @@ static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, doubl
             free(ti), free(tw), free(cnt);
             return ir_fail("%s: the antialiasing filter is too wide (scale %g)", c->op, scale);
         }
-        int64_t pad = (n + 1) / 2;
-        nearest_ints(xo + (double)pad, n, L + 2 * pad, nb);
+        /* the n taps, in the coefficients' order: b - n / 2 + 1 .. b + n / 2, b the
+         * coordinate's floor, or one below it where the coordinate is whole (ratio 1); in the
+         * input edge-padded by pad elements a side. Counted from b, not as the n integers
+         * nearest to xo + pad: a coordinate a rounding error above a whole number (15 + 2e-15:
+         * linear 62 -> 42 columns, pytorch_half_pixel) has ratio 2e-15, but xo + pad rounds
+         * to the whole number itself, whose nearest two start one lower. */
+        int64_t pad = (n + 1) / 2, b = (int64_t)fl - (xo == fl);
+        for (int i = 0; i < n; i++) {
+            int64_t at = b + 1 - n / 2 + i + pad;
+            nb[i] = at < 0 ? 0 : at >= L + 2 * pad ? L + 2 * pad - 1 : at;
+        }
         if (o->exclude_outside) {
             double sum = 0;
             for (int i = 0; i < n; i++) {

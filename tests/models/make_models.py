@@ -235,6 +235,28 @@ def classifier():
     return ClassifierHead().eval(), torch.randn(1, 600)
 
 
+class Resamples(nn.Module):
+    """Resizes whose source coordinates fall on whole numbers up to a rounding error:
+    bilinear 40x62 -> 41x42 (column 10's (10 + 0.5) * 62 / 42 - 0.5 is 15 + 2e-15 in
+    double) and bicubic back to 40x62 (row and column 15 map to 10, a hair below it), each
+    with pytorch_half_pixel coordinates; a 1x1 conv mixes the channels in between, which
+    the Resizes must leave as they are."""
+
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Conv2d(3, 3, 1)
+
+    def forward(self, x):          # x: [1, 3, 40, 62]
+        f = nn.functional
+        y = self.mix(f.interpolate(x, size=(41, 42), mode="bilinear", align_corners=False))
+        return f.interpolate(y, size=(40, 62), mode="bicubic", align_corners=False) + x
+
+
+def resamples():
+    torch.manual_seed(9)
+    return Resamples().eval(), torch.randn(1, 3, 40, 62)
+
+
 MODELS = {
     "mobilenetv2_small": mobilenetv2_small,
     "resnet_blocks": resnet_blocks,
@@ -244,6 +266,7 @@ MODELS = {
     "conv1d_front": conv1d_front,
     "wino_convs": wino_convs,
     "classifier": classifier,
+    "resamples": resamples,
 }
 
 
