@@ -43,8 +43,9 @@ const char *op_name_at(int i)
 
 /* Operators that take run-time dims (ir/dyn.c). Generic: every output position reads its
  * inputs' run-time dims position for position, or reduces over them as a whole with no
- * count in the formula (elementwise, broadcasting, Transpose, Softmax, MatMul's sum); the
- * strict inference checks each build. Aware: the builder computes its run-time extents
+ * count in the formula (elementwise, broadcasting, Transpose, Softmax, MatMul's sum,
+ * Trilu's mask of positions; LayerNormalization's count is of the fixed dims it normalizes,
+ * its builder refuses run-time ones); the strict inference checks each build. Aware: the builder computes its run-time extents
  * itself (windows over a run-time dim, averages over one, a view that merges or splits
  * one). */
 static const char *const dyn_generic[] = {
@@ -56,6 +57,7 @@ static const char *const dyn_generic[] = {
     "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
     "Transpose", "Unsqueeze", "Where", "Xor", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
     "Slice", "Split", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceProd",
+    "Trilu", "LayerNormalization", "RMSNormalization",
 };
 static const char *const dyn_aware[] = {
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Flatten", "Resize",

@@ -603,6 +603,12 @@ static int layer_norm_op(OpCtx *c, int rms)
     double eps = op_attr_float(c, "epsilon", 1e-5);
     int red_dims[KG_MAX_DIMS];
     tail_set(x->ndim, axis, red_dims);
+    /* the dims before axis may be decided at run time (a sequence's tokens, each normalized
+     * on its own); the statistics' count is the normalized dims' constant product */
+    for (int d = axis; d < x->ndim; d++)
+        if (x->dyn[d])
+            return ir_fail("%s: normalizes over dim %d of '%s', decided at run time; kgen normalizes over fixed "
+                           "dims only yet (the dims from axis %d on)", c->op, d, x->name, axis);
     DType t = x->dtype;
     Expr *n = op_lit((double)reduced_count(x, red_dims), t);
 

@@ -121,6 +121,28 @@ class PosAttn(nn.Module):
         return self.fc(a @ y)
 
 
+class Decoder(nn.Module):
+    """A pre-norm decoder block as opset 17 exports it: LayerNormalization over the features
+    (the tokens decided at run time), causal self-attention with two heads masked by
+    torch.tril of the scores (Trilu over run-time dims: -30 above the diagonal after the
+    shift, nothing once through the softmax), a GELU MLP and the residuals."""
+
+    def __init__(self):
+        super().__init__()
+        self.n1 = nn.LayerNorm(16)
+        self.qkv = nn.Linear(16, 48)
+        self.o = nn.Linear(16, 16)
+        self.n2 = nn.LayerNorm(16)
+        self.mlp = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16))
+
+    def forward(self, x):                        # [1, T, 16]
+        t = x.shape[1]
+        q, k, v = self.qkv(self.n1(x)).reshape(1, t, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        a = torch.tril((q @ k.transpose(-1, -2)) * 0.35 + 30) - 30   # -30 above the diagonal
+        y = x + self.o((torch.softmax(a, dim=-1) @ v).transpose(1, 2).reshape(1, t, 16))
+        return y + self.mlp(self.n2(y))
+
+
 class RangeStep(nn.Module):
     """Range over the sequence length with a start, a step and a negative step, each
     gathering a learned embedding summed over its length; arange(2, T, 3) is empty at T=2
@@ -252,6 +274,8 @@ MODELS = {
              [(1, 1, 20), (7, 1, 20), (33, 1, 20), (64, 1, 20)], (65, 1, 20)),
     "posattn": (PosAttn, (1, 10, 16), {1: "T"}, "--dim T=1..48",
                 [(1, 1, 16), (1, 5, 16), (1, 17, 16), (1, 48, 16)], (1, 49, 16)),
+    "decoder": (Decoder, (1, 10, 16), {1: "T"}, "--dim T=1..40",
+                [(1, 1, 16), (1, 6, 16), (1, 19, 16), (1, 40, 16)], (1, 41, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
     "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",
@@ -263,7 +287,7 @@ MODELS = {
     "upsample": (Upsample, (1, 2, 20, 24), {2: "H", 3: "W"}, "--dim H=4..48 --dim W=4..48",
                  [(1, 2, 4, 4), (1, 2, 7, 13), (1, 2, 30, 19), (1, 2, 48, 48)], (1, 2, 3, 48)),
 }
-OPSET = {"upsample": 9}   # the others 13
+OPSET = {"upsample": 9, "decoder": 17}   # the others 13
 
 
 def onnx_models():

@@ -12,3 +12,12 @@ nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["
 g = helper.make_graph(nodes, "add_t", [a, b], [y])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kgen tests")
 onnx.save(m, "add_t.onnx")
+
+# ln_t.onnx for tests/errors.sh: LayerNormalization of x: f32[1, T, 4] from axis 1, over T
+# (decided at run time with --dim T=1..8): refused, the count it divides by being fixed
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "T", 4])
+ln = helper.make_node("LayerNormalization", ["x", "s"], ["y"], axis=1)
+s = helper.make_tensor("s", TensorProto.FLOAT, [1, 4], [1.0, 1.0, 1.0, 1.0])
+g = helper.make_graph([ln], "ln_t", [x], [y], [s])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="kgen tests")
+onnx.save(m, "ln_t.onnx")
