@@ -27,9 +27,9 @@ int onnx_sym_op(const char *op)
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (!strcmp(op, ops[i]))
             return 1;
-    /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range: a run-time
-     * extent of its output) */
-    if (!strcmp(op, "Reshape") || !strcmp(op, "Range") || !strcmp(op, "Resize"))
+    /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range and
+     * ConstantOfShape: run-time extents of their outputs) */
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Range") || !strcmp(op, "Resize") || !strcmp(op, "ConstantOfShape"))
         return 2;
     /* 3: arithmetic, computed here (onnx_sym_arith) */
     static const char *const arith[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};

@@ -110,16 +110,24 @@ static int constant(OpCtx *c)
 
 /* ---------------------------------------------------------------- ConstantOfShape */
 
+/* The shape may hold extents decided at run time (Tensor.sym: torch.ones(t, t) of a
+ * sequence's length): the output has those dims, bound by their ranges' most. */
 static int constant_of_shape(OpCtx *c)
 {
     int64_t s[KG_MAX_DIMS + 1];
-    int64_t n = op_const_ints(c, 0, "input", s, KG_MAX_DIMS + 1);
+    Expr *sym[KG_MAX_DIMS + 1];
+    int64_t n = op_const_ints_sym(c, 0, "input", s, sym, KG_MAX_DIMS + 1);
     if (n < 0)
         return -1;
     if (n > KG_MAX_DIMS)
         return ir_fail("%s: the output would have rank %lld (limit %d)", c->op, (long long)n, KG_MAX_DIMS);
     int64_t numel = 1;
     for (int d = 0; d < n; d++) {
+        int64_t lo, hi;
+        if (sym[d] && (!ir_dims_bounds(c->prog, sym[d], &lo, &hi) || lo < 1))
+            return ir_fail("%s: dimension %d, decided at run time, can be 0 or has no bound", c->op, d);
+        if (sym[d])
+            s[d] = hi;
         if (s[d] < 0)
             return ir_fail("%s: dimension %d is %lld", c->op, d, (long long)s[d]);
         if (s[d] > INT32_MAX || (numel *= s[d]) > INT32_MAX)
@@ -162,7 +170,17 @@ static int constant_of_shape(OpCtx *c)
         return 0;
     }
     IterVar **ax = op_axes((int)n, s);
-    return op_emit_out(c, 0, (int)n, ax, v) ? 0 : -1;
+    Tensor *out = op_emit_out(c, 0, (int)n, ax, v);
+    if (!out)
+        return -1;
+    for (int d = 0; d < n; d++) {
+        int64_t lo, hi;
+        if (sym[d] && ir_dims_bounds(c->prog, sym[d], &lo, &hi) && lo != hi) {
+            ax[d]->dyn = sym[d];
+            out->dyn[d] = sym[d];
+        }
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- Shape, Size */

@@ -123,9 +123,9 @@ class PosAttn(nn.Module):
 
 class Decoder(nn.Module):
     """A pre-norm decoder block as opset 17 exports it: LayerNormalization over the features
-    (the tokens decided at run time), causal self-attention with two heads masked by
-    torch.tril of the scores (Trilu over run-time dims: -30 above the diagonal after the
-    shift, nothing once through the softmax), a GELU MLP and the residuals."""
+    (the tokens decided at run time), causal self-attention with two heads whose mask is
+    torch.tril of torch.ones(t, t) (ConstantOfShape of a run-time shape, Trilu over run-time
+    dims), a GELU MLP and the residuals."""
 
     def __init__(self):
         super().__init__()
@@ -138,7 +138,8 @@ class Decoder(nn.Module):
     def forward(self, x):                        # [1, T, 16]
         t = x.shape[1]
         q, k, v = self.qkv(self.n1(x)).reshape(1, t, 3, 2, 8).permute(2, 0, 3, 1, 4)
-        a = torch.tril((q @ k.transpose(-1, -2)) * 0.35 + 30) - 30   # -30 above the diagonal
+        keep = torch.tril(torch.ones(t, t))      # ConstantOfShape of [T, T], then Trilu
+        a = (q @ k.transpose(-1, -2)) * 0.35 + (keep - 1) * 1e9
         y = x + self.o((torch.softmax(a, dim=-1) @ v).transpose(1, 2).reshape(1, t, 16))
         return y + self.mlp(self.n2(y))
 
