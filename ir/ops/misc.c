@@ -126,8 +126,10 @@ static int constant_of_shape(OpCtx *c)
         int64_t lo, hi;
         if (sym[d] && (!ir_dims_bounds(c->prog, sym[d], &lo, &hi) || lo < 1))
             return ir_fail("%s: dimension %d, decided at run time, can be 0 or has no bound", c->op, d);
-        if (sym[d])
+        if (sym[d]) {
             s[d] = hi;
+            sym[d] = lo != hi ? sym[d] : NULL;   /* one value in its range: fixed */
+        }
         if (s[d] < 0)
             return ir_fail("%s: dimension %d is %lld", c->op, d, (long long)s[d]);
         if (s[d] > INT32_MAX || (numel *= s[d]) > INT32_MAX)
@@ -173,13 +175,11 @@ static int constant_of_shape(OpCtx *c)
     Tensor *out = op_emit_out(c, 0, (int)n, ax, v);
     if (!out)
         return -1;
-    for (int d = 0; d < n; d++) {
-        int64_t lo, hi;
-        if (sym[d] && ir_dims_bounds(c->prog, sym[d], &lo, &hi) && lo != hi) {
+    for (int d = 0; d < n; d++)
+        if (sym[d]) {
             ax[d]->dyn = sym[d];
             out->dyn[d] = sym[d];
         }
-    }
     return 0;
 }
 

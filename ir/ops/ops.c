@@ -44,10 +44,10 @@ const char *op_name_at(int i)
 /* Operators that take run-time dims (ir/dyn.c). Generic: every output position reads its
  * inputs' run-time dims position for position, or reduces over them as a whole with no
  * count in the formula (elementwise, broadcasting, Transpose, Softmax, MatMul's sum,
- * Trilu's mask of positions; LayerNormalization's count is of the fixed dims it normalizes,
- * its builder refuses run-time ones); the strict inference checks each build. Aware: the builder computes its run-time extents
- * itself (windows over a run-time dim, averages over one, a view that merges or splits
- * one). */
+ * Trilu's mask of positions; LayerNormalization's count is of the fixed dims it
+ * normalizes, its builder refuses run-time ones); the strict inference checks each build.
+ * Aware: the builder computes its run-time extents itself (windows over a run-time dim,
+ * averages over one, a view that merges or splits one). */
 static const char *const dyn_generic[] = {
     "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BatchNormalization", "Cast",
     "CastLike", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Floor",
