@@ -21,6 +21,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 
+. tests/dyn/fixed_args.sh
 rm -rf $out && mkdir -p $out
 if ! $CC -std=c99 -O2 -Wall -Wextra -pedantic -I templates tests/models/npycmp.c -o $out/npycmp -lm 2> $out/npycmp.log; then
   bad "dyn: cannot build tests/models/npycmp.c"
@@ -72,11 +73,7 @@ for d in tests/dyn/*/; do
   #    the same thing (a Resize's axis of scale 1 once read neighbours in the fixed build)
   ref=$(ls $d/out_*.npy | head -1)
   k=$(basename $ref .npy); k=${k#out_}
-  fixed=$args i=1
-  for sym in $(grep -o '[A-Za-z_0-9]*=[0-9]*\.\.[0-9]*' <<< "$args" | cut -d= -f1); do
-    fixed=$(sed "s/$sym=[0-9]*\.\.[0-9]*/$sym=$(cut -dx -f$i <<< "$k")/" <<< "$fixed")
-    i=$((i + 1))
-  done
+  fixed=$(dyn_fixed_args "$args" $k)
   rm -rf $dir.fixed
   # shellcheck disable=SC2086
   if ! timeout 120 $KGEN $d/model.onnx $fixed --main --name $name -o $dir.fixed > $dir.fixed.log 2>&1 ||

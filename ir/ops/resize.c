@@ -133,12 +133,11 @@ static int axis_table(OpCtx *c, const ResizeOpts *o, int64_t L, int64_t O, doubl
     /* an axis of scale 1 and as many outputs as inputs (a tensor's channels) is read as it
      * is, whatever the coordinate mode: tf_half_pixel_for_nn's (o + 0.5) / 1 under
      * nearest_mode ceil would take each channel's neighbour (onnxruntime, and the Resize
-     * over run-time extents below, keep the axis as it is) */
+     * over run-time extents below, keep the axis as it is): asymmetric's x / 1 */
     int keep = scale == 1 && O == L && o->ct != CT_TF_CROP_AND_RESIZE;
     for (int64_t x = 0; x < O; x++) {
         double xo = 0, xd = (double)x;
-        switch (keep ? -1 : (int)o->ct) {
-        case -1: xo = xd; break;
+        switch (keep ? CT_ASYMMETRIC : o->ct) {
         case CT_HALF_PIXEL: xo = (xd + 0.5) / scale - 0.5; break;
         case CT_HALF_PIXEL_SYM: {
             double adj = (double)O / out_w, center = (double)L / 2;

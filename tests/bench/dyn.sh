@@ -17,6 +17,7 @@ CFLAGS="-O3 -march=native"
 echo "# run-time dims: ranged build / static build at the same extent, $CC $CFLAGS, 1 thread, best of 5 medians (interleaved, each of about 20 ms of runs)"
 printf '%-10s %-22s %-10s %12s %12s %8s\n' model ranges extent static_ms ranged_ms ratio
 best() { sort -g | head -1; }
+. tests/dyn/fixed_args.sh
 dirs=tests/dyn/*/
 [ -n "${DYN_MODELS:-}" ] && dirs=$(for n in $DYN_MODELS; do echo tests/dyn/$n/; done)
 for d in $dirs; do
@@ -29,13 +30,8 @@ for d in $dirs; do
   for x in $d/in_*.npy; do
     k=$(basename $x .npy); k=${k#in_}
     # the same dims fixed at this extent: each SYMBOL=LO..HI becomes SYMBOL=N, N from the
-    # input's shape (the dims in args are in the order of the extent tag's parts)
-    fixed=$args i=1
-    for sym in $(grep -o '[A-Za-z_0-9]*=[0-9]*\.\.[0-9]*' <<< "$args" | cut -d= -f1); do
-      n=$(cut -dx -f$i <<< "$k")
-      fixed=$(sed "s/$sym=[0-9]*\.\.[0-9]*/$sym=$n/" <<< "$fixed")
-      i=$((i + 1))
-    done
+    # extent tag (tests/dyn/fixed_args.sh)
+    fixed=$(dyn_fixed_args "$args" $k)
     s=$w/$name.static_$k
     # shellcheck disable=SC2086
     $KGEN $d/model.onnx $fixed --main --name $name -o $s > /dev/null 2>&1 && make -s -C $s CC="$CC" CFLAGS="$CFLAGS" > /dev/null 2>&1 ||
