@@ -1376,7 +1376,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
     if (rc)
         return node_fail(n, ni);
     for (int i = first; i < I->prog->tensors.n && I->prog->dims.n; i++)
-        if (ir_dyn_infer(I->prog, I->prog->tensors.items[i], dyn == 1))
+        if (ir_dyn_infer(I->prog, I->prog->tensors.items[i], dyn == 1 && !c.dyn_own))
             return node_fail(n, ni);
     for (int i = first; i < I->prog->tensors.n; i++) {
         Tensor *t = I->prog->tensors.items[i];

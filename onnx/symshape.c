@@ -1,20 +1,24 @@
 /* symshape.c - shapes as values when dims are decided at run time: what Shape gives of a
  * tensor with run-time dims is a constant whose elements are extents (Tensor.sym, the
  * bounds in its data), and the operators that only move such values around (Gather,
- * Concat, Unsqueeze, Squeeze, Slice, Identity, Cast between integer types) move the
- * extents with them. The builder computes the output's data from the bounds as for any
- * constant; onnx_sym_values then gives it the extents its elements came from. An output
- * none of whose elements came from an extent is an ordinary constant (a batch size picked
- * out of a shape whose width is decided at run time). Any other operator that meets such
- * a value refuses it (op_const_ints, the importer's check), so a bound is never taken for
- * the value, except the builders that take such values themselves: Reshape's shape, and
- * Range's start and limit (a vector computed at run time, its extent an expression of the
- * dims: ir/ops/misc.c), and Resize's sizes (run-time output extents: ir/ops/resize.c).
+ * Concat, Unsqueeze, Squeeze, Slice, Identity, Cast between integer types, Where by a
+ * constant condition) move the extents with them. The builder computes the output's data
+ * from the bounds as for any constant; onnx_sym_values then gives it the extents its
+ * elements came from. An output none of whose elements came from an extent is an ordinary
+ * constant (a batch size picked out of a shape whose width is decided at run time). Any
+ * other operator that meets such a value refuses it (op_const_ints, the importer's check),
+ * so a bound is never taken for the value, except the builders that take such values
+ * themselves: Reshape's shape, Range's start and limit (a vector computed at run time, its
+ * extent an expression of the dims: ir/ops/misc.c), ConstantOfShape's and Expand's shape
+ * (run-time output dims), Resize's sizes (ir/ops/resize.c), and Shape and Size of a vector
+ * of extents (its shape is fixed).
  *
- * Arithmetic on such values (Add, Sub, Mul, Div, Max, Min: `x.shape[2] // 2`) is done here,
- * not by the operators' builders: each element of the output is the expression of its
- * operands' elements (an extent's expression, or a constant), and the data holds its
+ * Arithmetic on such values (Add, Sub, Mul, Div, Mod, Max, Min: `x.shape[2] // 2`) is done
+ * here, not by the operators' builders: each element of the output is the expression of
+ * its operands' elements (an extent's expression, or a constant), and the data holds its
  * bound, the most it can be over the dims' ranges (ir_dims_bounds), as Shape's does.
+ * Comparisons (torch's expand() asks which elements of a shape are -1) give constants
+ * where the ranges decide them.
  */
 #include "import.h"
 #include "../ir/ops/ops.h"
@@ -23,16 +27,21 @@
 
 int onnx_sym_op(const char *op)
 {
-    static const char *const ops[] = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Cast"};
+    static const char *const ops[] = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Cast", "Where"};
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (!strcmp(op, ops[i]))
             return 1;
     /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range and
      * ConstantOfShape: run-time extents of their outputs) */
-    if (!strcmp(op, "Reshape") || !strcmp(op, "Range") || !strcmp(op, "Resize") || !strcmp(op, "ConstantOfShape"))
-        return 2;
-    /* 3: arithmetic, computed here (onnx_sym_arith) */
-    static const char *const arith[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+    static const char *const takers[] = {"Reshape", "Range", "Resize", "ConstantOfShape", "Expand",
+                                         /* (the shape of a vector of extents is fixed) */
+                                         "Shape", "Size"};
+    for (size_t i = 0; i < sizeof takers / sizeof *takers; i++)
+        if (!strcmp(op, takers[i]))
+            return 2;
+    /* 3: arithmetic and comparisons, computed here (onnx_sym_arith) */
+    static const char *const arith[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod",
+                                        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
     for (size_t i = 0; i < sizeof arith / sizeof *arith; i++)
         if (!strcmp(op, arith[i]))
             return 3;
@@ -53,6 +62,23 @@ static int64_t const_int(const Tensor *t, int64_t k)
         v = w;
     }
     return v;
+}
+
+/* the element of t that element k of out reads where t broadcasts to out's shape */
+static int64_t bcast_at(const Tensor *t, const Tensor *out, int64_t k)
+{
+    int64_t j = 0, stride = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int64_t i = k % out->shape[d];
+        k /= out->shape[d];
+        int dt = d - (out->ndim - t->ndim);
+        if (dt < 0)
+            break;
+        if (t->shape[dt] != 1)
+            j += i * stride;
+        stride *= t->shape[dt];
+    }
+    return j;
 }
 
 int onnx_sym_values(OpCtx *c, Tensor *out)
@@ -96,6 +122,19 @@ int onnx_sym_values(OpCtx *c, Tensor *out)
             b = x->shape[0] - (st[0] < 0);
         for (int64_t k = 0; k < n; k++)
             sym[k] = sym_at(x, b + k * st[0]);
+    } else if (!strcmp(c->op, "Where")) {
+        /* a choice by a constant condition (torch's expand(): an extent where the shape
+         * says -1) takes the chosen element's extent */
+        for (int i = 0; i < 3; i++)
+            if (!c->in[i] || c->in[i]->kind != T_CONSTANT || (i == 0 && ir_tensor_has_sym(c->in[i])))
+                return ir_fail("%s: extents decided at run time chosen by a condition that is not a constant",
+                               c->op);
+        for (int64_t k = 0; k < n; k++) {
+            const unsigned char *cond = c->in[0]->data;
+            int64_t j = bcast_at(c->in[0], out, k);
+            Tensor *pick = cond[j] ? c->in[1] : c->in[2];
+            sym[k] = sym_at(pick, bcast_at(pick, out, k));
+        }
     } else {
         /* Unsqueeze, Squeeze, Identity, Cast: the same elements in the same order */
         if (n != ir_tensor_numel(x) || (ir_dtype_is_float(out->dtype)))
@@ -128,6 +167,42 @@ static Expr *arith_operand(OpCtx *c, int i, int64_t k)
     return ir_idx(v);
 }
 
+/* A comparison of extents with constants or other extents is a constant where the dims'
+ * ranges decide it (torch's expand() asks whether each element of a shape is -1): the
+ * difference's bounds give the answer, or there is none to give at compile time. */
+static int sym_compare(OpCtx *c, BinOp op, int64_t n, int ndim)
+{
+    unsigned char *data = ir_alloc((size_t)(n ? n : 1));
+    for (int64_t k = 0; k < n; k++) {
+        Expr *x = arith_operand(c, 0, k), *y = arith_operand(c, 1, k);
+        if (!x || !y)
+            return -1;
+        int64_t lo, hi;
+        if (!ir_dims_bounds(c->prog, ir_simplify(ir_sub(x, y), NULL), &lo, &hi))
+            return ir_fail("%s: an extent decided at run time without a bound", c->op);
+        int yes = op == OP_EQ ? lo == 0 && hi == 0
+                  : op == OP_LT ? hi < 0
+                  : op == OP_GT ? lo > 0
+                  : op == OP_LE ? hi <= 0
+                                : lo >= 0;
+        int no = op == OP_EQ ? lo > 0 || hi < 0
+                 : op == OP_LT ? lo >= 0
+                 : op == OP_GT ? hi <= 0
+                 : op == OP_LE ? lo > 0
+                               : hi < 0;
+        if (!yes && !no)
+            return ir_fail("%s: element %lld compares an extent decided at run time, and the answer depends on "
+                           "the extents (the dims' ranges decide it only where it is the same across them)",
+                           c->op, (long long)k);
+        data[k] = (unsigned char)yes;
+    }
+    Tensor *t = op_const_tensor(c, "value", DT_BOOL, ndim, &n, data);
+    if (!t)
+        return -1;
+    c->out[0] = t;
+    return 0;
+}
+
 int onnx_sym_arith(OpCtx *c)
 {
     if (c->nin != 2 || !c->in[0] || !c->in[1])
@@ -152,12 +227,18 @@ int onnx_sym_arith(OpCtx *c)
         return ir_fail("%s: %lld and %lld elements do not broadcast", c->op, (long long)na, (long long)nb);
     int64_t n = na > nb ? na : nb;
     int ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
-    BinOp op = !strcmp(c->op, "Add")   ? OP_ADD
-               : !strcmp(c->op, "Sub") ? OP_SUB
-               : !strcmp(c->op, "Mul") ? OP_MUL
-               : !strcmp(c->op, "Div") ? OP_FLOORDIV
-               : !strcmp(c->op, "Max") ? OP_MAX
-                                       : OP_MIN;
+    static const struct {
+        const char *name;
+        BinOp op;
+    } ops[] = {{"Add", OP_ADD}, {"Sub", OP_SUB}, {"Mul", OP_MUL}, {"Div", OP_FLOORDIV}, {"Mod", OP_FLOORMOD},
+               {"Max", OP_MAX}, {"Min", OP_MIN}, {"Equal", OP_EQ}, {"Less", OP_LT}, {"Greater", OP_GT},
+               {"LessOrEqual", OP_LE}, {"GreaterOrEqual", OP_GE}};
+    size_t oi = 0;
+    while (strcmp(ops[oi].name, c->op))
+        oi++;
+    BinOp op = ops[oi].op;
+    if (op == OP_EQ || op == OP_LT || op == OP_GT || op == OP_LE || op == OP_GE)
+        return sym_compare(c, op, n, ndim);
     Expr **sym = ir_alloc(sizeof *sym * (size_t)(n ? n : 1));
     int64_t *data = ir_alloc(sizeof *data * (size_t)(n ? n : 1));
     int any = 0;
@@ -168,7 +249,7 @@ int onnx_sym_arith(OpCtx *c)
         int64_t xlo, xhi, ylo, yhi, lo, hi;
         if (!ir_dims_bounds(c->prog, x, &xlo, &xhi) || !ir_dims_bounds(c->prog, y, &ylo, &yhi))
             return ir_fail("%s: an extent decided at run time without a bound", c->op);
-        if (op == OP_FLOORDIV && !(ylo > 0 && xlo >= 0))
+        if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && !(ylo > 0 && xlo >= 0))
             return ir_fail("%s: element %lld divides %s by %s; kgen divides extents only where both are "
                            "non-negative and the divisor is at least 1", c->op, (long long)k,
                            xlo >= 0 ? "a non-negative value" : "a value that can be negative",

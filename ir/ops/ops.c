@@ -57,11 +57,11 @@ static const char *const dyn_generic[] = {
     "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
     "Transpose", "Unsqueeze", "Where", "Xor", "Concat", "ReduceMax", "ReduceMin", "ReduceSum",
     "Slice", "Split", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceProd",
-    "Trilu", "LayerNormalization", "RMSNormalization",
+    "Trilu", "LayerNormalization", "RMSNormalization", "Tile",
 };
 static const char *const dyn_aware[] = {
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Flatten", "Resize",
-    "Upsample", "RNN", "GRU", "LSTM",
+    "Upsample", "RNN", "GRU", "LSTM", "Expand",
 };
 
 int op_makes_images(const char *op_type)

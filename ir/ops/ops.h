@@ -90,6 +90,9 @@ struct OpCtx {
     const char *first_output;      /* node output 0 as the model names it ("" if none): the
                                       default seed of the Random* ops */
     int ntmp;                      /* counter for op_name() */
+    int dyn_own;                   /* set by a builder of dyn_generic that computed its
+                                      run-time extents itself (Concat along a run-time
+                                      axis): the lenient inference checks the node */
     /* optional: t's value if the importer can compute it now (a compute over graph inputs
      * bound with --bind-inputs data), else NULL; op_is_const asks it */
     Tensor *(*known)(void *importer, Tensor *t);

@@ -467,21 +467,23 @@ typedef struct {
     int n, axis;
 } ConcatArg;
 
+/* Along a run-time axis (a class token before a sequence of run-time length: ViT's) the
+ * inputs' offsets are sums of extents, and the output's extent is their sum. */
 static Expr *concat_body(OpCtx *c, void *arg, Expr **idx)
 {
     (void)c;
     ConcatArg *a = arg;
-    int64_t off[OP_MAX_IO + 1];
-    off[0] = 0;
+    Expr *off[OP_MAX_IO + 1];
+    off[0] = iconst(0);
     for (int i = 0; i < a->n; i++)
-        off[i + 1] = off[i] + a->xs[i]->shape[a->axis];
+        off[i + 1] = ir_simplify(ir_add(off[i], ir_tensor_dim(a->xs[i], a->axis)), NULL);
     Expr *e = NULL;
     for (int i = a->n - 1; i >= 0; i--) {
         Expr *ix[KG_MAX_DIMS];
         memcpy(ix, idx, sizeof(Expr *) * (size_t)a->xs[i]->ndim);
-        ix[a->axis] = ir_sub(idx[a->axis], iconst(off[i]));
+        ix[a->axis] = ir_sub(idx[a->axis], off[i]);
         Expr *r = op_read(a->xs[i], ix);
-        e = e ? ir_select(ir_bin(OP_LT, idx[a->axis], iconst(off[i + 1])), r, e) : r;
+        e = e ? ir_select(ir_bin(OP_LT, idx[a->axis], off[i + 1]), r, e) : r;
     }
     return e;
 }
@@ -532,7 +534,27 @@ static int concat(OpCtx *c)
         return 0;
     }
     ConcatArg a = {xs, m, axis};
-    return emit_body(c, 0, x0->ndim, s, x0->dtype, concat_body, &a);
+    Expr *ext = NULL;
+    for (int i = 0; i < m; i++)
+        if (xs[i]->dyn[axis])
+            ext = iconst(0);
+    if (!ext)
+        return emit_body(c, 0, x0->ndim, s, x0->dtype, concat_body, &a);
+    /* (the lenient inference gives the other axes their inputs' run-time dims and checks
+     * that those agree; a fixed dim beside a run-time one is refused here) */
+    for (int i = 1; i < m; i++)
+        for (int d = 0; d < x0->ndim; d++)
+            if (d != axis && !xs[i]->dyn[d] != !xs[0]->dyn[d])
+                return ir_fail("%s: dim %d of input %d is %s, of input 0 %s", c->op, d, i,
+                               xs[i]->dyn[d] ? "decided at run time" : "fixed",
+                               xs[0]->dyn[d] ? "decided at run time" : "fixed");
+    for (int i = 0; i < m; i++)
+        ext = ir_add(ext, ir_tensor_dim(xs[i], axis));
+    if (emit_body(c, 0, x0->ndim, s, x0->dtype, concat_body, &a))
+        return -1;
+    c->out[0]->axes[axis]->dyn = ir_simplify(ext, NULL);
+    c->dyn_own = 1;
+    return 0;
 }
 
 typedef struct {
@@ -715,56 +737,95 @@ static int slice(OpCtx *c)
 
 /* ---------------------------------------------------------------- Expand, Tile */
 
-typedef struct {
-    Tensor *x;
-    int ndim;
-} BcastArg;
-
-static Expr *bcast_body(OpCtx *c, void *arg, Expr **idx)
-{
-    (void)c;
-    BcastArg *a = arg;
-    return op_read_bcast(a->x, idx, a->ndim);
-}
-
+/* Run-time dims (ONNX's broadcasting, over extents): a dim of the shape that holds an
+ * extent (Tensor.sym: torch's x.expand(b, t, 8) of x.shape's values) broadcasts an input
+ * dim of 1 to it, or must equal the input's run-time dim; a shape's 1 keeps the input's
+ * run-time dim, which is read position for position. */
 static int expand(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "input");
     if (!x)
         return -1;
     int64_t sh[MAX_LIST];
-    int n = (int)op_const_ints(c, 1, "shape", sh, MAX_LIST);
+    Expr *sym[MAX_LIST] = {0};
+    int n = (int)op_const_ints_sym(c, 1, "shape", sh, sym, MAX_LIST);
     if (n < 0 || check_rank(c, n))
         return -1;
     int r = n > x->ndim ? n : x->ndim;
     int64_t s[KG_MAX_DIMS];
+    Expr *ext[KG_MAX_DIMS] = {0};
     for (int d = 0; d < r; d++) {
         int dx = d - (r - x->ndim), ds = d - (r - n);
         int64_t a = dx >= 0 ? x->shape[dx] : 1, b = ds >= 0 ? sh[ds] : 1;
+        Expr *ea = dx >= 0 ? x->dyn[dx] : NULL, *eb = ds >= 0 ? sym[ds] : NULL;
         if (b < 0)
             return ir_fail("%s: shape[%d] is %lld", c->op, ds, (long long)b);
+        if (eb) {
+            /* an extent: b holds its bound */
+            int64_t lo, hi;
+            if (!ir_dims_bounds(c->prog, eb, &lo, &hi) || lo < 1)
+                return ir_fail("%s: shape[%d], an extent decided at run time, can be 0 or has no bound", c->op, ds);
+            if (ea && !ir_expr_equal(ea, eb))   /* (two run-time extents: the input's kept) */
+                ir_program_add_check(c->prog, ir_bin(OP_OR, ir_bin(OP_EQ, eb, ea), ir_bin(OP_EQ, eb, ir_idx(1))),
+                                     ir_fmt("'%s': %s's shape[%d] is 1 or dim %d of its input '%s'", c->base,
+                                            c->op, ds, dx, x->name));
+            else if (!ea && a != 1 && !(lo == hi && hi == a))
+                ir_program_add_check(c->prog, ir_bin(OP_OR, ir_bin(OP_EQ, eb, ir_idx(a)), ir_bin(OP_EQ, eb, ir_idx(1))),
+                                     ir_fmt("'%s': %s's shape[%d] is 1 or %lld, input dim %d of '%s'", c->base,
+                                            c->op, ds, (long long)a, dx, x->name));
+            s[d] = a == 1 && !ea ? hi : a;
+            ext[d] = ea ? ea : a == 1 && lo != hi ? eb : NULL;
+            continue;
+        }
+        if (ea && b != 1)
+            return ir_fail("%s: shape[%d] is %lld where input dim %d is decided at run time (1 keeps it)", c->op, ds,
+                           (long long)b, dx);
         if (a != b && a != 1 && b != 1)
             return ir_fail("%s: input dimension %lld cannot broadcast to %lld", c->op, (long long)a, (long long)b);
         s[d] = a == 1 ? b : a;
+        ext[d] = ea;
     }
     int same = r == x->ndim;
     for (int d = 0; same && d < r; d++)
-        same = s[d] == x->shape[d];
+        same = s[d] == x->shape[d] && ((!ext[d] && !x->dyn[d]) || (ext[d] && x->dyn[d] &&
+                                                                    ir_expr_equal(ext[d], x->dyn[d])));
     if (same) {
         c->out[0] = x;
         return 0;
     }
-    BcastArg a = {x, r};
-    return emit_body(c, 0, r, s, x->dtype, bcast_body, &a);
+    for (int d = 0; d < r; d++)
+        if (s[d] == 0)
+            return (c->out[0] = empty_value(c, "empty", x->dtype, r, s)) ? 0 : -1;
+    if (op_check_dims(c, r, s))
+        return -1;
+    IterVar **ax = op_axes(r, s);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, r, idx);
+    Tensor *out = op_emit_out(c, 0, r, ax, op_read_bcast(x, idx, r));
+    if (!out)
+        return -1;
+    for (int d = 0; d < r; d++)
+        if (ext[d]) {
+            ax[d]->dyn = ext[d];
+            out->dyn[d] = ext[d];
+        }
+    return 0;
 }
+
+typedef struct {
+    Tensor *x;
+    const int64_t *rep;
+} TileArg;
 
 static Expr *tile_body(OpCtx *c, void *arg, Expr **idx)
 {
     (void)c;
-    Tensor *x = arg;
+    TileArg *a = arg;
+    Tensor *x = a->x;
     Expr *ix[KG_MAX_DIMS];
+    /* (a dim repeated once is read position for position, a run-time one too) */
     for (int d = 0; d < x->ndim; d++)
-        ix[d] = x->shape[d] == 1 ? iconst(0) : ir_bin(OP_MOD, idx[d], iconst(x->shape[d]));
+        ix[d] = x->shape[d] == 1 ? iconst(0) : a->rep[d] == 1 ? idx[d] : ir_bin(OP_MOD, idx[d], iconst(x->shape[d]));
     return op_read(x, ix);
 }
 
@@ -787,7 +848,8 @@ static int tile(OpCtx *c)
             return ir_fail("%s: repeats[%d] is too large", c->op, d);
         s[d] = x->shape[d] * rep[d];
     }
-    return emit_body(c, 0, n, s, x->dtype, tile_body, x);
+    TileArg a = {x, rep};
+    return emit_body(c, 0, n, s, x->dtype, tile_body, &a);
 }
 
 /* ---------------------------------------------------------------- Pad */

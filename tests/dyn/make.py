@@ -144,6 +144,29 @@ class Decoder(nn.Module):
         return y + self.mlp(self.n2(y))
 
 
+class Tokens(nn.Module):
+    """The shapes torch's exporter computes for a batch of token sequences, both decided at
+    run time: a class token expanded to the batch and concatenated before the tokens
+    (Concat along the run-time sequence), positions arange(T + 1) expanded to the batch
+    (expand(b, -1): Shape of the shape, Equal and Where on extents, Expand), a gate
+    expanded from a column (Expand of a run-time dim to itself), repeat (Tile) and
+    new_zeros of the run-time shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls = nn.Parameter(torch.randn(1, 1, 16))
+        self.pos = nn.Embedding(41, 16)
+        self.fc = nn.Linear(24, 8)
+
+    def forward(self, x):                        # [B, T, 16]
+        b, t = x.shape[0], x.shape[1]
+        h = torch.cat([self.cls.expand(b, -1, -1), x], 1)
+        h = h + self.pos(torch.arange(t + 1).unsqueeze(0).expand(b, -1))
+        gate = torch.sigmoid(h[:, :, :1]).expand(b, t + 1, 8)
+        y = self.fc(torch.cat([h, gate], 2))
+        return y.repeat(1, 1, 2) + x.new_zeros(b, t + 1, 16)
+
+
 class RangeStep(nn.Module):
     """Range over the sequence length with a start, a step and a negative step, each
     gathering a learned embedding summed over its length; arange(2, T, 3) is empty at T=2
@@ -277,6 +300,8 @@ MODELS = {
                 [(1, 1, 16), (1, 5, 16), (1, 17, 16), (1, 48, 16)], (1, 49, 16)),
     "decoder": (Decoder, (1, 10, 16), {1: "T"}, "--dim T=1..40",
                 [(1, 1, 16), (1, 6, 16), (1, 19, 16), (1, 40, 16)], (1, 41, 16)),
+    "tokens": (Tokens, (2, 10, 16), {0: "B", 1: "T"}, "--dim B=1..4 --dim T=1..40",
+               [(1, 1, 16), (3, 7, 16), (2, 23, 16), (4, 40, 16)], (2, 41, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
     "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",
