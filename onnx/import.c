@@ -181,7 +181,8 @@ static int depends_on_input(Import *I, Tensor *t)
         ir_expr_tensors(t->init, &reads);
         ir_expr_tensors(t->update, &reads);
     }
-    int dep = 0;
+    /* (a compute of the run-time dims' values: extents cast to float) */
+    int dep = t->kind == T_COMPUTE && ir_expr_uses_dims(t->body);
     for (int i = 0; i < reads.n && !dep; i++)
         dep = reads.items[i] != t && depends_on_input(I, reads.items[i]);
     if (id >= 0) {
@@ -1412,7 +1413,7 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
                 out->nfolded++;
             }
         }
-        if (sym && onnx_sym_values(&c, t))
+        if (sym && onnx_sym_values(&c, &t))
             return node_fail(n, ni);
         define(I, n->outputs[i], t);
     }

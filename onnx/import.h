@@ -74,14 +74,15 @@ typedef struct {
  * Returns 0, or -1 with "node 'NAME' (OP): problem" in ir_errmsg(). */
 int onnx_import(const OnnxModel *model, const OnnxImportOpts *opts, OnnxImport *out);
 /* symshape.c: extents decided at run time as values (Tensor.sym). onnx_sym_op: 1 if op
- * moves such values (Gather, Concat, ...), 2 if it takes them as a shape (Reshape), 3 if
- * it is arithmetic on them (Add, Sub, Mul, Div, Max, Min), else 0.
- * onnx_sym_values gives out, the folded output of a node of the first kind built with c,
- * the extents its elements came from; onnx_sym_arith builds a node of the third kind (its
- * output a constant of the bounds, with the expressions). 0, or -1 with ir_fail(). */
+ * moves such values (Gather, Concat, ...), 2 if it takes them itself (Reshape's shape,
+ * Expand's, Shape of them), 3 if it is arithmetic or a comparison on them, else 0.
+ * onnx_sym_values gives *out, the folded output of a node of the first kind built with c,
+ * the extents its elements came from (a Cast of them to float replaces *out by a compute
+ * that reads them at run time); onnx_sym_arith builds a node of the third kind (its output
+ * a constant of the bounds, with the expressions). 0, or -1 with ir_fail(). */
 int onnx_sym_op(const char *op);
 struct OpCtx;
-int onnx_sym_values(struct OpCtx *c, Tensor *out);
+int onnx_sym_values(struct OpCtx *c, Tensor **out);
 int onnx_sym_arith(struct OpCtx *c);
 /* A C identifier from any ONNX name ("conv1/W:0" -> "conv1_W_0"). */
 const char *onnx_c_name(const char *onnx_name);

@@ -81,10 +81,39 @@ static int64_t bcast_at(const Tensor *t, const Tensor *out, int64_t k)
     return j;
 }
 
-int onnx_sym_values(OpCtx *c, Tensor *out)
+/* Cast of extents to a float type (a mean's divisor: `x.sum(1) / x.shape[1]`): a compute
+ * of the input's (fixed) shape whose elements are the extents' expressions converted, read
+ * at run time; it depends on the dims, so it is never folded at their bounds. */
+static int sym_to_float(OpCtx *c, Tensor **out)
 {
-    Tensor *x = c->in[0];
+    Tensor *x = c->in[0], *t = *out;
+    if ((t->dtype != DT_F32 && t->dtype != DT_F64) || x->ndim > 1)
+        return ir_fail("%s: extents decided at run time cast to %s%s (float or double of a scalar or vector is "
+                       "supported)", c->op, ir_dtype_name(t->dtype), x->ndim > 1 ? " in a tensor of rank 2 or more" : "");
+    int64_t n = ir_tensor_numel(x);
+    IterVar **ax = op_axes(x->ndim, x->shape);
+    Expr *body = NULL;
+    for (int64_t k = n - 1; k >= 0; k--) {
+        Expr *e = x->sym[k] ? ir_cast(t->dtype, x->sym[k]) : ir_float((double)const_int(x, k), t->dtype);
+        body = body ? ir_select(ir_bin(OP_EQ, ir_varref(ax[0]->var), ir_idx(k)), e, body) : e;
+    }
+    Tensor *f = op_emit(c, op_name(c, "extents"), x->ndim, ax, body);
+    if (!f)
+        return -1;
+    *out = f;
+    return 0;
+}
+
+int onnx_sym_values(OpCtx *c, Tensor **outp)
+{
+    Tensor *x = c->in[0], *out = *outp;
+    if (!strcmp(c->op, "Cast") && ir_dtype_is_float(out->dtype) && ir_tensor_has_sym(x))
+        return sym_to_float(c, outp);
     int64_t n = ir_tensor_numel(out);
+    if ((!strcmp(c->op, "Slice") || !strcmp(c->op, "Gather")) && !ir_tensor_has_sym(x)) {
+        out->sym = NULL;   /* (extents in the bounds or indices: the builder took them) */
+        return 0;
+    }
     if (out->kind != T_CONSTANT)
         return ir_fail("%s: an input holds extents decided at run time, and the output could not be folded",
                        c->op);

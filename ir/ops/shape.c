@@ -652,6 +652,106 @@ static Expr *slice_body(OpCtx *c, void *arg, Expr **idx)
     return op_read(a->x, ix);
 }
 
+/* A Slice over run-time dims (a dim decided at run time sliced, `x[:, 1:]`, or bounds that
+ * hold extents, `x[:, t // 2:]`): step 1 on those axes, the start and end clamped to the
+ * axis's extent as expressions of the dims, the output's extent their difference (at
+ * least 0), bound by the ranges. */
+typedef struct {
+    Tensor *x;
+    Expr *start[KG_MAX_DIMS];
+} DynSliceArg;
+
+static Expr *dyn_slice_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    DynSliceArg *a = arg;
+    Expr *ix[KG_MAX_DIMS];
+    for (int d = 0; d < a->x->ndim; d++)
+        ix[d] = a->start[d] ? ir_add(a->start[d], idx[d]) : idx[d];
+    return op_read(a->x, ix);
+}
+
+/* min(a, b) or max(a, b) (op), or the one the dims' ranges always pick */
+static Expr *pick(OpCtx *c, BinOp op, Expr *a, Expr *b)
+{
+    int64_t lo, hi;
+    if (ir_dims_bounds(c->prog, ir_simplify(ir_sub(a, b), NULL), &lo, &hi)) {
+        if (op == OP_MIN ? hi <= 0 : lo >= 0)
+            return ir_simplify(a, NULL);
+        if (op == OP_MIN ? lo >= 0 : hi <= 0)
+            return ir_simplify(b, NULL);
+    }
+    return ir_simplify(ir_bin(op, a, b), NULL);
+}
+
+/* start or end v (sym: an extent) of an axis of extent E, clamped to [0, E] */
+static Expr *slice_point(OpCtx *c, int64_t v, Expr *sym, Expr *E, int *ok)
+{
+    if (sym) {
+        int64_t lo, hi;
+        if (!ir_dims_bounds(c->prog, sym, &lo, &hi) || lo < 0)
+            *ok = 0;
+        return pick(c, OP_MIN, sym, E);
+    }
+    if (v < 0)
+        return v < INT32_MIN ? ir_idx(0) : pick(c, OP_MAX, ir_add(E, ir_idx(v)), ir_idx(0));
+    return v > INT32_MAX ? E : pick(c, OP_MIN, ir_idx(v), E);
+}
+
+static int dyn_slice(OpCtx *c, Tensor *x, int n, const int64_t *st, Expr *const *sst, const int64_t *en,
+                     Expr *const *sen, const int64_t *ax, const int64_t *sp)
+{
+    int r = x->ndim;
+    DynSliceArg a = {x, {0}};
+    int64_t s[KG_MAX_DIMS];
+    Expr *ext[KG_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        s[d] = x->shape[d];
+        ext[d] = x->dyn[d];
+    }
+    for (int i = 0; i < n; i++) {
+        int d = (int)ax[i];
+        if (sp[i] != 1)
+            return ir_fail("%s: axis %d: a step of %lld where the dim or the bounds are decided at run time (kgen "
+                           "slices those with step 1 only yet)", c->op, d, (long long)sp[i]);
+        Expr *E = ir_tensor_dim(x, d);
+        int ok = 1;
+        Expr *b = slice_point(c, st[i], sst[i], E, &ok), *e = slice_point(c, en[i], sen[i], E, &ok), *cnt;
+        if (!ok)
+            return ir_fail("%s: axis %d: a start or end decided at run time can be negative or has no bound",
+                           c->op, d);
+        if (!sst[i] && st[i] < 0 && !sen[i] && en[i] >= x->shape[d]) {
+            /* the last -start elements (`x[:, -2:]`): min(-start, E) of them, E - max(E +
+             * start, 0) as intervals show it (at least 1: a GPU launch needs that) */
+            cnt = pick(c, OP_MIN, ir_idx(-st[i]), E);
+        } else {
+            cnt = pick(c, OP_MAX, ir_sub(e, b), ir_idx(0));
+        }
+        int64_t lo, hi;
+        if (!ir_dims_bounds(c->prog, cnt, &lo, &hi) || hi > x->shape[d])
+            return ir_fail("%s: axis %d: the slice's extent has no bound within the dim", c->op, d);
+        a.start[d] = b;
+        s[d] = hi;
+        ext[d] = lo == hi ? NULL : cnt;
+    }
+    for (int d = 0; d < r; d++)
+        if (s[d] == 0)
+            return (c->out[0] = empty_value(c, "empty", x->dtype, r, s)) ? 0 : -1;
+    IterVar **axv = op_axes(r, s);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(axv, r, idx);
+    Tensor *out = op_emit_out(c, 0, r, axv, dyn_slice_body(c, &a, idx));
+    if (!out)
+        return -1;
+    for (int d = 0; d < r; d++)
+        if (ext[d]) {
+            axv[d]->dyn = ext[d];
+            out->dyn[d] = ext[d];
+        }
+    c->dyn_own = 1;
+    return 0;
+}
+
 static int slice(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "data");
@@ -659,6 +759,7 @@ static int slice(OpCtx *c)
         return -1;
     int r = x->ndim;
     int64_t st[MAX_LIST], en[MAX_LIST], ax[MAX_LIST], sp[MAX_LIST];
+    Expr *sst[MAX_LIST] = {0}, *sen[MAX_LIST] = {0};
     int n, ne, na = -1, ns = -1;
     if (c->opset < 10) {
         n = op_attr_ints(c, "starts", st, MAX_LIST);
@@ -667,8 +768,8 @@ static int slice(OpCtx *c)
         if (n < 0 || ne < 0)
             return ir_fail("%s: attributes 'starts' and 'ends' are required", c->op);
     } else {
-        if ((n = (int)op_const_ints(c, 1, "starts", st, MAX_LIST)) < 0 ||
-            (ne = (int)op_const_ints(c, 2, "ends", en, MAX_LIST)) < 0)
+        if ((n = (int)op_const_ints_sym(c, 1, "starts", st, sst, MAX_LIST)) < 0 ||
+            (ne = (int)op_const_ints_sym(c, 2, "ends", en, sen, MAX_LIST)) < 0)
             return -1;
         if (op_has_input(c, 3) && (na = (int)op_const_ints(c, 3, "axes", ax, MAX_LIST)) < 0)
             return -1;
@@ -688,9 +789,8 @@ static int slice(OpCtx *c)
     if (op_norm_axes(c, ax, n, r, "axes"))
         return -1;
     for (int i = 0; i < n; i++)
-        if (x->dyn[ax[i]])
-            return ir_fail("%s: slicing dim %lld, which is decided at run time, is not supported yet", c->op,
-                           (long long)ax[i]);
+        if (x->dyn[ax[i]] || sst[i] || sen[i])
+            return dyn_slice(c, x, n, st, sst, en, sen, ax, sp);
     SliceArg a = {x, {0}, {0}};
     int64_t s[KG_MAX_DIMS];
     for (int d = 0; d < r; d++) {
@@ -1007,6 +1107,85 @@ static int check_indices(OpCtx *c, Tensor *ind)
     return 0;
 }
 
+/* Gather along a run-time dim (`x[:, -1]`, `x[:, t // 2]`): constant positions, or
+ * extents (Tensor.sym), each an expression of the dims (-1: the extent less 1), checked at
+ * run time to lie inside the dim where the ranges do not show it. The indices are a scalar
+ * or a short vector (a choice by the output position). */
+enum { MAX_DYN_GATHER = 16 };
+
+typedef struct {
+    Tensor *x;
+    int axis, q;
+    int64_t n;
+    Expr *pos[MAX_DYN_GATHER];
+} DynGatherArg;
+
+static Expr *dyn_gather_body(OpCtx *c, void *arg, Expr **idx)
+{
+    (void)c;
+    DynGatherArg *a = arg;
+    Expr *ix[KG_MAX_DIMS];
+    for (int d = 0; d < a->axis; d++)
+        ix[d] = idx[d];
+    Expr *p = a->pos[a->n - 1];
+    for (int64_t k = a->n - 2; k >= 0; k--)
+        p = ir_select(ir_bin(OP_EQ, idx[a->axis], ir_idx(k)), a->pos[k], p);
+    ix[a->axis] = p;
+    for (int d = a->axis + 1; d < a->x->ndim; d++)
+        ix[d] = idx[d - 1 + a->q];
+    return op_read(a->x, ix);
+}
+
+static int dyn_gather(OpCtx *c, Tensor *x, Tensor *ind, int axis, int r, const int64_t *s)
+{
+    DynGatherArg a = {x, axis, ind->ndim, 0, {0}};
+    int64_t v[MAX_DYN_GATHER];
+    Expr *sym[MAX_DYN_GATHER] = {0};
+    if (ind->ndim > 1 || ind->kind != T_CONSTANT || ir_tensor_numel(ind) > MAX_DYN_GATHER ||
+        ir_tensor_numel(ind) == 0)
+        return ir_fail("%s: gathers along dim %d, decided at run time, by %s (kgen takes up to %d constant "
+                       "positions or extents there)", c->op, axis,
+                       ind->kind != T_CONSTANT ? "indices computed at run time" : "more than a short vector",
+                       MAX_DYN_GATHER);
+    a.n = op_const_ints_sym(c, 1, "indices", v, sym, MAX_DYN_GATHER);
+    if (a.n < 0)
+        return -1;
+    Expr *E = x->dyn[axis];
+    int64_t elo, ehi;
+    if (!ir_dims_bounds(c->prog, E, &elo, &ehi))
+        return ir_fail("%s: dim %d, decided at run time, has no bound", c->op, axis);
+    for (int64_t k = 0; k < a.n; k++) {
+        int64_t lo, hi;
+        Expr *p = sym[k] ? sym[k] : v[k] < 0 ? ir_simplify(ir_add(E, ir_idx(v[k])), NULL) : ir_idx(v[k]);
+        if (!sym[k] && (v[k] < -ehi || v[k] >= ehi))
+            return ir_fail("%s: index %lld is outside dim %d at every extent (at most %lld)", c->op,
+                           (long long)v[k], axis, (long long)ehi);
+        if (!ir_dims_bounds(c->prog, p, &lo, &hi) || (sym[k] && lo < 0))
+            return ir_fail("%s: index %lld, decided at run time, can be negative or has no bound", c->op,
+                           (long long)k);
+        int64_t dlo, dhi;
+        Expr *in = ir_bin(OP_AND, ir_bin(OP_GE, p, ir_idx(0)), ir_bin(OP_LT, p, E));
+        if (!(ir_dims_bounds(c->prog, ir_simplify(ir_sub(E, p), NULL), &dlo, &dhi) && dlo >= 1 && lo >= 0))
+            ir_program_add_check(c->prog, in, ir_fmt("'%s': %s's index %lld lies inside dim %d of '%s'",
+                                                     c->base, c->op, (long long)k, axis, x->name));
+        a.pos[k] = p;
+    }
+    IterVar **ax = op_axes(r, s);
+    Expr *idx[KG_MAX_DIMS];
+    op_axis_exprs(ax, r, idx);
+    Tensor *out = op_emit_out(c, 0, r, ax, dyn_gather_body(c, &a, idx));
+    if (!out)
+        return -1;
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis && x->dyn[d]) {
+            int o = d < axis ? d : d - 1 + a.q;
+            ax[o]->dyn = x->dyn[d];
+            out->dyn[o] = x->dyn[d];
+        }
+    c->dyn_own = 1;
+    return 0;
+}
+
 static int gather(OpCtx *c)
 {
     Tensor *x = op_input(c, 0, "data"), *ind = op_input(c, 1, "indices");
@@ -1027,6 +1206,10 @@ static int gather(OpCtx *c)
         s[a.axis + d] = ind->shape[d];
     for (int d = a.axis + 1; d < x->ndim; d++)
         s[d - 1 + ind->ndim] = x->shape[d];
+    if (x->dyn[a.axis] || ir_tensor_has_sym(ind))
+        return x->dyn[a.axis] ? dyn_gather(c, x, ind, a.axis, r, s)
+                              : ir_fail("%s: indices decided at run time into dim %d, which is fixed (kgen "
+                                        "gathers by extents along run-time dims only)", c->op, a.axis);
     return emit_body(c, 0, r, s, x->dtype, gather_body, &a);
 }
 

@@ -167,6 +167,24 @@ class Tokens(nn.Module):
         return y.repeat(1, 1, 2) + x.new_zeros(b, t + 1, 16)
 
 
+class Picks(nn.Module):
+    """Positions and parts of a run-time sequence: the tokens rolled by half their length
+    (Slices from and to t // 2, Concat along the sequence), the last, middle and first
+    tokens (Gather of -1, t // 2 and 0 along a run-time dim), the last two (a Slice from -2,
+    one token at t = 1) and the mean of all but the first (x[:, 1:])."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):                        # [B, T, 16]
+        h = x.shape[1] // 2
+        rolled = torch.cat([x[:, h:], x[:, :h]], 1)
+        picked = (2 * x[:, -1] + x[:, h] - x[:, 0]).unsqueeze(1)
+        rest = x[:, 1:].sum(1, keepdim=True) / x.shape[1]
+        return self.fc(torch.cat([rolled, picked, x[:, -2:], rest], 1))
+
+
 class RangeStep(nn.Module):
     """Range over the sequence length with a start, a step and a negative step, each
     gathering a learned embedding summed over its length; arange(2, T, 3) is empty at T=2
@@ -302,6 +320,8 @@ MODELS = {
                 [(1, 1, 16), (1, 6, 16), (1, 19, 16), (1, 40, 16)], (1, 41, 16)),
     "tokens": (Tokens, (2, 10, 16), {0: "B", 1: "T"}, "--dim B=1..4 --dim T=1..40",
                [(1, 1, 16), (3, 7, 16), (2, 23, 16), (4, 40, 16)], (2, 41, 16)),
+    "picks": (Picks, (2, 10, 16), {0: "B", 1: "T"}, "--dim B=1..3 --dim T=1..40",
+              [(1, 1, 16), (2, 2, 16), (3, 9, 16), (2, 40, 16)], (4, 8, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
     "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",
