@@ -714,6 +714,11 @@ static Expr *simp_bin(Expr *e, const RangeMap *m)
         int d = decide_cmp(op, a, b, m);
         if (d >= 0)
             return ir_bool(d);
+        /* min(x, y) < b where y < b (a part of a fused run-time axis, min(f / c, E - 1), below
+         * its extent E) */
+        if (op == OP_LT && a->kind == E_BIN && a->u.bin.op == OP_MIN &&
+            (decide_cmp(OP_LT, a->u.bin.b, b, m) == 1 || decide_cmp(OP_LT, a->u.bin.a, b, m) == 1))
+            return ir_bool(1);
         /* x % E < E for a run-time extent E > 0 */
         int64_t elo, ehi;
         if (op == OP_LT && a->kind == E_BIN && (a->u.bin.op == OP_FLOORMOD || a->u.bin.op == OP_MOD) &&

@@ -712,6 +712,11 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
                 if (oi->ext == 1)
                     ii->value = f;
             }
+            /* a run-time outer part over a constant inner one (batch by heads): f / c
+             * stays below the outer extent E; said as min(f / c, E - 1) so that a stage
+             * computed at it (a reduction's tile) needs no guard of E either */
+            if (!gpu && fi->dext && oi->dext && !ii->dext && ii->ext > 1)
+                oi->value = ir_bin(OP_MIN, oi->value, ir_sub(oi->dext, ir_idx(1)));
         }
     }
     /* a fused run-time axis whose loops do not end at its extent exactly (split, or a

@@ -185,6 +185,23 @@ class Picks(nn.Module):
         return self.fc(torch.cat([rolled, picked, x[:, -2:], rest], 1))
 
 
+class Heads(nn.Module):
+    """Attention heads split by a view over a batch and a length both decided at run time
+    (x.view(b, t, 2, 8).transpose(1, 2)), scaled by h.size(-1) ** 0.5: the batch-by-heads
+    axis is fused and run in parallel, and a reduction's tile computed at it once read as
+    uninitialised to gcc -O2 (a guard of the batch on its zeroing only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):                        # [B, T, 16]
+        b, t, _ = x.shape
+        h = x.view(b, t, 2, 8).transpose(1, 2)
+        a = (h @ h.transpose(-1, -2)) / (h.size(-1) ** 0.5)
+        return self.fc((a.softmax(-1) @ h).transpose(1, 2).reshape(b, t, 16))
+
+
 class RangeStep(nn.Module):
     """Range over the sequence length with a start, a step and a negative step, each
     gathering a learned embedding summed over its length; arange(2, T, 3) is empty at T=2
@@ -322,6 +339,8 @@ MODELS = {
                [(1, 1, 16), (3, 7, 16), (2, 23, 16), (4, 40, 16)], (2, 41, 16)),
     "picks": (Picks, (2, 10, 16), {0: "B", 1: "T"}, "--dim B=1..3 --dim T=1..40",
               [(1, 1, 16), (2, 2, 16), (3, 9, 16), (2, 40, 16)], (4, 8, 16)),
+    "heads": (Heads, (2, 10, 16), {0: "B", 1: "T"}, "--dim B=1..4 --dim T=1..40",
+              [(1, 1, 16), (3, 7, 16), (4, 40, 16)], (5, 8, 16)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
     "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",

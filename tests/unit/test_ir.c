@@ -138,6 +138,10 @@ int main(void)
         CHECK_STR("(x %% W)", show(ir_simplify(B(OP_FLOORMOD, v(x), v(W)), NULL)));
         CHECK_STR("true", show(ir_simplify(B(OP_LT, B(OP_FLOORMOD, v(x), v(W)), v(W)), NULL)));
         CHECK_STR("((x %% W) < y)", show(ir_simplify(B(OP_LT, B(OP_FLOORMOD, v(x), v(W)), v(y)), NULL)));
+        /* a part of a fused run-time axis, min(f / 2, W - 1), is below W; min(x, W) is not */
+        CHECK_STR("true", show(ir_simplify(B(OP_LT, B(OP_MIN, B(OP_FLOORDIV, v(x), c(2)), B(OP_SUB, v(W), c(1))),
+                                             v(W)), NULL)));
+        CHECK_STR("(min(x, W) < W)", show(ir_simplify(B(OP_LT, B(OP_MIN, v(x), v(W)), v(W)), NULL)));
         CHECK_STR("((io * 16) + ii)", show(ir_simplify(B(OP_ADD, B(OP_MUL, B(OP_FLOORDIV, fused, v(W)), v(W)),
                                                            B(OP_FLOORMOD, fused, v(W))), &m)));
         /* a run of dims taken apart from one flat index (a reshape merging [C, H, W]), stored
