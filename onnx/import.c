@@ -1345,14 +1345,15 @@ static int import_node(Import *I, const OnnxGraph *g, int ni, int *folded_into)
         if (c.in[i] && ir_tensor_has_sym(c.in[i])) {
             if (control && i == 0 && !strcmp(n->op_type, "Loop"))
                 continue;   /* a trip count from run-time dims: import_loop bounds it */
-            if (control || other || !onnx_sym_op(n->op_type)) {
+            if (control || other || !onnx_sym_op(n->op_type) ||
+                (onnx_sym_op(n->op_type) == 2 && !onnx_sym_input_ok(n->op_type, i))) {
                 free(attrs);
                 ir_fail("input %d ('%s') holds extents decided at run time (a shape of a tensor with run-time "
                         "dims), and kgen cannot run %s on them yet (fix the dims with --input-shape or --dim N)",
                         i, n->inputs[i], n->op_type);
                 return node_fail(n, ni);
             }
-            sym = onnx_sym_op(n->op_type) == 1;
+            sym = sym || onnx_sym_op(n->op_type) == 1 || (i == 0 && !strcmp(n->op_type, "Reshape"));
             arith = onnx_sym_op(n->op_type) == 3;
         }
     for (int i = 0; i < n->ninputs; i++)

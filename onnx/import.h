@@ -83,6 +83,7 @@ int onnx_import(const OnnxModel *model, const OnnxImportOpts *opts, OnnxImport *
 int onnx_sym_op(const char *op);
 struct OpCtx;
 int onnx_sym_values(struct OpCtx *c, Tensor **out);
+int onnx_sym_input_ok(const char *op, int i);
 int onnx_sym_arith(struct OpCtx *c);
 /* A C identifier from any ONNX name ("conv1/W:0" -> "conv1_W_0"). */
 const char *onnx_c_name(const char *onnx_name);

@@ -48,6 +48,19 @@ int onnx_sym_op(const char *op)
     return 0;
 }
 
+/* May input i of op, of onnx_sym_op's second kind, hold extents? Only the inputs its
+ * builder reads as extents (a shape, Range's bounds, Resize's sizes) or by their shape
+ * alone (Shape, Size), and Reshape's data (flat order kept: onnx_sym_values carries them);
+ * any other input would be computed on, and folded at the bounds. */
+int onnx_sym_input_ok(const char *op, int i)
+{
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Expand"))
+        return i == 1 || (i == 0 && !strcmp(op, "Reshape"));
+    if (!strcmp(op, "Resize"))
+        return i == 3;
+    return !strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Shape") || !strcmp(op, "Size");
+}
+
 /* element k of input t's extents (NULL: its data is its value) */
 static Expr *sym_at(const Tensor *t, int64_t k) { return t->sym ? t->sym[k] : NULL; }
 
@@ -165,7 +178,7 @@ int onnx_sym_values(OpCtx *c, Tensor **outp)
             sym[k] = sym_at(pick, bcast_at(pick, out, k));
         }
     } else {
-        /* Unsqueeze, Squeeze, Identity, Cast: the same elements in the same order */
+        /* Unsqueeze, Squeeze, Identity, Cast, Reshape: the same elements in the same order */
         if (n != ir_tensor_numel(x) || (ir_dtype_is_float(out->dtype)))
             return ir_fail("%s: extents decided at run time cannot pass through here", c->op);
         for (int64_t k = 0; k < n; k++)

@@ -960,8 +960,32 @@ typedef struct {
     Tensor *x;
     PadMode mode;
     int64_t before[KG_MAX_DIMS];
+    int padded[KG_MAX_DIMS];
     Expr *value;
 } PadArg;
+
+/* A run-time dim (its extent an expression) is padded by the same formulas over its
+ * extent: pad_dyn below. */
+static Expr *pad_dyn_index(PadArg *a, int d, Expr *i, Expr **inside)
+{
+    Expr *n = a->x->dyn[d];
+    switch (a->mode) {
+    case PAD_CONSTANT: {
+        Expr *ok = ir_bin(OP_AND, ir_bin(OP_GE, i, iconst(0)), ir_bin(OP_LT, i, n));
+        *inside = *inside ? ir_bin(OP_AND, *inside, ok) : ok;
+        return i;
+    }
+    case PAD_EDGE: return ir_bin(OP_MIN, ir_bin(OP_MAX, i, iconst(0)), ir_sub(n, iconst(1)));
+    case PAD_WRAP: return ir_bin(OP_FLOORMOD, i, n);
+    case PAD_REFLECT: {
+        /* (n > the pads >= 1: checked at run time; the min and max only tell the bound
+         * checker what is true anyway) */
+        Expr *p = ir_mul(ir_sub(n, iconst(1)), iconst(2)), *m = ir_bin(OP_FLOORMOD, i, p);
+        return ir_bin(OP_MAX, ir_bin(OP_MIN, ir_bin(OP_MIN, m, ir_sub(p, m)), ir_sub(n, iconst(1))), iconst(0));
+    }
+    }
+    return i;
+}
 
 static Expr *pad_body(OpCtx *c, void *arg, Expr **idx)
 {
@@ -971,6 +995,10 @@ static Expr *pad_body(OpCtx *c, void *arg, Expr **idx)
     for (int d = 0; d < a->x->ndim; d++) {
         int64_t n = a->x->shape[d];
         Expr *i = ir_sub(idx[d], iconst(a->before[d]));
+        if (a->x->dyn[d]) {
+            ix[d] = a->padded[d] ? pad_dyn_index(a, d, i, &inside) : idx[d];
+            continue;
+        }
         switch (a->mode) {
         case PAD_CONSTANT: {
             Expr *ok = ir_bin(OP_AND, ir_bin(OP_GE, i, iconst(0)), ir_bin(OP_LT, i, iconst(n)));
@@ -1003,7 +1031,7 @@ static int pad(OpCtx *c)
         return -1;
     int r = x->ndim;
     const char *ms = op_attr_str(c, "mode", "constant");
-    PadArg a = {x, PAD_CONSTANT, {0}, NULL};
+    PadArg a = {x, PAD_CONSTANT, {0}, {0}, NULL};
     if (!strcmp(ms, "reflect"))
         a.mode = PAD_REFLECT;
     else if (!strcmp(ms, "edge"))
@@ -1056,7 +1084,27 @@ static int pad(OpCtx *c)
         if (b > INT32_MAX || e > INT32_MAX || b < -x->shape[d] || e < -x->shape[d])
             return ir_fail("%s: pads for axis %d are out of range", c->op, d);
         a.before[d] = b;
+        a.padded[d] = b != 0 || e != 0;
         s[d] = x->shape[d] + b + e;
+        if (x->dyn[d] && (b < 0 || e < 0))
+            return ir_fail("%s: negative pads (a crop) of axis %d, decided at run time (kgen pads run-time dims "
+                           "only)", c->op, d);
+        if (x->dyn[d] && a.padded[d] && a.mode == PAD_REFLECT)
+            ir_program_add_check(c->prog, ir_bin(OP_GT, x->dyn[d], ir_idx(b > e ? b : e)),
+                                 ir_fmt("'%s': %s reflects axis %d of '%s' by %lld, less than its extent", c->base,
+                                        c->op, d, x->name, (long long)(b > e ? b : e)));
+    }
+    if (ir_tensor_is_dynamic(x)) {
+        /* the output's run-time dims: the extents padded */
+        if (emit_body(c, 0, r, s, x->dtype, pad_body, &a))
+            return -1;
+        for (int d = 0; d < r; d++)
+            if (x->dyn[d]) {
+                Expr *e = ir_simplify(ir_add(x->dyn[d], ir_idx(s[d] - x->shape[d])), NULL);
+                c->out[0]->axes[d]->dyn = e;
+                c->out[0]->dyn[d] = e;
+            }
+        return 0;
     }
     for (int d = 0; d < r; d++) {
         if (s[d] < 0)

@@ -202,6 +202,22 @@ class Heads(nn.Module):
         return self.fc((a.softmax(-1) @ h).transpose(1, 2).reshape(b, t, 16))
 
 
+class Pads(nn.Module):
+    """Explicit padding over dynamic H and W: constant (uneven), reflect and replicate pads
+    (ONNX Pad's modes constant, reflect and edge), each before a 3x3 conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 4, 3)
+        self.c2 = nn.Conv2d(4, 4, 3)
+        self.c3 = nn.Conv2d(4, 4, 3)
+
+    def forward(self, x):                        # [1, 3, H, W]
+        y = self.c1(nn.functional.pad(x, (1, 2, 0, 1)))
+        y = self.c2(nn.functional.pad(y, (2, 1, 1, 1), mode="reflect"))
+        return self.c3(nn.functional.pad(y, (1, 1, 2, 0), mode="replicate"))
+
+
 class RangeStep(nn.Module):
     """Range over the sequence length with a start, a step and a negative step, each
     gathering a learned embedding summed over its length; arange(2, T, 3) is empty at T=2
@@ -341,6 +357,8 @@ MODELS = {
               [(1, 1, 16), (2, 2, 16), (3, 9, 16), (2, 40, 16)], (4, 8, 16)),
     "heads": (Heads, (2, 10, 16), {0: "B", 1: "T"}, "--dim B=1..4 --dim T=1..40",
               [(1, 1, 16), (3, 7, 16), (4, 40, 16)], (5, 8, 16)),
+    "pads": (Pads, (1, 3, 12, 12), {2: "H", 3: "W"}, "--dim H=4..48 --dim W=3..48",
+             [(1, 3, 4, 3), (1, 3, 9, 16), (1, 3, 20, 7), (1, 3, 48, 48)], (1, 3, 3, 8)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
     "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",

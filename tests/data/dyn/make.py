@@ -21,3 +21,18 @@ s = helper.make_tensor("s", TensorProto.FLOAT, [1, 4], [1.0, 1.0, 1.0, 1.0])
 g = helper.make_graph([ln], "ln_t", [x], [y], [s])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="kgen tests")
 onnx.save(m, "ln_t.onnx")
+
+# pad_computed.onnx for tests/errors.sh: torch's export of F.pad(x, (0, 0, 0, (8 - h % 8) % 8))
+# over x: f32[1, 3, H, W] (opset 13): the pads are computed from H and reshaped to [-1, 2],
+# reversed by a Slice and transposed as values, which kgen refuses (the extent would be lost
+# on the way); needs Debian's python3-torch
+import torch  # noqa: E402
+
+
+class PadToEight(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (0, 0, 0, (8 - x.shape[2] % 8) % 8))
+
+
+torch.onnx.export(PadToEight(), (torch.zeros(1, 3, 8, 8),), "pad_computed.onnx", input_names=["x"],
+                  output_names=["y"], dynamic_axes={"x": {2: "H", 3: "W"}}, opset_version=13)
