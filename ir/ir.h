@@ -676,6 +676,8 @@ Stmt *ir_prefetch(Buffer *b, Expr *index);
 Stmt *ir_stmt_subst(Stmt *s, Var **vars, Expr **values, int n);
 /* Does s store into buffer b? */
 int ir_stmt_stores(const Stmt *s, const Buffer *b);
+/* Does s hold a GPU barrier (S_BARRIER) anywhere? */
+int ir_stmt_has_barrier(const Stmt *s);
 /* Does s read variable v anywhere (bounds, conditions, indices, values)? */
 int ir_stmt_uses_var(const Stmt *s, const Var *v);
 

@@ -317,6 +317,25 @@ int ir_stmt_stores(const Stmt *s, const Buffer *b)
     }
 }
 
+int ir_stmt_has_barrier(const Stmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case S_BARRIER: return 1;
+    case S_FOR: return ir_stmt_has_barrier(s->u.loop.body);
+    case S_LET: return ir_stmt_has_barrier(s->u.let.body);
+    case S_IF: return ir_stmt_has_barrier(s->u.cond.then) || ir_stmt_has_barrier(s->u.cond.els);
+    case S_ALLOC: return ir_stmt_has_barrier(s->u.alloc.body);
+    case S_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (ir_stmt_has_barrier(s->u.seq.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
 int ir_stmt_uses_var(const Stmt *s, const Var *v)
 {
     if (!s)

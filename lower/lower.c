@@ -525,25 +525,6 @@ static int only_shared_stores(const Stmt *s) { return stores_only(s, SCOPE_SHARE
  * register tile's update from shared memory)? Such work needs no bounds guard. */
 static int thread_own_work(const Stmt *s) { return stores_only(s, SCOPE_LOCAL, 1); }
 
-static int has_barrier(const Stmt *s)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_BARRIER: return 1;
-    case S_FOR: return has_barrier(s->u.loop.body);
-    case S_LET: return has_barrier(s->u.let.body);
-    case S_IF: return has_barrier(s->u.cond.then) || has_barrier(s->u.cond.els);
-    case S_ALLOC: return has_barrier(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (has_barrier(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 /* if (c) s. Every thread of a GPU block must reach each barrier, so a guard over code with
  * barriers (a tile that overhangs the tensor, with shared stages inside) moves down to the
  * largest parts without one: the loops and barriers run for all threads, the work of the
@@ -552,7 +533,7 @@ static Stmt *guard(Lower *L, Expr *c, Stmt *s)
 {
     if (s && s->kind == S_IF && !s->u.cond.els && ir_expr_equal(s->u.cond.cond, c))
         return s;     /* already guarded so */
-    if (!has_barrier(s))
+    if (!ir_stmt_has_barrier(s))
         return ir_if(c, s, NULL);
     switch (s->kind) {
     case S_FOR: return ir_for_like(s, s->u.loop.min, s->u.loop.extent, guard(L, c, s->u.loop.body));
@@ -899,7 +880,7 @@ static Stmt *lower_stage(Lower *L, Stage *st, Expr **rmin, const int64_t *rext, 
             Stmt *init = ir_store(si->buf, findex, ir_reduce_identity(body->u.reduce.op, t->dtype));
             /* (a register accumulator that the shared-memory loop updates unguarded is
              * initialized so too: every thread's is then defined) */
-            int own = si->buf->scope == SCOPE_LOCAL && has_barrier(cur);
+            int own = si->buf->scope == SCOPE_LOCAL && ir_stmt_has_barrier(cur);
             for (int i = 0; i < guards.n && !own; i++)
                 init = ir_if(guards.items[i], init, NULL);
             for (int i = st->leaf.n - 1; i > first_red; i--) {

@@ -724,30 +724,9 @@ static Stmt *version(Tails *t, Stmt *body, Expr *E, int64_t r)
  * static build's time at 128) */
 enum { WHOLE_TILE_VERSIONS = 12 };
 
-/* Does s hold a GPU barrier (versions of it would put each under an if, and declare its
- * shared buffers once per version)? */
-static int has_barrier(const Stmt *s)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case S_BARRIER: return 1;
-    case S_FOR: return has_barrier(s->u.loop.body);
-    case S_LET: return has_barrier(s->u.let.body);
-    case S_IF: return has_barrier(s->u.cond.then) || has_barrier(s->u.cond.els);
-    case S_ALLOC: return has_barrier(s->u.alloc.body);
-    case S_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (has_barrier(s->u.seq.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 static Stmt *whole_tile(Stmt *body)
 {
-    if (has_barrier(body))
+    if (ir_stmt_has_barrier(body))   /* (each version's barrier would sit under an if) */
         return body;
     Tails t = {0};
     scan(&t, body);

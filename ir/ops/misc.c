@@ -171,16 +171,7 @@ static int constant_of_shape(OpCtx *c)
         c->out[0] = empty_value(c, "empty", v->dtype, (int)n, s);
         return 0;
     }
-    IterVar **ax = op_axes((int)n, s);
-    Tensor *out = op_emit_out(c, 0, (int)n, ax, v);
-    if (!out)
-        return -1;
-    for (int d = 0; d < n; d++)
-        if (sym[d]) {
-            ax[d]->dyn = sym[d];
-            out->dyn[d] = sym[d];
-        }
-    return 0;
+    return op_emit_out(c, 0, (int)n, op_axes_dyn((int)n, s, sym), v) ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- Shape, Size */

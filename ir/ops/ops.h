@@ -158,6 +158,9 @@ int op_is_const(OpCtx *c, int i);
 const char *op_name(OpCtx *c, const char *what);
 /* ndim fresh spatial axes with the given extents (names i0, i1, ...). */
 IterVar **op_axes(int ndim, const int64_t *shape);
+/* op_axes, axis d running to the run-time extent ext[d] where that is not NULL (the
+ * output's Tensor.dyn follows from them: ir_dyn_infer) */
+IterVar **op_axes_dyn(int ndim, const int64_t *shape, Expr *const *ext);
 /* Index expressions of those axes. */
 void op_axis_exprs(IterVar **axes, int ndim, Expr **out);
 /* ir_compute + ir_program_add; NULL with ir_fail() on failure. */

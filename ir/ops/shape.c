@@ -210,10 +210,8 @@ static int emit_reshape_dyn(OpCtx *c, Tensor *x, int ndim, const int64_t *shape,
             return (c->out[0] = empty_value(c, "empty", x->dtype, ndim, shape)) ? 0 : -1;
     if (op_check_dims(c, ndim, shape))
         return -1;
-    IterVar **ax = op_axes(ndim, shape);
+    IterVar **ax = op_axes_dyn(ndim, shape, ext);
     Expr *idx[KG_MAX_DIMS];
-    for (int d = 0; d < ndim; d++)
-        ax[d]->dyn = ext[d];
     op_axis_exprs(ax, ndim, idx);
     return op_emit_out(c, 0, ndim, ax, read_reshaped(x, ndim, shape, ext, idx)) ? 0 : -1;
 }
@@ -737,19 +735,11 @@ static int dyn_slice(OpCtx *c, Tensor *x, int n, const int64_t *st, Expr *const 
     for (int d = 0; d < r; d++)
         if (s[d] == 0)
             return (c->out[0] = empty_value(c, "empty", x->dtype, r, s)) ? 0 : -1;
-    IterVar **axv = op_axes(r, s);
+    IterVar **axv = op_axes_dyn(r, s, ext);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(axv, r, idx);
-    Tensor *out = op_emit_out(c, 0, r, axv, dyn_slice_body(c, &a, idx));
-    if (!out)
-        return -1;
-    for (int d = 0; d < r; d++)
-        if (ext[d]) {
-            axv[d]->dyn = ext[d];
-            out->dyn[d] = ext[d];
-        }
     c->dyn_own = 1;
-    return 0;
+    return op_emit_out(c, 0, r, axv, dyn_slice_body(c, &a, idx)) ? 0 : -1;
 }
 
 static int slice(OpCtx *c)
@@ -898,18 +888,10 @@ static int expand(OpCtx *c)
             return (c->out[0] = empty_value(c, "empty", x->dtype, r, s)) ? 0 : -1;
     if (op_check_dims(c, r, s))
         return -1;
-    IterVar **ax = op_axes(r, s);
+    IterVar **ax = op_axes_dyn(r, s, ext);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, r, idx);
-    Tensor *out = op_emit_out(c, 0, r, ax, op_read_bcast(x, idx, r));
-    if (!out)
-        return -1;
-    for (int d = 0; d < r; d++)
-        if (ext[d]) {
-            ax[d]->dyn = ext[d];
-            out->dyn[d] = ext[d];
-        }
-    return 0;
+    return op_emit_out(c, 0, r, ax, op_read_bcast(x, idx, r)) ? 0 : -1;
 }
 
 typedef struct {
@@ -1218,20 +1200,15 @@ static int dyn_gather(OpCtx *c, Tensor *x, Tensor *ind, int axis, int r, const i
                                                      c->base, c->op, (long long)k, axis, x->name));
         a.pos[k] = p;
     }
-    IterVar **ax = op_axes(r, s);
+    Expr *ext[KG_MAX_DIMS] = {0};   /* (data's other run-time dims, position for position) */
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis)
+            ext[d < axis ? d : d - 1 + a.q] = x->dyn[d];
+    IterVar **ax = op_axes_dyn(r, s, ext);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, r, idx);
-    Tensor *out = op_emit_out(c, 0, r, ax, dyn_gather_body(c, &a, idx));
-    if (!out)
-        return -1;
-    for (int d = 0; d < x->ndim; d++)
-        if (d != axis && x->dyn[d]) {
-            int o = d < axis ? d : d - 1 + a.q;
-            ax[o]->dyn = x->dyn[d];
-            out->dyn[o] = x->dyn[d];
-        }
     c->dyn_own = 1;
-    return 0;
+    return op_emit_out(c, 0, r, ax, dyn_gather_body(c, &a, idx)) ? 0 : -1;
 }
 
 static int gather(OpCtx *c)

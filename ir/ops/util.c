@@ -205,6 +205,14 @@ IterVar **op_axes(int ndim, const int64_t *shape)
     return ax;
 }
 
+IterVar **op_axes_dyn(int ndim, const int64_t *shape, Expr *const *ext)
+{
+    IterVar **ax = op_axes(ndim, shape);
+    for (int d = 0; d < ndim; d++)
+        ax[d]->dyn = ext[d];
+    return ax;
+}
+
 void op_axis_exprs(IterVar **axes, int ndim, Expr **out)
 {
     for (int d = 0; d < ndim; d++)
