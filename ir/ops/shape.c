@@ -657,6 +657,7 @@ static Expr *slice_body(OpCtx *c, void *arg, Expr **idx)
 typedef struct {
     Tensor *x;
     Expr *start[KG_MAX_DIMS];
+    int back[KG_MAX_DIMS];   /* step -1 (`x.flip(1)`) */
 } DynSliceArg;
 
 static Expr *dyn_slice_body(OpCtx *c, void *arg, Expr **idx)
@@ -665,7 +666,11 @@ static Expr *dyn_slice_body(OpCtx *c, void *arg, Expr **idx)
     DynSliceArg *a = arg;
     Expr *ix[KG_MAX_DIMS];
     for (int d = 0; d < a->x->ndim; d++)
-        ix[d] = a->start[d] ? ir_add(a->start[d], idx[d]) : idx[d];
+        /* (backwards, start - i stays above the end, at least -1: the max only tells the
+         * bound checker so) */
+        ix[d] = !a->start[d] ? idx[d]
+                : a->back[d] ? ir_bin(OP_MAX, ir_sub(a->start[d], idx[d]), iconst(0))
+                             : ir_add(a->start[d], idx[d]);
     return op_read(a->x, ix);
 }
 
@@ -682,25 +687,28 @@ static Expr *pick(OpCtx *c, BinOp op, Expr *a, Expr *b)
     return ir_simplify(ir_bin(op, a, b), NULL);
 }
 
-/* start or end v (sym: an extent) of an axis of extent E, clamped to [0, E] */
-static Expr *slice_point(OpCtx *c, int64_t v, Expr *sym, Expr *E, int *ok)
+/* start or end v (sym: an extent) of an axis of extent E, clamped to [0, E], or with a
+ * step of -1 (back) to [-1, E - 1] */
+static Expr *slice_point(OpCtx *c, int64_t v, Expr *sym, Expr *E, int back, int *ok)
 {
+    Expr *top = back ? ir_simplify(ir_sub(E, ir_idx(1)), NULL) : E;
+    int64_t low = back ? -1 : 0;
     if (sym) {
         int64_t lo, hi;
         if (!ir_dims_bounds(c->prog, sym, &lo, &hi) || lo < 0)
             *ok = 0;
-        return pick(c, OP_MIN, sym, E);
+        return pick(c, OP_MIN, sym, top);
     }
     if (v < 0)
-        return v < INT32_MIN ? ir_idx(0) : pick(c, OP_MAX, ir_add(E, ir_idx(v)), ir_idx(0));
-    return v > INT32_MAX ? E : pick(c, OP_MIN, ir_idx(v), E);
+        return v < INT32_MIN ? ir_idx(low) : pick(c, OP_MAX, ir_add(E, ir_idx(v)), ir_idx(low));
+    return v > INT32_MAX ? top : pick(c, OP_MIN, ir_idx(v), top);
 }
 
 static int dyn_slice(OpCtx *c, Tensor *x, int n, const int64_t *st, Expr *const *sst, const int64_t *en,
                      Expr *const *sen, const int64_t *ax, const int64_t *sp)
 {
     int r = x->ndim;
-    DynSliceArg a = {x, {0}};
+    DynSliceArg a = {x, {0}, {0}};
     int64_t s[KG_MAX_DIMS];
     Expr *ext[KG_MAX_DIMS];
     for (int d = 0; d < r; d++) {
@@ -709,16 +717,19 @@ static int dyn_slice(OpCtx *c, Tensor *x, int n, const int64_t *st, Expr *const 
     }
     for (int i = 0; i < n; i++) {
         int d = (int)ax[i];
-        if (sp[i] != 1)
+        if (sp[i] != 1 && sp[i] != -1)
             return ir_fail("%s: axis %d: a step of %lld where the dim or the bounds are decided at run time (kgen "
-                           "slices those with step 1 only yet)", c->op, d, (long long)sp[i]);
+                           "slices those with steps 1 and -1 only yet)", c->op, d, (long long)sp[i]);
         Expr *E = ir_tensor_dim(x, d);
-        int ok = 1;
-        Expr *b = slice_point(c, st[i], sst[i], E, &ok), *e = slice_point(c, en[i], sen[i], E, &ok), *cnt;
+        int ok = 1, back = sp[i] < 0;
+        Expr *b = slice_point(c, st[i], sst[i], E, back, &ok), *e = slice_point(c, en[i], sen[i], E, back, &ok), *cnt;
         if (!ok)
             return ir_fail("%s: axis %d: a start or end decided at run time can be negative or has no bound",
                            c->op, d);
-        if (!sst[i] && st[i] < 0 && !sen[i] && en[i] >= x->shape[d]) {
+        a.back[d] = back;
+        if (back) {
+            cnt = pick(c, OP_MAX, ir_sub(b, e), ir_idx(0));
+        } else if (!sst[i] && st[i] < 0 && !sen[i] && en[i] >= x->shape[d]) {
             /* the last -start elements (`x[:, -2:]`): min(-start, E) of them, E - max(E +
              * start, 0) as intervals show it (at least 1: a GPU launch needs that) */
             cnt = pick(c, OP_MIN, ir_idx(-st[i]), E);

@@ -171,7 +171,8 @@ class Picks(nn.Module):
     """Positions and parts of a run-time sequence: the tokens rolled by half their length
     (Slices from and to t // 2, Concat along the sequence), the last, middle and first
     tokens (Gather of -1, t // 2 and 0 along a run-time dim), the last two (a Slice from -2,
-    one token at t = 1) and the mean of all but the first (x[:, 1:])."""
+    one token at t = 1), the mean of all but the first (x[:, 1:]) and the tokens reversed
+    (x.flip(1): a Slice of step -1)."""
 
     def __init__(self):
         super().__init__()
@@ -182,7 +183,7 @@ class Picks(nn.Module):
         rolled = torch.cat([x[:, h:], x[:, :h]], 1)
         picked = (2 * x[:, -1] + x[:, h] - x[:, 0]).unsqueeze(1)
         rest = x[:, 1:].sum(1, keepdim=True) / x.shape[1]
-        return self.fc(torch.cat([rolled, picked, x[:, -2:], rest], 1))
+        return self.fc(torch.cat([rolled, picked, x[:, -2:], rest, x.flip(1)], 1))
 
 
 class Heads(nn.Module):
