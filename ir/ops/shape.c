@@ -971,9 +971,10 @@ static Expr *pad_dyn_index(PadArg *a, int d, Expr *i, Expr **inside)
     case PAD_EDGE: return ir_bin(OP_MIN, ir_bin(OP_MAX, i, iconst(0)), ir_sub(n, iconst(1)));
     case PAD_WRAP: return ir_bin(OP_FLOORMOD, i, n);
     case PAD_REFLECT: {
-        /* (n > the pads >= 1: checked at run time; the min and max only tell the bound
-         * checker what is true anyway) */
-        Expr *p = ir_mul(ir_sub(n, iconst(1)), iconst(2)), *m = ir_bin(OP_FLOORMOD, i, p);
+        /* one bounce at most, the pads being below n (checked at run time): |i| folded
+         * at n - 1, without a division per element (the outer max and min only tell the
+         * bound checker what is true anyway) */
+        Expr *m = ir_bin(OP_MAX, i, ir_sub(iconst(0), i)), *p = ir_mul(ir_sub(n, iconst(1)), iconst(2));
         return ir_bin(OP_MAX, ir_bin(OP_MIN, ir_bin(OP_MIN, m, ir_sub(p, m)), ir_sub(n, iconst(1))), iconst(0));
     }
     }
