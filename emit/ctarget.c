@@ -82,10 +82,36 @@ void em_c_put_dim_expr(StrBuf *o, const Expr *e)
             sb_puts(o, ")");
             return;
         }
-        /* the operands of a division are never negative here (extents and their sums) */
-        const char *t = op == OP_FLOORDIV ? "/" : op == OP_FLOORMOD ? "%" : ir_binop_text(op);
         if (ir_binop_kind(op) == 'B')
             ir_die("a bitwise operator in a run-time extent");
+        if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && !ir_dim_expr_nonneg(e->u.bin.a)) {
+            /* a dividend that can be negative (the divisor is positive): C's / and %
+             * round toward 0, floor division toward minus infinity; r = (a % b + b) % b,
+             * and a / b = (a - r) / b */
+            StrBuf r = {0};
+            sb_puts(&r, "((");
+            em_c_put_dim_expr(&r, e->u.bin.a);
+            sb_puts(&r, " % ");
+            em_c_put_dim_expr(&r, e->u.bin.b);
+            sb_puts(&r, " + ");
+            em_c_put_dim_expr(&r, e->u.bin.b);
+            sb_puts(&r, ") % ");
+            em_c_put_dim_expr(&r, e->u.bin.b);
+            sb_puts(&r, ")");
+            if (op == OP_FLOORMOD) {
+                sb_puts(o, r.data);
+            } else {
+                sb_puts(o, "((");
+                em_c_put_dim_expr(o, e->u.bin.a);
+                sb_printf(o, " - %s) / ", r.data);
+                em_c_put_dim_expr(o, e->u.bin.b);
+                sb_puts(o, ")");
+            }
+            sb_free(&r);
+            return;
+        }
+        /* C's / and % on a dividend of non-negative form (extents, their sums) */
+        const char *t = op == OP_FLOORDIV ? "/" : op == OP_FLOORMOD ? "%" : ir_binop_text(op);
         sb_puts(o, "(");
         em_c_put_dim_expr(o, e->u.bin.a);
         sb_printf(o, " %s ", t);

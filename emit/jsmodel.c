@@ -226,6 +226,19 @@ static void js_dim_expr(StrBuf *o, const Expr *e, const Program *p, const char *
         int call = op == OP_MIN || op == OP_MAX, div = op == OP_DIV || op == OP_FLOORDIV;
         if (ir_binop_kind(op) == 'B')
             ir_die("a bitwise operator in a run-time extent");
+        if (op == OP_FLOORMOD && !ir_dim_expr_nonneg(e->u.bin.a)) {
+            /* % rounds toward 0: a dividend that can be negative takes (a % b + b) % b */
+            sb_puts(o, "((");
+            js_dim_expr(o, e->u.bin.a, p, dn);
+            sb_puts(o, " % ");
+            js_dim_expr(o, e->u.bin.b, p, dn);
+            sb_puts(o, " + ");
+            js_dim_expr(o, e->u.bin.b, p, dn);
+            sb_puts(o, ") % ");
+            js_dim_expr(o, e->u.bin.b, p, dn);
+            sb_puts(o, ")");
+            return;
+        }
         sb_puts(o, op == OP_MIN ? "Math.min(" : op == OP_MAX ? "Math.max(" : div ? "Math.floor(" : "(");
         js_dim_expr(o, e->u.bin.a, p, dn);
         sb_printf(o, "%s", call ? ", " : div ? " / " : ir_fmt(" %s ", op == OP_FLOORMOD ? "%" : ir_binop_text(op)));

@@ -28,6 +28,8 @@ typedef struct {
     int naxes;
     int strict;
     int pass;                  /* 0: give axes extents; 1: check */
+    IterVar *set[MAX_AXES];    /* the axes whose extents the builder gave */
+    int nset;
     int failed;
 } Infer;
 
@@ -39,6 +41,17 @@ static IterVar *axis_of(const Infer *in, const Expr *e)
         if (in->axes[i]->var == e->u.var)
             return in->axes[i];
     return NULL;
+}
+
+/* Did the builder give iv its run-time extent? An operator that knows run-time dims (the
+ * lenient inference) is then the authority on it: Pad's axis padded by amounts computed
+ * from the extent reads the input at the axis's own index, over an extent that differs. */
+static int builder_set(const Infer *in, const IterVar *iv)
+{
+    for (int i = 0; i < in->nset; i++)
+        if (in->set[i] == iv)
+            return 1;
+    return 0;
 }
 
 static const char *dim_text(const Expr *e)
@@ -55,7 +68,7 @@ static void access(Infer *in, const Expr *e)
         const Expr *ix = e->u.access.idx[d];
         IterVar *iv = axis_of(in, ix);
         if (in->pass == 0) {
-            if (iv && x->dyn[d] && iv->extent == x->shape[d]) {
+            if (iv && x->dyn[d] && iv->extent == x->shape[d] && !(!in->strict && builder_set(in, iv))) {
                 if (!iv->dyn)
                     iv->dyn = x->dyn[d];
                 else if (!ir_expr_equal(iv->dyn, x->dyn[d]))
@@ -118,9 +131,12 @@ int ir_dyn_infer(Program *p, Tensor *t, int strict)
 {
     if (t->kind != T_COMPUTE && t->kind != T_SCAN)
         return 0;
-    Infer in = {p, t, {0}, 0, strict, 0, 0};
-    for (int i = 0; i < t->ndim; i++)
+    Infer in = {.p = p, .t = t, .strict = strict};
+    for (int i = 0; i < t->ndim; i++) {
         in.axes[in.naxes++] = t->axes[i];
+        if (t->axes[i]->dyn)
+            in.set[in.nset++] = t->axes[i];
+    }
     for (in.pass = 0; in.pass < 2 && !in.failed; in.pass++) {
         walk(&in, t->body);
         walk(&in, t->init);

@@ -493,6 +493,33 @@ int ir_expr_is_const(const Expr *e, int64_t *v)
     return 1;
 }
 
+int ir_dim_expr_nonneg(const Expr *e)
+{
+    switch (e->kind) {
+    case E_INT: return e->u.ival >= 0;
+    case E_VAR: return 1;   /* (a dim: its range starts at 0 or above) */
+    case E_CAST: return ir_dim_expr_nonneg(e->u.cast.a);
+    case E_BIN:
+        switch (e->u.bin.op) {
+        case OP_FLOORMOD: {
+            int64_t b;
+            if (ir_expr_is_const(e->u.bin.b, &b) && b > 0)
+                return 1;
+        }
+        /* fall through */
+        case OP_ADD:
+        case OP_MUL:
+        case OP_FLOORDIV:
+        case OP_DIV:
+        case OP_MOD:
+        case OP_MIN:
+        case OP_MAX: return ir_dim_expr_nonneg(e->u.bin.a) && ir_dim_expr_nonneg(e->u.bin.b);
+        default: return 0;
+        }
+    default: return 0;
+    }
+}
+
 int ir_expr_equal(const Expr *a, const Expr *b)
 {
     if (a == b)

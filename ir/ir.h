@@ -316,6 +316,12 @@ Expr *ir_mathcall(MathFn fn, Expr **args, int nargs);
 Expr *ir_reduce_identity(ReduceOp op, DType t);
 int ir_expr_equal(const Expr *a, const Expr *b);      /* structural */
 int ir_expr_is_const(const Expr *e, int64_t *v);       /* integer constant? */
+/* Is the expression of run-time dims e non-negative by its form alone (dims, non-negative
+ * constants, and sums, products, quotients, minimums and maximums of such, remainders by
+ * a positive constant)? The printers of the model functions write a division or remainder
+ * as C's and JavaScript's operators where its dividend is, and a form that rounds toward
+ * minus infinity elsewhere (torch's `(8 - h % 8) % 8`, simplified to `(-(h % 8)) % 8`). */
+int ir_dim_expr_nonneg(const Expr *e);
 int ir_expr_uses_var(const Expr *e, const Var *v);
 int ir_expr_has_reduce(const Expr *e);
 /* Does e read memory (a load, a tensor access, a reduction over one)? */

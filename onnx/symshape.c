@@ -2,7 +2,7 @@
  * tensor with run-time dims is a constant whose elements are extents (Tensor.sym, the
  * bounds in its data), and the operators that only move such values around (Gather,
  * Concat, Unsqueeze, Squeeze, Slice, Identity, Cast between integer types, Where by a
- * constant condition) move the extents with them. The builder computes the output's data
+ * constant condition, Transpose, Flatten) move the extents with them. The builder computes the output's data
  * from the bounds as for any constant; onnx_sym_values then gives it the extents its
  * elements came from. An output none of whose elements came from an extent is an ordinary
  * constant (a batch size picked out of a shape whose width is decided at run time). Any
@@ -10,8 +10,8 @@
  * so a bound is never taken for the value, except the builders that take such values
  * themselves: Reshape's shape, Range's start and limit (a vector computed at run time, its
  * extent an expression of the dims: ir/ops/misc.c), ConstantOfShape's and Expand's shape
- * (run-time output dims), Resize's sizes (ir/ops/resize.c), and Shape and Size of a vector
- * of extents (its shape is fixed).
+ * (run-time output dims), Resize's sizes (ir/ops/resize.c), Pad's pads (ir/ops/shape.c),
+ * and Shape and Size of a vector of extents (its shape is fixed).
  *
  * Arithmetic on such values (Add, Sub, Mul, Div, Mod, Max, Min: `x.shape[2] // 2`) is done
  * here, not by the operators' builders: each element of the output is the expression of
@@ -27,13 +27,14 @@
 
 int onnx_sym_op(const char *op)
 {
-    static const char *const ops[] = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Cast", "Where"};
+    static const char *const ops[] = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Cast", "Where",
+                                      "Transpose", "Flatten"};
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (!strcmp(op, ops[i]))
             return 1;
     /* 2: the builder takes them (Reshape's shape input: op_const_ints_sym; Range and
      * ConstantOfShape: run-time extents of their outputs) */
-    static const char *const takers[] = {"Reshape", "Range", "Resize", "ConstantOfShape", "Expand",
+    static const char *const takers[] = {"Reshape", "Range", "Resize", "ConstantOfShape", "Expand", "Pad",
                                          /* (the shape of a vector of extents is fixed) */
                                          "Shape", "Size"};
     for (size_t i = 0; i < sizeof takers / sizeof *takers; i++)
@@ -58,6 +59,8 @@ int onnx_sym_input_ok(const char *op, int i)
         return i == 1 || (i == 0 && !strcmp(op, "Reshape"));
     if (!strcmp(op, "Resize"))
         return i == 3;
+    if (!strcmp(op, "Pad"))
+        return i == 1;
     return !strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Shape") || !strcmp(op, "Size");
 }
 
@@ -117,6 +120,36 @@ static int sym_to_float(OpCtx *c, Tensor **out)
     return 0;
 }
 
+/* The extents of a mover's output whose computation, before it was folded, is one read of
+ * input x (Transpose, Slice of any rank and step, Flatten): each element's is that of the
+ * element of x it reads, its index by the read's formulas at the element's coordinates.
+ * 0 where the computation is some other (sym untouched). */
+static int sym_by_read(const Tensor *comp, const Tensor *x, int64_t n, Expr **sym)
+{
+    if (!comp || comp->kind != T_COMPUTE || !comp->body || comp->body->kind != E_ACCESS ||
+        comp->body->u.access.t != x || comp->body->u.access.n != x->ndim)
+        return 0;
+    int r = comp->ndim;
+    Var *vars[KG_MAX_DIMS];
+    Expr *at[KG_MAX_DIMS];
+    for (int d = 0; d < r; d++)
+        vars[d] = comp->axes[d]->var;
+    for (int64_t k = 0; k < n; k++) {
+        for (int64_t d = r - 1, q = k; d >= 0; q /= comp->shape[d], d--)
+            at[d] = ir_idx(q % comp->shape[d]);
+        int64_t j = 0;
+        for (int d = 0; d < x->ndim; d++) {
+            int64_t v;
+            if (!ir_expr_is_const(ir_simplify(ir_subst(comp->body->u.access.idx[d], vars, at, r), NULL), &v) ||
+                v < 0 || v >= x->shape[d])
+                return 0;
+            j = j * x->shape[d] + v;
+        }
+        sym[k] = sym_at(x, j);
+    }
+    return 1;
+}
+
 int onnx_sym_values(OpCtx *c, Tensor **outp)
 {
     Tensor *x = c->in[0], *out = *outp;
@@ -152,6 +185,8 @@ int onnx_sym_values(OpCtx *c, Tensor **outp)
             int64_t j = const_int(ix, k);
             sym[k] = sym_at(x, j < 0 ? j + x->shape[0] : j);
         }
+    } else if (sym_by_read(c->out[0], x, n, sym)) {
+        /* (Transpose, Slice of a matrix, ...: the same elements, moved) */
     } else if (!strcmp(c->op, "Slice")) {
         int64_t s[1], e[1], st[1] = {1};
         if (x->ndim != 1 || op_const_ints(c, 1, "starts", s, 1) != 1 || op_const_ints(c, 2, "ends", e, 1) != 1 ||

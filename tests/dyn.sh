@@ -10,7 +10,9 @@
 #      reference as well.
 # And for tests/dyn/cnn the entry points themselves: NAME() with a dim outside its range
 # and NAME_tensors() with an output of the wrong shape return KGEN_ERR_SHAPE, and
-# NAME_output_shape() gives the runner's shapes. Prints "dyn: N passed, N failed".
+# NAME_output_shape() gives the runner's shapes; tests/data/dyn/s2d_t.onnx (SpaceToDepth
+# then DepthToSpace over run-time H and W) gives back its inputs and refuses an odd H.
+# Prints "dyn: N passed, N failed".
 set -u
 KGEN=${KGEN:-./kgen}
 BUILD=${BUILD:-build}
@@ -206,6 +208,27 @@ if grep -q '^  r2_idx2\[' <<< "$r2" && grep -q '^  r2_idx3\[' <<< "$r2" && ! gre
   ok
 else
   bad "resizes: r2 computes its input positions per element: $(grep '^  r2\[' <<< "$r2" | cut -c1-160)"
+fi
+
+# SpaceToDepth and DepthToSpace over run-time H and W (tests/data/dyn/s2d_t.onnx: the one
+# undoes the other, so each input is its own reference); an odd H is refused while the
+# model runs (a multiple of the block is checked at run time)
+dir=$out/s2d
+if $KGEN tests/data/dyn/s2d_t.onnx --dim H=2..32 --dim W=2..32 --main --name s2d -o $dir > $out/s2d.log 2>&1 &&
+   make -s -C $dir CC="$CC" CFLAGS="$STRICT" > $dir/build.log 2>&1; then
+  for x in tests/data/dyn/s2d_in_*.npy; do
+    k=$(basename $x .npy)
+    if timeout 60 $dir/s2d $x -o $dir/$k > $dir/$k.log 2>&1 &&
+       cmp=$($out/npycmp --rtol 0 --atol 0 $x $dir/$k/output_0.npy 2>&1); then
+      ok
+    else
+      bad "s2d_t at ${k#s2d_in_}: $(tail -1 $dir/$k.log) $(tail -1 <<< "${cmp:-}")"
+    fi
+  done
+  $dir/s2d tests/data/dyn/s2d_bad_5x4.npy -o $dir/bad > $dir/bad.log 2>&1; rc=$?
+  if [ $rc = 1 ] && [ ! -e $dir/bad ]; then ok; else bad "s2d_t: an odd H not refused (exit $rc): $(head -1 $dir/bad.log)"; fi
+else
+  bad "s2d_t: kgen or the build failed: $(head -1 $out/s2d.log) $(grep -m1 error $dir/build.log 2>/dev/null)"
 fi
 
 echo "dyn: $pass passed, $fail failed"

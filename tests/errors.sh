@@ -86,7 +86,7 @@ for c in "range_empty|tests/dyn/cnn/model.onnx|--dim H=96..32 --dim W=32..128|--
          "range_loop|tests/published/loop_while/model.onnx|--dim n=1..16|has a dim decided at run time (dim 1: n), and kgen runs Loop only on fixed dims yet" \
          "range_shape_value|tests/published/sr_nested_if/model.onnx|--bind sr=16000 --dim samples=1..640|Greater: element 0 compares an extent decided at run time, and the answer depends on the extents" \
          "range_layernorm|tests/data/dyn/ln_t.onnx|--dim T=1..8|normalizes over dim 1 of 'x', decided at run time; kgen normalizes over fixed dims only yet" \
-         "range_pad_computed|tests/data/dyn/pad_computed.onnx|--dim H=4..64 --dim W=4..64|node 35 '/Slice' (Slice): Slice: extents decided at run time sliced other than a vector by constant bounds" \
+         "range_pad_crop|tests/data/dyn/pad_crop.onnx|--dim H=4..64 --dim W=4..64|node 36 '/Pad' (Pad): Pad: pads of axis 2 computed from dims decided at run time can be negative" \
          "range_target|tests/dyn/cnn/model.onnx|--dim H=32..96 --dim W=32..128 --target webgpu|are not supported by the WebGPU target yet"; do
   IFS='|' read -r name f args expect <<< "$c"
   name=dyn_$name

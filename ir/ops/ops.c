@@ -61,7 +61,7 @@ static const char *const dyn_generic[] = {
 };
 static const char *const dyn_aware[] = {
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Shape", "Reshape", "Flatten", "Resize",
-    "Upsample", "RNN", "GRU", "LSTM", "Expand", "Pad",
+    "Upsample", "RNN", "GRU", "LSTM", "Expand", "Pad", "DepthToSpace", "SpaceToDepth",
 };
 
 int op_makes_images(const char *op_type)

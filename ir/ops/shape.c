@@ -77,13 +77,78 @@ static int get_list(OpCtx *c, const char *attr, int in, int64_t input_from, int6
     return (int)n;
 }
 
+/* Run-time extents that a Reshape divides exactly: E = k * (E / k), E's remainder by the
+ * constant k being 0 at every run (shown by the dims' ranges, or checked at run time), where
+ * one side of the view has E and the other E / k and k: Swin's windows (a padded Hp viewed
+ * as Hp / 4 windows of 4 rows and back), PixelUnshuffle (H as H / 2 rows of 2). The products
+ * of extents see E as k * (E / k) then. */
+enum { MAX_EXACT = 2 * KG_MAX_DIMS };
+typedef struct {
+    int n;
+    Expr *e[MAX_EXACT], *q[MAX_EXACT];   /* E (simplified) and E / k */
+    int64_t k[MAX_EXACT];
+} ExactDivs;
+
+/* *p times extent e, E of an exact division as k * (E / k) */
+static void prod_mul_dim(IrProd *p, Expr *e, const ExactDivs *dv)
+{
+    Expr *se = dv ? ir_simplify(e, NULL) : NULL;
+    for (int i = 0; dv && i < dv->n; i++)
+        if (ir_expr_equal(se, dv->e[i])) {
+            ir_prod_mul(p, dv->q[i]);
+            ir_prod_mul(p, iconst(dv->k[i]));
+            return;
+        }
+    ir_prod_mul(p, e);
+}
+
 /* The product of dims [from, to) of a tensor's run-time extents ext (its shape where NULL) */
-static IrProd prod_of(Expr *const *ext, const int64_t *shape, int from, int to)
+static IrProd prod_of(Expr *const *ext, const int64_t *shape, int from, int to, const ExactDivs *dv)
 {
     IrProd p = ir_prod_one();
     for (int d = from; d < to; d++)
-        ir_prod_mul(&p, ext && ext[d] ? ext[d] : iconst(shape[d]));
+        prod_mul_dim(&p, ext && ext[d] ? ext[d] : iconst(shape[d]), dv);
     return p;
+}
+
+/* The exact divisions a view between extents ext and x's might make: each extent E / k of
+ * either side (k a constant above 1; the simplifier writes a floor division of a
+ * non-negative E as C's) whose E is a run-time extent of the other */
+static void exact_divs_find(ExactDivs *dv, Expr *const *ext, int n, Tensor *x)
+{
+    for (int side = 0; side < 2; side++) {
+        Expr *const *from = side ? x->dyn : ext, *const *other = side ? ext : x->dyn;
+        int nf = side ? x->ndim : n, no = side ? n : x->ndim;
+        for (int d = 0; d < nf && dv->n < MAX_EXACT; d++) {
+            const Expr *q = from[d];
+            int64_t k;
+            if (!q || q->kind != E_BIN || (q->u.bin.op != OP_FLOORDIV && q->u.bin.op != OP_DIV) ||
+                !ir_expr_is_const(q->u.bin.b, &k) || k < 2)
+                continue;
+            Expr *e = ir_simplify(q->u.bin.a, NULL);
+            for (int j = 0; j < no; j++)
+                if (other[j] && ir_expr_equal(ir_simplify(other[j], NULL), e)) {
+                    dv->e[dv->n] = e;
+                    dv->q[dv->n] = from[d];
+                    dv->k[dv->n++] = k;
+                    break;
+                }
+        }
+    }
+}
+
+/* The run-time checks that make dv's divisions exact, where the dims' ranges do not show it */
+static void exact_divs_check(OpCtx *c, const ExactDivs *dv)
+{
+    for (int i = 0; i < dv->n; i++) {
+        Expr *r = ir_simplify(ir_bin(OP_FLOORMOD, dv->e[i], ir_idx(dv->k[i])), NULL);
+        int64_t lo, hi;
+        if (ir_dims_bounds(c->prog, r, &lo, &hi) && lo == 0 && hi == 0)
+            continue;
+        ir_program_add_check(c->prog, ir_bin(OP_EQ, r, ir_idx(0)),
+                             ir_fmt("'%s': %s views an extent as rows of %lld, a multiple of it",
+                                    c->out_names[0] ? c->out_names[0] : c->base, c->op, (long long)dv->k[i]));
+    }
 }
 
 /* x read at element `oidx` of the same data viewed with shape oshape, whose dim d runs to
@@ -94,7 +159,8 @@ static IrProd prod_of(Expr *const *ext, const int64_t *shape, int from, int to)
  * through one flat index is taken apart by their extents (divisions and remainders by
  * run-time extents, which the simplifier merges back into the flat index where x is stored
  * compact at them). */
-static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr *const *oext, Expr **oidx)
+static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr *const *oext, Expr **oidx,
+                           const ExactDivs *dv)
 {
     Expr *ix[KG_MAX_DIMS];
     int a = 0, b = 0;
@@ -116,7 +182,7 @@ static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr *co
         }
         int a0 = a, b0 = b;
         int64_t pa = x->shape[a++], pb = oshape[b++];
-        IrProd qa = prod_of(x->dyn, x->shape, a0, a), qb = prod_of(oext, oshape, b0, b);
+        IrProd qa = prod_of(x->dyn, x->shape, a0, a, dv), qb = prod_of(oext, oshape, b0, b, dv);
         while (!ir_prod_equal(&qa, &qb)) {
             int ma = a < x->ndim, mb = b < ondim;
             if (!oext && !((pa < pb && ma) || (pb < pa && mb)))
@@ -125,12 +191,12 @@ static Expr *read_reshaped(Tensor *x, int ondim, const int64_t *oshape, Expr *co
                 break;   /* the last run */
             if (ma && (pa <= pb || !mb)) {
                 pa *= x->shape[a];
-                ir_prod_mul(&qa, ir_tensor_dim(x, a));
+                prod_mul_dim(&qa, ir_tensor_dim(x, a), dv);
                 a++;
             }
             if (mb && (pb <= pa || !ma) && !ir_prod_equal(&qa, &qb)) {
                 pb *= oshape[b];
-                ir_prod_mul(&qb, oext && oext[b] ? oext[b] : iconst(oshape[b]));
+                prod_mul_dim(&qb, oext && oext[b] ? oext[b] : iconst(oshape[b]), dv);
                 b++;
             }
         }
@@ -169,7 +235,7 @@ static Expr *reshape_body(OpCtx *c, void *arg, Expr **idx)
 {
     (void)c;
     ReshapeArg *r = arg;
-    return read_reshaped(r->x, r->ndim, r->shape, NULL, idx);
+    return read_reshaped(r->x, r->ndim, r->shape, NULL, idx, NULL);
 }
 
 /* Output 0 = x viewed with shape `shape` whose dim d runs to ext[d] at run time (NULL:
@@ -178,7 +244,19 @@ static Expr *reshape_body(OpCtx *c, void *arg, Expr **idx)
  * from values that other arithmetic gave); counts that differ at every extent fail. */
 static int emit_reshape_dyn(OpCtx *c, Tensor *x, int ndim, const int64_t *shape, Expr *const *ext)
 {
-    IrProd px = prod_of(x->dyn, x->shape, 0, x->ndim), po = prod_of(ext, shape, 0, ndim);
+    IrProd px = prod_of(x->dyn, x->shape, 0, x->ndim, NULL), po = prod_of(ext, shape, 0, ndim, NULL);
+    ExactDivs divs = {0}, *dv = NULL;
+    if (!ir_prod_equal(&px, &po)) {
+        /* the same count where extents divide exactly (Hp as Hp / 4 windows of 4)? */
+        exact_divs_find(&divs, ext, ndim, x);
+        IrProd dx = prod_of(x->dyn, x->shape, 0, x->ndim, &divs), dob = prod_of(ext, shape, 0, ndim, &divs);
+        if (divs.n && ir_prod_equal(&dx, &dob)) {
+            dv = &divs;
+            exact_divs_check(c, dv);
+            px = dx;
+            po = dob;
+        }
+    }
     if (!ir_prod_equal(&px, &po)) {
         Expr *nx = ir_idx(1), *no = ir_idx(1);
         for (int d = 0; d < x->ndim; d++)
@@ -198,7 +276,7 @@ static int emit_reshape_dyn(OpCtx *c, Tensor *x, int ndim, const int64_t *shape,
     }
     int same = ndim == x->ndim;
     for (int d = 0; same && d < ndim; d++) {
-        IrProd a = prod_of(x->dyn, x->shape, d, d + 1), b = prod_of(ext, shape, d, d + 1);
+        IrProd a = prod_of(x->dyn, x->shape, d, d + 1, NULL), b = prod_of(ext, shape, d, d + 1, NULL);
         same = shape[d] == x->shape[d] && ir_prod_equal(&a, &b);
     }
     if (same) {
@@ -213,7 +291,7 @@ static int emit_reshape_dyn(OpCtx *c, Tensor *x, int ndim, const int64_t *shape,
     IterVar **ax = op_axes_dyn(ndim, shape, ext);
     Expr *idx[KG_MAX_DIMS];
     op_axis_exprs(ax, ndim, idx);
-    return op_emit_out(c, 0, ndim, ax, read_reshaped(x, ndim, shape, ext, idx)) ? 0 : -1;
+    return op_emit_out(c, 0, ndim, ax, read_reshaped(x, ndim, shape, ext, idx, dv)) ? 0 : -1;
 }
 
 /* Output 0 = x viewed with another shape (x itself when the shape is the same); ext as for
@@ -250,12 +328,54 @@ static int emit_reshape(OpCtx *c, Tensor *x, int ndim, const int64_t *shape, Exp
  * 0 with ext[d] (NULL: a fixed *bound), or -1 with ir_fail(). */
 static int infer_dyn(OpCtx *c, Tensor *x, int n, const int64_t *s, Expr **ext, int infer, int64_t *bound)
 {
-    IrProd px = prod_of(x->dyn, x->shape, 0, x->ndim), po = ir_prod_one(), q;
+    IrProd px = prod_of(x->dyn, x->shape, 0, x->ndim, NULL), po = ir_prod_one(), q;
     for (int d = 0; d < n; d++)
         if (d != infer)
             ir_prod_mul(&po, ext[d] ? ext[d] : iconst(s[d]));
     if (po.ok && po.coef == 0)
         return ir_fail("%s: cannot infer the -1 dimension next to a 0", c->op);
+    if (!ir_prod_div(&px, &po, &q)) {
+        /* where extents divide exactly (PixelUnshuffle's H / 2 rows of 2, then -1) */
+        ExactDivs divs = {0};
+        exact_divs_find(&divs, ext, n, x);
+        IrProd dx = prod_of(x->dyn, x->shape, 0, x->ndim, &divs), dob = ir_prod_one();
+        for (int d = 0; d < n; d++)
+            if (d != infer)
+                prod_mul_dim(&dob, ext[d] ? ext[d] : iconst(s[d]), &divs);
+        if (divs.n && ir_prod_div(&dx, &dob, &q))
+            px = dx, po = dob;
+    }
+    IrProd po1 = po, q1;
+    po1.coef = 1;
+    Expr *num = NULL;   /* an extent of x that the -1 divides exactly */
+    int64_t g = 1;
+    if (!ir_prod_div(&px, &po, &q) && po.ok && po.coef > 1 && ir_prod_div(&px, &po1, &q1) && q1.n > 0) {
+        int64_t r = po.coef;
+        for (g = q1.coef; r;) {
+            int64_t t = g % r;
+            g = r;
+            r = t;
+        }
+        q1.coef /= g;
+        num = ir_simplify(ir_prod_expr(&q1), NULL);
+        int in_x = 0;
+        for (int d = 0; d < x->ndim && !in_x; d++)
+            in_x = x->dyn[d] && ir_expr_equal(ir_simplify(x->dyn[d], NULL), num);
+        if (!in_x)
+            num = NULL;
+    }
+    if (num) {
+        /* the other dims' constants do not divide the count's (PixelUnshuffle's H * W by
+         * 2 * W), and what is left is an extent of the input: the -1 is that extent divided
+         * by the rest, exactly (emit_reshape_dyn's exact division, checked at run time) */
+        Expr *e = ir_simplify(ir_bin(OP_FLOORDIV, num, ir_idx(po.coef / g)), NULL);
+        int64_t lo;
+        ext[infer] = e;
+        if (!ir_dims_bounds(c->prog, e, &lo, bound) || *bound > INT32_MAX || lo < 1)
+            return ir_fail("%s: the -1 dimension, decided at run time, can be 0 or has no bound within index "
+                           "arithmetic", c->op);
+        return 0;
+    }
     if (!ir_prod_div(&px, &po, &q))
         return ir_fail("%s: cannot infer the -1 dimension: the other dims' product does not divide the input's "
                        "element count, a product of extents decided at run time, into a product of its extents", c->op);
@@ -650,14 +770,14 @@ static Expr *slice_body(OpCtx *c, void *arg, Expr **idx)
     return op_read(a->x, ix);
 }
 
-/* A Slice over run-time dims (a dim decided at run time sliced, `x[:, 1:]`, or bounds that
- * hold extents, `x[:, t // 2:]`): step 1 on those axes, the start and end clamped to the
- * axis's extent as expressions of the dims, the output's extent their difference (at
- * least 0), bound by the ranges. */
+/* A Slice over run-time dims (a dim decided at run time sliced, `x[:, 1:]`, `x[:, ::2]`, or
+ * bounds that hold extents, `x[:, t // 2:]`): the start and end clamped to the axis's
+ * extent as expressions of the dims, the output's extent their difference (at least 0)
+ * divided by the step, rounded up, bound by the ranges. */
 typedef struct {
     Tensor *x;
     Expr *start[KG_MAX_DIMS];
-    int back[KG_MAX_DIMS];   /* step -1 (`x.flip(1)`) */
+    int64_t step[KG_MAX_DIMS];   /* negative: backwards (`x.flip(1)`) */
 } DynSliceArg;
 
 static Expr *dyn_slice_body(OpCtx *c, void *arg, Expr **idx)
@@ -665,12 +785,15 @@ static Expr *dyn_slice_body(OpCtx *c, void *arg, Expr **idx)
     (void)c;
     DynSliceArg *a = arg;
     Expr *ix[KG_MAX_DIMS];
-    for (int d = 0; d < a->x->ndim; d++)
+    for (int d = 0; d < a->x->ndim; d++) {
+        int64_t k = a->step[d];
+        Expr *i = k == 1 || k == -1 ? idx[d] : ir_mul(idx[d], iconst(k < 0 ? -k : k));
         /* (backwards, start - i stays above the end, at least -1: the max only tells the
          * bound checker so) */
         ix[d] = !a->start[d] ? idx[d]
-                : a->back[d] ? ir_bin(OP_MAX, ir_sub(a->start[d], idx[d]), iconst(0))
-                             : ir_add(a->start[d], idx[d]);
+                : k < 0 ? ir_bin(OP_MAX, ir_sub(a->start[d], i), iconst(0))
+                        : ir_add(a->start[d], i);
+    }
     return op_read(a->x, ix);
 }
 
@@ -717,16 +840,16 @@ static int dyn_slice(OpCtx *c, Tensor *x, int n, const int64_t *st, Expr *const 
     }
     for (int i = 0; i < n; i++) {
         int d = (int)ax[i];
-        if (sp[i] != 1 && sp[i] != -1)
-            return ir_fail("%s: axis %d: a step of %lld where the dim or the bounds are decided at run time (kgen "
-                           "slices those with steps 1 and -1 only yet)", c->op, d, (long long)sp[i]);
+        if (sp[i] == 0 || sp[i] > INT32_MAX || sp[i] < -INT32_MAX)
+            return ir_fail("%s: axis %d: a step of %lld", c->op, d, (long long)sp[i]);
         Expr *E = ir_tensor_dim(x, d);
         int ok = 1, back = sp[i] < 0;
+        int64_t k = back ? -sp[i] : sp[i];
         Expr *b = slice_point(c, st[i], sst[i], E, back, &ok), *e = slice_point(c, en[i], sen[i], E, back, &ok), *cnt;
         if (!ok)
             return ir_fail("%s: axis %d: a start or end decided at run time can be negative or has no bound",
                            c->op, d);
-        a.back[d] = back;
+        a.step[d] = sp[i];
         if (back) {
             cnt = pick(c, OP_MAX, ir_sub(b, e), ir_idx(0));
         } else if (!sst[i] && st[i] < 0 && !sen[i] && en[i] >= x->shape[d]) {
@@ -736,6 +859,8 @@ static int dyn_slice(OpCtx *c, Tensor *x, int n, const int64_t *st, Expr *const 
         } else {
             cnt = pick(c, OP_MAX, ir_sub(e, b), ir_idx(0));
         }
+        if (k > 1)   /* every k-th of them, from the first */
+            cnt = ir_simplify(ir_bin(OP_FLOORDIV, ir_add(cnt, ir_idx(k - 1)), ir_idx(k)), NULL);
         int64_t lo, hi;
         if (!ir_dims_bounds(c->prog, cnt, &lo, &hi) || hi > x->shape[d])
             return ir_fail("%s: axis %d: the slice's extent has no bound within the dim", c->op, d);
@@ -954,6 +1079,9 @@ typedef struct {
     PadMode mode;
     int64_t before[KG_MAX_DIMS];
     int padded[KG_MAX_DIMS];
+    /* a dim decided at run time, or padded by amounts computed from such dims (torch's
+     * F.pad to a multiple of 8): its extent and its pad before as expressions */
+    Expr *n_dyn[KG_MAX_DIMS], *before_dyn[KG_MAX_DIMS];
     Expr *value;
 } PadArg;
 
@@ -961,7 +1089,7 @@ typedef struct {
  * extent: pad_dyn below. */
 static Expr *pad_dyn_index(PadArg *a, int d, Expr *i, Expr **inside)
 {
-    Expr *n = a->x->dyn[d];
+    Expr *n = a->n_dyn[d];
     switch (a->mode) {
     case PAD_CONSTANT: {
         Expr *ok = ir_bin(OP_AND, ir_bin(OP_GE, i, iconst(0)), ir_bin(OP_LT, i, n));
@@ -988,8 +1116,8 @@ static Expr *pad_body(OpCtx *c, void *arg, Expr **idx)
     Expr *ix[KG_MAX_DIMS], *inside = NULL;
     for (int d = 0; d < a->x->ndim; d++) {
         int64_t n = a->x->shape[d];
-        Expr *i = ir_sub(idx[d], iconst(a->before[d]));
-        if (a->x->dyn[d]) {
+        Expr *i = ir_sub(idx[d], a->before_dyn[d] ? a->before_dyn[d] : iconst(a->before[d]));
+        if (a->n_dyn[d]) {
             ix[d] = a->padded[d] ? pad_dyn_index(a, d, i, &inside) : idx[d];
             continue;
         }
@@ -1025,7 +1153,7 @@ static int pad(OpCtx *c)
         return -1;
     int r = x->ndim;
     const char *ms = op_attr_str(c, "mode", "constant");
-    PadArg a = {x, PAD_CONSTANT, {0}, {0}, NULL};
+    PadArg a = {x, PAD_CONSTANT, {0}, {0}, {0}, {0}, NULL};
     if (!strcmp(ms, "reflect"))
         a.mode = PAD_REFLECT;
     else if (!strcmp(ms, "edge"))
@@ -1035,6 +1163,7 @@ static int pad(OpCtx *c)
     else if (strcmp(ms, "constant"))
         return ir_fail("%s: unknown mode '%s'", c->op, ms);
     int64_t pads[MAX_LIST], axes[KG_MAX_DIMS];
+    Expr *psym[MAX_LIST] = {0};   /* pads computed from run-time dims (their bounds in pads) */
     int np, na = -1;
     if (c->opset < 11) {
         np = op_attr_ints(c, c->opset < 2 ? "paddings" : "pads", pads, MAX_LIST);
@@ -1042,7 +1171,7 @@ static int pad(OpCtx *c)
             return ir_fail("%s: attribute 'pads' is required", c->op);
         a.value = op_lit(op_attr_float(c, "value", 0), x->dtype);
     } else {
-        if ((np = (int)op_const_ints(c, 1, "pads", pads, MAX_LIST)) < 0)
+        if ((np = (int)op_const_ints_sym(c, 1, "pads", pads, psym, MAX_LIST)) < 0)
             return -1;
         if (op_has_input(c, 2)) {
             Tensor *v = c->in[2];
@@ -1072,6 +1201,9 @@ static int pad(OpCtx *c)
         return ir_fail("%s: %d pads for %d axes", c->op, np, na);
     int64_t s[KG_MAX_DIMS];
     memcpy(s, x->shape, sizeof s);
+    Expr *out_dyn[KG_MAX_DIMS] = {0};   /* the output's run-time extents */
+    for (int d = 0; d < r; d++)
+        a.n_dyn[d] = x->dyn[d];
     for (int i = 0; i < na; i++) {
         int d = (int)axes[i];
         int64_t b = pads[i], e = pads[na + i];
@@ -1080,6 +1212,29 @@ static int pad(OpCtx *c)
         a.before[d] = b;
         a.padded[d] = b != 0 || e != 0;
         s[d] = x->shape[d] + b + e;
+        if (psym[i] || psym[na + i]) {
+            /* pads computed from run-time dims: b and e are their bounds; the output's
+             * extent is the sum's expression, its bound the sum's largest over the ranges */
+            Expr *pb = psym[i] ? psym[i] : ir_idx(b), *pe = psym[na + i] ? psym[na + i] : ir_idx(e);
+            int64_t blo, bhi, elo, ehi, lo, hi;
+            if (!ir_dims_bounds(c->prog, pb, &blo, &bhi) || !ir_dims_bounds(c->prog, pe, &elo, &ehi) || blo < 0 ||
+                elo < 0)
+                return ir_fail("%s: pads of axis %d computed from dims decided at run time can be negative (kgen "
+                               "pads by such amounts, never crops)", c->op, d);
+            if (!a.n_dyn[d])
+                a.n_dyn[d] = ir_idx(x->shape[d]);
+            out_dyn[d] = ir_simplify(ir_add(ir_add(a.n_dyn[d], pb), pe), NULL);
+            if (!ir_dims_bounds(c->prog, out_dyn[d], &lo, &hi) || hi > INT32_MAX)
+                return ir_fail("%s: axis %d padded by amounts computed from run-time dims has no bound", c->op, d);
+            s[d] = hi;
+            a.before_dyn[d] = pb;
+            a.padded[d] = 1;
+            if (a.mode == PAD_REFLECT)
+                ir_program_add_check(c->prog, ir_bin(OP_AND, ir_bin(OP_GT, a.n_dyn[d], pb), ir_bin(OP_GT, a.n_dyn[d], pe)),
+                                     ir_fmt("'%s': %s reflects axis %d of '%s' by less than its extent", c->base,
+                                            c->op, d, x->name));
+            continue;
+        }
         if (x->dyn[d] && (b < 0 || e < 0))
             return ir_fail("%s: negative pads (a crop) of axis %d, decided at run time (kgen pads run-time dims "
                            "only)", c->op, d);
@@ -1087,16 +1242,23 @@ static int pad(OpCtx *c)
             ir_program_add_check(c->prog, ir_bin(OP_GT, x->dyn[d], ir_idx(b > e ? b : e)),
                                  ir_fmt("'%s': %s reflects axis %d of '%s' by %lld, less than its extent", c->base,
                                         c->op, d, x->name, (long long)(b > e ? b : e)));
+        if (x->dyn[d])
+            out_dyn[d] = ir_simplify(ir_add(x->dyn[d], ir_idx(b + e)), NULL);
     }
-    if (ir_tensor_is_dynamic(x)) {
+    int any_dyn = 0;
+    for (int d = 0; d < r; d++) {
+        if (x->dyn[d] && !out_dyn[d])
+            out_dyn[d] = x->dyn[d];   /* (not padded) */
+        any_dyn |= out_dyn[d] != NULL;
+    }
+    if (any_dyn) {
         /* the output's run-time dims: the extents padded */
         if (emit_body(c, 0, r, s, x->dtype, pad_body, &a))
             return -1;
         for (int d = 0; d < r; d++)
-            if (x->dyn[d]) {
-                Expr *e = ir_simplify(ir_add(x->dyn[d], ir_idx(s[d] - x->shape[d])), NULL);
-                c->out[0]->axes[d]->dyn = e;
-                c->out[0]->dyn[d] = e;
+            if (out_dyn[d]) {
+                c->out[0]->axes[d]->dyn = out_dyn[d];
+                c->out[0]->dyn[d] = out_dyn[d];
             }
         return 0;
     }
@@ -1566,19 +1728,44 @@ static int depth_space(OpCtx *c, int to_space)
     BlockArg a = {x, b, !strcmp(mode, "CRD")};
     if (to_space && !a.crd && strcmp(mode, "DCR"))
         return ir_fail("%s: unknown mode '%s'", c->op, mode);
+    if (x->dyn[1])
+        return ir_fail("%s: the channels are decided at run time (kgen moves fixed channels only)", c->op);
     int64_t s[4];
+    Expr *ext[4] = {x->dyn[0], NULL, NULL, NULL};   /* the output's run-time extents */
     if (to_space) {
         if (x->shape[1] % (b * b))
             return ir_fail("%s: channels (%lld) are not a multiple of blocksize^2", c->op, (long long)x->shape[1]);
         int64_t sh[4] = {x->shape[0], x->shape[1] / (b * b), x->shape[2] * b, x->shape[3] * b};
         memcpy(s, sh, sizeof s);
-        return emit_body(c, 0, 4, s, x->dtype, d2s_body, &a);
+        for (int d = 2; d < 4; d++)   /* (PixelShuffle over an image of any size) */
+            if (x->dyn[d])
+                ext[d] = ir_simplify(ir_mul(x->dyn[d], ir_idx(b)), NULL);
+        if (emit_body(c, 0, 4, s, x->dtype, d2s_body, &a))
+            return -1;
+    } else {
+        for (int d = 2; d < 4; d++) {
+            if (!x->dyn[d] && x->shape[d] % b)
+                return ir_fail("%s: height and width must be multiples of blocksize", c->op);
+            if (x->dyn[d]) {
+                /* a run-time extent: a multiple of the block, checked at run time; the
+                 * bound's blocks below it */
+                ir_program_add_check(c->prog, ir_bin(OP_EQ, ir_bin(OP_FLOORMOD, x->dyn[d], ir_idx(b)), ir_idx(0)),
+                                     ir_fmt("'%s': %s needs dim %d of '%s' to be a multiple of %lld", c->base, c->op,
+                                            d, x->name, (long long)b));
+                ext[d] = ir_simplify(ir_bin(OP_FLOORDIV, x->dyn[d], ir_idx(b)), NULL);
+            }
+        }
+        int64_t sh[4] = {x->shape[0], x->shape[1] * b * b, x->shape[2] / b, x->shape[3] / b};
+        memcpy(s, sh, sizeof s);
+        if (emit_body(c, 0, 4, s, x->dtype, s2d_body, &a))
+            return -1;
     }
-    if (x->shape[2] % b || x->shape[3] % b)
-        return ir_fail("%s: height and width must be multiples of blocksize", c->op);
-    int64_t sh[4] = {x->shape[0], x->shape[1] * b * b, x->shape[2] / b, x->shape[3] / b};
-    memcpy(s, sh, sizeof s);
-    return emit_body(c, 0, 4, s, x->dtype, s2d_body, &a);
+    for (int d = 0; d < 4; d++)
+        if (ext[d]) {
+            c->out[0]->axes[d]->dyn = ext[d];
+            c->out[0]->dyn[d] = ext[d];
+        }
+    return 0;
 }
 
 static int depth_to_space(OpCtx *c) { return depth_space(c, 1); }

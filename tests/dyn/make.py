@@ -171,8 +171,9 @@ class Picks(nn.Module):
     """Positions and parts of a run-time sequence: the tokens rolled by half their length
     (Slices from and to t // 2, Concat along the sequence), the last, middle and first
     tokens (Gather of -1, t // 2 and 0 along a run-time dim), the last two (a Slice from -2,
-    one token at t = 1), the mean of all but the first (x[:, 1:]) and the tokens reversed
-    (x.flip(1): a Slice of step -1)."""
+    one token at t = 1), the mean of all but the first (x[:, 1:]), the tokens reversed
+    (x.flip(1): a Slice of step -1), every second token and every third from the last
+    (x[:, ::2] and x.flip(1)[:, ::3]: steps 2 and -3)."""
 
     def __init__(self):
         super().__init__()
@@ -183,7 +184,7 @@ class Picks(nn.Module):
         rolled = torch.cat([x[:, h:], x[:, :h]], 1)
         picked = (2 * x[:, -1] + x[:, h] - x[:, 0]).unsqueeze(1)
         rest = x[:, 1:].sum(1, keepdim=True) / x.shape[1]
-        return self.fc(torch.cat([rolled, picked, x[:, -2:], rest, x.flip(1)], 1))
+        return self.fc(torch.cat([rolled, picked, x[:, -2:], rest, x.flip(1), x[:, ::2], x.flip(1)[:, ::3]], 1))
 
 
 class Heads(nn.Module):
@@ -217,6 +218,35 @@ class Pads(nn.Module):
         y = self.c1(nn.functional.pad(x, (1, 2, 0, 1)))
         y = self.c2(nn.functional.pad(y, (2, 1, 1, 1), mode="reflect"))
         return self.c3(nn.functional.pad(y, (1, 1, 2, 0), mode="replicate"))
+
+
+class Windows(nn.Module):
+    """A Swin / SR-style block over dynamic H and W: a reflect pad to multiples of the window
+    (4) by amounts computed from the extents (torch exports them through Concat, Reshape,
+    a reversing Slice and Transpose), the windows partitioned (Hp viewed as Hp // 4 windows
+    of 4 rows, a permute), attention within each window, the windows put back and cropped
+    to H x W, a residual; then PixelUnshuffle (H and W even, checked at run time), a conv
+    and PixelShuffle (DepthToSpace)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Conv2d(3, 8, 3, padding=1)
+        self.qkv = nn.Linear(8, 24)
+        self.proj = nn.Linear(8, 8)
+        self.body = nn.Conv2d(32, 12, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+
+    def forward(self, x):                        # [1, 3, H, W]
+        e = self.embed(x)
+        b, c, h, w = e.shape
+        y = nn.functional.pad(e, (0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4), mode="reflect")
+        hp, wp = y.shape[2], y.shape[3]
+        t = y.permute(0, 2, 3, 1).reshape(b, hp // 4, 4, wp // 4, 4, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, 16, c)
+        q, k, v = self.qkv(t).chunk(3, -1)
+        t = self.proj((q @ k.transpose(1, 2) / c ** 0.5).softmax(-1) @ v)
+        y = t.reshape(b, hp // 4, wp // 4, 4, 4, c).permute(0, 1, 3, 2, 4, 5).reshape(b, hp, wp, c).permute(0, 3, 1, 2)
+        y = y[:, :, :h, :w] + e
+        return self.shuffle(self.body(nn.functional.pixel_unshuffle(y, 2)))
 
 
 class RangeStep(nn.Module):
@@ -360,6 +390,8 @@ MODELS = {
               [(1, 1, 16), (3, 7, 16), (4, 40, 16)], (5, 8, 16)),
     "pads": (Pads, (1, 3, 12, 12), {2: "H", 3: "W"}, "--dim H=4..48 --dim W=3..48",
              [(1, 3, 4, 3), (1, 3, 9, 16), (1, 3, 20, 7), (1, 3, 48, 48)], (1, 3, 3, 8)),
+    "windows": (Windows, (1, 3, 12, 12), {2: "H", 3: "W"}, "--dim H=4..48 --dim W=4..48",
+                [(1, 3, 4, 6), (1, 3, 10, 8), (1, 3, 18, 30), (1, 3, 48, 48)], (1, 3, 2, 8)),
     "rangestep": (RangeStep, (1, 10, 16), {1: "T"}, "--dim T=2..48",
                   [(1, 2, 16), (1, 3, 16), (1, 4, 16), (1, 48, 16)], (1, 1, 16)),
     "unet": (UNet, (1, 3, 40, 56), {2: "H", 3: "W"}, "--dim H=16..96 --dim W=16..128",

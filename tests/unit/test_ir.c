@@ -49,6 +49,13 @@ int main(void)
     CHECK(ir_expr_find(sum, is_var_ref, x) == out_sel->u.sel.cond->u.bin.a);
     CHECK(ir_expr_find(c(4), is_select, NULL) == NULL);
 
+    /* expressions of run-time dims non-negative by their form: C's / and % print them */
+    CHECK(ir_dim_expr_nonneg(B(OP_FLOORDIV, B(OP_ADD, v(x), c(1)), c(2))));
+    CHECK(ir_dim_expr_nonneg(B(OP_FLOORMOD, ir_un(UN_NEG, B(OP_FLOORMOD, v(x), c(8))), c(8))));
+    CHECK(!ir_dim_expr_nonneg(ir_un(UN_NEG, B(OP_FLOORMOD, v(x), c(8)))));
+    CHECK(!ir_dim_expr_nonneg(B(OP_FLOORDIV, B(OP_SUB, v(x), c(1)), c(2))));
+    CHECK(!ir_dim_expr_nonneg(B(OP_ADD, v(x), c(-1))));
+
     /* packed types: sizes in bytes, elements low bits first, i4 and i2 sign-extended */
     CHECK_EQ(3, ir_dtype_size(DT_I4, 5));
     CHECK_EQ(2, ir_dtype_size(DT_U2, 5));

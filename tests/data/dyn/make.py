@@ -22,17 +22,34 @@ g = helper.make_graph([ln], "ln_t", [x], [y], [s])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="kgen tests")
 onnx.save(m, "ln_t.onnx")
 
-# pad_computed.onnx for tests/errors.sh: torch's export of F.pad(x, (0, 0, 0, (8 - h % 8) % 8))
-# over x: f32[1, 3, H, W] (opset 13): the pads are computed from H and reshaped to [-1, 2],
-# reversed by a Slice and transposed as values, which kgen refuses (the extent would be lost
-# on the way); needs Debian's python3-torch
+# s2d_t.onnx for tests/dyn.sh: y = DepthToSpace(SpaceToDepth(x, 2), 2, DCR), the identity,
+# over x: f32[1, 2, H, W] with H and W decided at run time (even: checked at run time), and
+# its inputs s2d_in_*.npy (seeded draws; each is its own reference) and s2d_bad_5x4.npy (an
+# odd H, refused)
+import numpy as np  # noqa: E402
+
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "H", "W"])
+nodes = [helper.make_node("SpaceToDepth", ["x"], ["s"], blocksize=2),
+         helper.make_node("DepthToSpace", ["s"], ["y"], blocksize=2, mode="DCR")]
+g = helper.make_graph(nodes, "s2d_t", [x], [y])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kgen tests")
+onnx.save(m, "s2d_t.onnx")
+rng = np.random.default_rng(5)
+for h, w in [(2, 2), (4, 6), (10, 32)]:
+    np.save(f"s2d_in_{h}x{w}.npy", rng.standard_normal((1, 2, h, w)).astype(np.float32))
+np.save("s2d_bad_5x4.npy", rng.standard_normal((1, 2, 5, 4)).astype(np.float32))
+
+# pad_crop.onnx for tests/errors.sh: torch's export of F.pad(x, (0, 0, 0, 8 - h)) over
+# x: f32[1, 3, H, W] (opset 13): pads computed from H (through Concat, Reshape to [-1, 2], a
+# reversing Slice and Transpose), which crop where H is above 8: with --dim H=4..64 kgen
+# refuses them (it pads by computed amounts, never crops); needs Debian's python3-torch
 import torch  # noqa: E402
 
 
-class PadToEight(torch.nn.Module):
+class PadTo8(torch.nn.Module):
     def forward(self, x):
-        return torch.nn.functional.pad(x, (0, 0, 0, (8 - x.shape[2] % 8) % 8))
+        return torch.nn.functional.pad(x, (0, 0, 0, 8 - x.shape[2]))
 
 
-torch.onnx.export(PadToEight(), (torch.zeros(1, 3, 8, 8),), "pad_computed.onnx", input_names=["x"],
+torch.onnx.export(PadTo8(), (torch.zeros(1, 3, 6, 8),), "pad_crop.onnx", input_names=["x"],
                   output_names=["y"], dynamic_axes={"x": {2: "H", 3: "W"}}, opset_version=13)
