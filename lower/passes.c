@@ -93,7 +93,7 @@ static const LoopPass loop_passes[] = {
     {{"tensorize", "tensorized loops checked against their micro-kernel's pattern (ir/tensorize.c)"}, ir_tensorize,
      RESIMPLIFY_NO},
     {{"runtime-divisions", "a serial loop dividing by a run-time divisor steps the quotient and remainder "
-                           "instead"},
+                           "instead; a vector loop's divisions its variable does not change are computed before it"},
      run_divisions, RESIMPLIFY_NO},
     {{"check-loops", "vector loops have constant extents, parallel loops do not nest"}, lower_check_loops,
      RESIMPLIFY_NO},

@@ -122,10 +122,12 @@ static int taken(Tails *t, Expr *cond)
 }
 
 /* min(a, E - 1), a clamp to a run-time extent (a max pool reading the input's edge for
- * its end padding): the guard `a < E` it is, else NULL */
+ * its end padding): the guard `a < E` it is, else NULL. An a without loop variables is no
+ * position clamped but arithmetic on extents (`min(2, T)`: how many of the last two tokens
+ * there are), which no tile overhangs. */
 static Expr *clamp_guard(const Expr *e)
 {
-    if (e->kind != E_BIN || e->u.bin.op != OP_MIN)
+    if (e->kind != E_BIN || e->u.bin.op != OP_MIN || !ir_expr_find(e->u.bin.a, not_dim, NULL))
         return NULL;
     Expr *E = ir_simplify(ir_add(e->u.bin.b, ir_idx(1)), NULL);
     return ir_expr_uses_dims(E) ? ir_bin(OP_LT, e->u.bin.a, E) : NULL;

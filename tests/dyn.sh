@@ -210,6 +210,15 @@ else
   bad "resizes: r2 computes its input positions per element: $(grep '^  r2\[' <<< "$r2" | cut -c1-160)"
 fi
 
+# the window partition of tests/dyn/windows: its vector loop reads at an offset computed
+# before it (runtime-divisions), not one divided by run-time extents in every lane
+part=$(awk '/^static (KGEN_PARALLEL_BODY )?(KGEN_WIDE_VECTORS )?void windows_t_Reshape_3_output_0__body\(/,/^}$/' $out/windows/windows.c)
+if grep -q "const int32_t at = " <<< "$part" && ! sed -n '/KGEN_VECTORIZE/,$p' <<< "$part" | grep -q '[/%]'; then
+  ok
+else
+  bad "windows: the window partition divides by run-time extents inside its vector loop"
+fi
+
 # SpaceToDepth and DepthToSpace over run-time H and W (tests/data/dyn/s2d_t.onnx: the one
 # undoes the other, so each input is its own reference); an odd H is refused while the
 # model runs (a multiple of the block is checked at run time)
