@@ -346,6 +346,28 @@ static Expr *variant_when(const Kernel *v, const Program *p, const int64_t *plan
     return when;
 }
 
+/* Do v's run-time outputs hold at most n elements at these extents? (NULL: v writes none) */
+static Expr *variant_few(const Kernel *v, int64_t n)
+{
+    Expr *when = NULL;
+    for (int i = 0; i < v->params.n; i++) {
+        const Buffer *b = v->params.items[i];
+        Expr *const *ext = ir_buffer_run_ext(b);
+        if (!ext || !ir_stmt_stores(v->body, b))
+            continue;
+        Expr *num = NULL;
+        for (int d = 0; d < b->ndim; d++) {
+            Expr *e = ext[d] ? ext[d] : ir_int(b->shape[d], DT_INDEX);
+            num = num ? ir_bin(OP_MUL, num, e) : e;
+        }
+        if (!num)
+            continue;
+        Expr *le = ir_bin(OP_LE, num, ir_int(n, num->dtype));
+        when = when ? ir_bin(OP_AND, when, le) : le;
+    }
+    return when;
+}
+
 /* What a schedule changes in the program itself, kept and put back: each version is
  * scheduled from the unscheduled program. The annotations on the program's own axes
  * (vectorize, bind, tensorize), its list of tensors (a cache is added to it) and their
@@ -511,6 +533,12 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Pr
             Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], serial ? INT64_MAX : 2 * rows) : NULL;
             if (!when)
                 continue;
+            /* the version without threads also runs wherever its outputs are too few for
+             * them, as the static build's rule has it (a call per row of a parallel loop
+             * costs more than its work there: tests/dyn/picks at 2x40) */
+            Expr *few = serial ? variant_few(v, SCH_PAR_MIN_ELEMS - 1) : NULL;
+            if (few)
+                when = ir_bin(OP_OR, when, few);
             next = text;
             if (serial)
                 above_parallel = 0;

@@ -1387,7 +1387,7 @@ static int is_attach_point(Schedule *s, Stage *st, IterVar *iv)
  * private to each iteration), and nothing inside a vectorized or unrolled loop is. The
  * generated C prints KGEN_PARALLEL_FOR, an OpenMP pragma under -fopenmp and nothing
  * otherwise, so the same file builds for one thread anywhere. */
-enum { PAR_MIN_ELEMS = 4096, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
+enum { PAR_MIN_ELEMS = SCH_PAR_MIN_ELEMS, PAR_MIN_ITERS = 16, PAR_MAX_LEAD = 8 };
 
 /* The rows a parallel loop divides first (Tensor.rows_axis): on a machine whose cores
  * are far apart (a cache line another core wrote costs hundreds of cycles), a conv that gives each thread

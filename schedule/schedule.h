@@ -129,8 +129,10 @@ extern const SchTile sch_tile_default;
  * matrix-vector products over whole rows (kgen 2026-11-29). */
 #define SCH_DEFAULT_VERSION 3   /* 8 x 16 x 2 blocks, vectorized, unrolled, k outer */
 int sch_default_tiled(Schedule *s, const SchTile *tile);
-/* Part of sch_default_tiled: the outer loop of each root compute with enough work marked
- * parallel (after fusing leading loops to at least 16 iterations). */
+/* Part of sch_default_tiled: the outer loop of each root compute with enough work (at
+ * least SCH_PAR_MIN_ELEMS output elements) marked parallel (after fusing leading loops to
+ * at least 16 iterations). */
+#define SCH_PAR_MIN_ELEMS 4096
 int sch_default_parallel(Schedule *s);
 /* Where reduction st is computed: its epilogue (returned, *P = st), else a local copy made
  * with cache_write (*P, inserted before st; st returned as the stage it is computed at).
