@@ -324,32 +324,14 @@ static char *kernel_text(const Kernel *k, const char *name)
 
 /* where version v, planned at dims `plan`, runs: each run-time extent of what it writes at
  * most its value there. NULL: it writes no run-time extent, or one whose bound is more than
- * `small` (a layer of many tiles, where only the last one is short: no version). */
-static Expr *variant_when(const Kernel *v, const Program *p, const int64_t *plan, int64_t small)
+ * `small` (a layer of many tiles, where only the last one is short: no version). With few,
+ * also *few: whether what it writes at run time holds at most n_few elements per output. */
+static Expr *variant_when(const Kernel *v, const Program *p, const int64_t *plan, int64_t small, Expr **few,
+                          int64_t n_few)
 {
     Expr *when = NULL;
-    for (int i = 0; i < v->params.n; i++) {
-        const Buffer *b = v->params.items[i];
-        Expr *const *ext = ir_buffer_run_ext(b);
-        if (!ext || !ir_stmt_stores(v->body, b))
-            continue;
-        for (int d = 0; d < b->ndim; d++) {
-            int64_t at;
-            if (ext[d] && ext[d]->kind != E_INT && b->shape[d] > small)
-                return NULL;
-            if (!ext[d] || ext[d]->kind == E_INT || !ir_dims_fold(p, plan, ext[d], &at) || at >= b->shape[d])
-                continue;   /* fixed, or at its bound at the plan: no condition */
-            Expr *le = ir_bin(OP_LE, ext[d], ir_int(at, ext[d]->dtype));
-            when = when ? ir_bin(OP_AND, when, le) : le;
-        }
-    }
-    return when;
-}
-
-/* Do v's run-time outputs hold at most n elements at these extents? (NULL: v writes none) */
-static Expr *variant_few(const Kernel *v, int64_t n)
-{
-    Expr *when = NULL;
+    if (few)
+        *few = NULL;
     for (int i = 0; i < v->params.n; i++) {
         const Buffer *b = v->params.items[i];
         Expr *const *ext = ir_buffer_run_ext(b);
@@ -357,13 +339,20 @@ static Expr *variant_few(const Kernel *v, int64_t n)
             continue;
         Expr *num = NULL;
         for (int d = 0; d < b->ndim; d++) {
+            int64_t at;
             Expr *e = ext[d] ? ext[d] : ir_int(b->shape[d], DT_INDEX);
             num = num ? ir_bin(OP_MUL, num, e) : e;
+            if (ext[d] && ext[d]->kind != E_INT && b->shape[d] > small)
+                return NULL;
+            if (!ext[d] || ext[d]->kind == E_INT || !ir_dims_fold(p, plan, ext[d], &at) || at >= b->shape[d])
+                continue;   /* fixed, or at its bound at the plan: no condition */
+            Expr *le = ir_bin(OP_LE, ext[d], ir_int(at, ext[d]->dtype));
+            when = when ? ir_bin(OP_AND, when, le) : le;
         }
-        if (!num)
-            continue;
-        Expr *le = ir_bin(OP_LE, num, ir_int(n, num->dtype));
-        when = when ? ir_bin(OP_AND, when, le) : le;
+        if (few && num) {
+            Expr *le = ir_bin(OP_LE, num, ir_int(n_few, num->dtype));
+            *few = *few ? ir_bin(OP_AND, *few, le) : le;
+        }
     }
     return when;
 }
@@ -530,13 +519,15 @@ static int kernel_variants(const GenOptions *opt, GenUnit *u, Model *m, const Pr
              * elements for threads at these extents) is kept at any bound */
             char *text = kernel_text(v, base->name);
             int serial = above_parallel && !lower_has_parallel_loop(v->body);
-            Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], serial ? INT64_MAX : 2 * rows) : NULL;
-            if (!when)
-                continue;
             /* the version without threads also runs wherever its outputs are too few for
              * them, as the static build's rule has it (a call per row of a parallel loop
              * costs more than its work there: tests/dyn/picks at 2x40) */
-            Expr *few = serial ? variant_few(v, SCH_PAR_MIN_ELEMS - 1) : NULL;
+            Expr *few = NULL;
+            Expr *when = strcmp(text, next) ? variant_when(v, u->prog, plan[j], serial ? INT64_MAX : 2 * rows,
+                                                           serial ? &few : NULL, SCH_PAR_MIN_ELEMS - 1)
+                                            : NULL;
+            if (!when)
+                continue;
             if (few)
                 when = ir_bin(OP_OR, when, few);
             next = text;
