@@ -579,11 +579,10 @@ typedef struct {
     int64_t base;      /* the input position read at q = 0, j' = 0 */
 } PhaseDim;
 
-static int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
 
 static void phase_dim(const Geom *g, int i, int64_t p, PhaseDim *ph)
 {
-    int64_t s = g->stride[i], d = g->dil[i], gd = gcd64(s, d);
+    int64_t s = g->stride[i], d = g->dil[i], gd = op_gcd(s, d);
     memset(ph, 0, sizeof *ph);
     ph->qn = (g->out[i] - p + s - 1) / s;
     ph->step = s / gd;

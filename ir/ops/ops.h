@@ -173,6 +173,8 @@ Tensor *op_const_tensor(OpCtx *c, const char *what, DType t, int ndim, const int
 Tensor *op_copy(OpCtx *c, int out_index, Tensor *t);
 
 /* Read t at the given indices (t's rank). */
+/* the greatest common divisor of a and b (non-negative; gcd(a, 0) = a) */
+int64_t op_gcd(int64_t a, int64_t b);
 Expr *op_read(Tensor *t, Expr **idx);
 /* Numpy broadcasting: the shape of a and b (0, or -1 with ir_fail() if incompatible). */
 int op_broadcast_shape(const Tensor *a, const Tensor *b, int *ndim, int64_t *shape);

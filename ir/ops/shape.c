@@ -350,12 +350,7 @@ static int infer_dyn(OpCtx *c, Tensor *x, int n, const int64_t *s, Expr **ext, i
     Expr *num = NULL;   /* an extent of x that the -1 divides exactly */
     int64_t g = 1;
     if (!ir_prod_div(&px, &po, &q) && po.ok && po.coef > 1 && ir_prod_div(&px, &po1, &q1) && q1.n > 0) {
-        int64_t r = po.coef;
-        for (g = q1.coef; r;) {
-            int64_t t = g % r;
-            g = r;
-            r = t;
-        }
+        g = op_gcd(q1.coef, po.coef);
         q1.coef /= g;
         num = ir_simplify(ir_prod_expr(&q1), NULL);
         int in_x = 0;

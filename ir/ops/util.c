@@ -256,6 +256,8 @@ Tensor *op_copy(OpCtx *c, int out_index, Tensor *t)
     return op_emit_out(c, out_index, t->ndim, ax, op_read(t, idx));
 }
 
+int64_t op_gcd(int64_t a, int64_t b) { return b ? op_gcd(b, a % b) : a; }
+
 Expr *op_read(Tensor *t, Expr **idx) { return ir_access(t, idx, t->ndim); }
 
 int op_broadcast_shape(const Tensor *a, const Tensor *b, int *ndim, int64_t *shape)
